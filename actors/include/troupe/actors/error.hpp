@@ -1,0 +1,90 @@
+// troupe's error hierarchy.
+//
+// Every exception troupe throws derives from `troupe::error` and from the standard exception that
+// fits it (`std::invalid_argument`, `std::runtime_error`, ...), so callers can catch either way:
+//
+//   try { pool.map(f, xs, 0); }
+//   catch (const troupe::invalid_argument& e) { ... }   // or std::invalid_argument, or troupe::error
+//
+// `troupe::error` is a mix-in rather than a std::exception subclass: deriving it from
+// std::exception would give each concrete error two std::exception bases, and `catch
+// (const std::exception&)` would then stop matching them.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace troupe {
+
+class error {
+public:
+  virtual ~error() = default;
+  virtual const char* what() const noexcept = 0;
+};
+
+namespace detail {
+template <class StdException>
+class error_base : public StdException, public error {
+public:
+  explicit error_base(const std::string& message) : StdException(message) {}
+  const char* what() const noexcept override { return StdException::what(); }
+};
+} // namespace detail
+
+/// An argument was out of range or malformed (a chunksize of 0, a negative worker count, ...).
+class invalid_argument : public detail::error_base<std::invalid_argument> {
+  using error_base::error_base;
+};
+
+/// A call that is not allowed in the object's current state (`join()` on a running pool, ...).
+class state_error : public detail::error_base<std::logic_error> {
+  using error_base::error_base;
+};
+
+/// A wait ran out of time; the awaited result stays retrievable later.
+class timeout_error : public detail::error_base<std::runtime_error> {
+  using error_base::error_base;
+};
+
+/// The pool was closed or terminated before it could run the work.
+class pool_closed : public detail::error_base<std::runtime_error> {
+  using error_base::error_base;
+};
+
+/// Bytes that do not decode: truncated, corrupted, or written for another type.
+class serialization_error : public detail::error_base<std::runtime_error> {
+  using error_base::error_base;
+};
+
+/// The worker process running a task died (or froze) before it answered.
+class worker_lost : public detail::error_base<std::runtime_error> {
+  using error_base::error_base;
+};
+
+/// The queue was closed: nothing more can be put, and it has been drained.
+class queue_closed : public detail::error_base<std::runtime_error> {
+  using error_base::error_base;
+};
+
+/// No placement of the modules fits the devices' memory.
+class capacity_error : public detail::error_base<std::runtime_error> {
+  using error_base::error_base;
+};
+
+/// A task threw in a worker whose exception cannot travel as itself (another process or host).
+/// Carries what is known of the original: its type's name, its message, and which worker ran it.
+class task_error : public detail::error_base<std::runtime_error> {
+public:
+  task_error(std::string type_name, std::string message, std::string worker);
+  const std::string& type_name() const noexcept { return type_name_; }
+  const std::string& message() const noexcept { return message_; }
+  const std::string& worker() const noexcept { return worker_; }
+
+private:
+  std::string type_name_;
+  std::string message_;
+  std::string worker_;
+};
+
+} // namespace troupe

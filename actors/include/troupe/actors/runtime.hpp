@@ -1,0 +1,50 @@
+// troupe::runtime owns the actor system every pool, queue and node of a program runs on.
+//
+//   int main(int argc, char** argv) {
+//     troupe::runtime rt{argc, argv};              // one per program, created first
+//     troupe::thread_pool pool{rt, {.workers = 4}};
+//     ...
+//   }                                              // pools still alive are terminated here
+//
+// Create it in `main` (never as a static: an actor system torn down during static destruction
+// aborts). Destroying it terminates every pool still attached to it, waiting only for tasks that
+// are already running (a running C++ function cannot be interrupted), never for queued work.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+namespace troupe {
+
+namespace detail {
+struct runtime_state;
+} // namespace detail
+
+struct runtime_options {
+  /// Threads of the actor scheduler, which runs troupe's dispatchers (pool workers have threads
+  /// of their own). Default: 2. Command line: `--troupe-scheduler-threads=N`.
+  std::optional<int> scheduler_threads;
+};
+
+class runtime {
+public:
+  runtime();
+  explicit runtime(runtime_options options);
+
+  /// Reads troupe's own flags (`--troupe-...`) from the command line and ignores the rest, so
+  /// the program's own argument parsing is unaffected. Flags override `options`.
+  runtime(int argc, char** argv, runtime_options options = {});
+
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+  ~runtime();
+
+  /// Scheduler threads in use.
+  int scheduler_threads() const noexcept;
+
+private:
+  friend detail::runtime_state& runtime_state_of(runtime&);
+  std::unique_ptr<detail::runtime_state> state_;
+};
+
+} // namespace troupe

@@ -1,0 +1,217 @@
+// Serialization of values into self-describing byte blobs, and back.
+//
+//   std::vector<std::byte> bytes = troupe::serialize(std::map<std::string, int>{{"a", 1}});
+//   auto m = troupe::deserialize<std::map<std::string, int>>(bytes);
+//
+// Covers arithmetic types, std::string, std::vector, std::array, std::map, std::unordered_map,
+// std::tuple, std::pair, std::optional, and any user type with a cereal `serialize` member:
+//
+//   struct job { int id; std::string name;
+//                template <class Archive> void serialize(Archive& ar) { ar(id, name); } };
+//
+// Tensors (xt::xarray, xt::xtensor) need `troupe/actors/tensor_serialization.hpp` as well.
+//
+// A blob carries a header (format version, a tag of the value's type, the payload length and a
+// checksum of the payload), so bytes that are truncated, corrupted, or were written for another
+// type raise `troupe::serialization_error` instead of decoding into garbage. Length fields are
+// checked against the bytes actually present before anything is allocated.
+#pragma once
+
+#include "troupe/actors/error.hpp"
+
+#include <cereal/cereal.hpp>
+#include <cereal/types/array.hpp>
+#include <cereal/types/map.hpp>
+#include <cereal/types/optional.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/tuple.hpp>
+#include <cereal/types/unordered_map.hpp>
+#include <cereal/types/utility.hpp>
+#include <cereal/types/vector.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+namespace troupe {
+
+namespace detail {
+
+/// Human-readable (demangled) name of a type, for error messages.
+std::string demangle(const char* mangled_name);
+
+template <class T>
+std::string type_name() {
+  return demangle(typeid(T).name());
+}
+
+/// Stable tag of a type within one build of a program (all processes of a pool run the same
+/// binary), derived from its mangled name.
+std::uint64_t type_tag(const char* mangled_name) noexcept;
+
+/// Size of the header `seal` puts in front of a payload.
+inline constexpr std::size_t blob_header_size = 28;
+
+/// Writes the header for `payload_size` bytes at `blob[0, blob_header_size)`; the payload must
+/// already be at `blob[blob_header_size, ...)`.
+void seal(std::span<std::byte> blob, std::uint64_t tag) noexcept;
+
+/// Checks a blob's header and checksum against the expected type; returns its payload.
+std::span<const std::byte> unseal(std::span<const std::byte> blob, std::uint64_t expected_tag,
+                                  const std::string& expected_type);
+
+/// A cereal output archive appending to a byte vector.
+class byte_output_archive
+  : public cereal::OutputArchive<byte_output_archive, cereal::AllowEmptyClassElision> {
+public:
+  explicit byte_output_archive(std::vector<std::byte>& out)
+    : OutputArchive(this), out_(out) {}
+
+  void save_bytes(const void* data, std::size_t size) {
+    auto p = static_cast<const std::byte*>(data);
+    out_.insert(out_.end(), p, p + size);
+  }
+
+private:
+  std::vector<std::byte>& out_;
+};
+
+/// A cereal input archive reading a byte span. It never reads past the end, and it rejects a
+/// length field that claims more elements than bytes remain, so hostile input cannot make it
+/// allocate more than a small multiple of the input's own size.
+class byte_input_archive
+  : public cereal::InputArchive<byte_input_archive, cereal::AllowEmptyClassElision> {
+public:
+  explicit byte_input_archive(std::span<const std::byte> in) : InputArchive(this), in_(in) {}
+
+  void load_bytes(void* data, std::size_t size) {
+    require(size, "value");
+    std::memcpy(data, in_.data() + pos_, size);
+    pos_ += size;
+  }
+
+  std::size_t remaining() const noexcept { return in_.size() - pos_; }
+  std::size_t position() const noexcept { return pos_; }
+
+  /// Throws unless `size` more bytes are present; `what` names the field for the message.
+  void require(std::size_t size, const char* what) const {
+    if (size > remaining())
+      throw_truncated(size, what);
+  }
+
+private:
+  [[noreturn]] void throw_truncated(std::size_t size, const char* what) const;
+
+  std::span<const std::byte> in_;
+  std::size_t pos_ = 0;
+};
+
+} // namespace detail
+
+/// Encodes `value` into a blob that `deserialize<T>` turns back into an equal value.
+template <class T>
+std::vector<std::byte> serialize(const T& value) {
+  std::vector<std::byte> blob(detail::blob_header_size);
+  {
+    detail::byte_output_archive archive{blob};
+    archive(value);
+  }
+  detail::seal(blob, detail::type_tag(typeid(T).name()));
+  return blob;
+}
+
+/// Decodes a blob written by `serialize<T>`. Throws `troupe::serialization_error` if the bytes are
+/// truncated, corrupted, were written for another type, or carry trailing bytes.
+template <class T>
+T deserialize(std::span<const std::byte> blob) {
+  const auto payload = detail::unseal(blob, detail::type_tag(typeid(T).name()),
+                                      detail::type_name<T>());
+  T value{};
+  detail::byte_input_archive archive{payload};
+  try {
+    archive(value);
+  } catch (const serialization_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw serialization_error("cannot decode " + detail::type_name<T>() + ": " + e.what());
+  }
+  if (archive.remaining() != 0)
+    throw serialization_error("cannot decode " + detail::type_name<T>() + ": " +
+                              std::to_string(archive.remaining()) +
+                              " bytes left over after the value");
+  return value;
+}
+
+} // namespace troupe
+
+// How troupe's archives read and write the primitives cereal builds everything else from.
+namespace cereal {
+
+template <class T>
+  requires std::is_arithmetic_v<T>
+void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar, const T& value) {
+  ar.save_bytes(std::addressof(value), sizeof(value));
+}
+
+template <class T>
+  requires std::is_arithmetic_v<T>
+void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    // Any byte other than 0 or 1 in a bool is undefined behaviour once read: reject it here.
+    unsigned char byte = 0;
+    ar.load_bytes(&byte, 1);
+    if (byte > 1)
+      throw troupe::serialization_error("corrupted bool: byte value " + std::to_string(byte) +
+                                        " at offset " + std::to_string(ar.position() - 1));
+    value = byte == 1;
+  } else {
+    ar.load_bytes(std::addressof(value), sizeof(value));
+  }
+}
+
+template <class Archive, class T>
+  requires std::is_same_v<Archive, troupe::detail::byte_output_archive> ||
+           std::is_same_v<Archive, troupe::detail::byte_input_archive>
+void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, NameValuePair<T>& pair) {
+  ar(pair.value);
+}
+
+template <class T>
+void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar, const SizeTag<T>& tag) {
+  ar(tag.size);
+}
+
+template <class T>
+void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, SizeTag<T>& tag) {
+  std::uint64_t size = 0;
+  ar.load_bytes(&size, sizeof(size));
+  // Every element takes at least one byte of input (empty element types aside), so a count
+  // larger than what is left is corrupt; checking here keeps `resize(count)` bounded.
+  if (size > ar.remaining())
+    throw troupe::serialization_error("corrupted length: " + std::to_string(size) +
+                                      " elements claimed at offset " +
+                                      std::to_string(ar.position() - sizeof(size)) + ", only " +
+                                      std::to_string(ar.remaining()) + " bytes left");
+  tag.size = static_cast<std::remove_reference_t<T>>(size);
+}
+
+template <class T>
+void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar, const BinaryData<T>& data) {
+  ar.save_bytes(data.data, static_cast<std::size_t>(data.size));
+}
+
+template <class T>
+void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, BinaryData<T>& data) {
+  ar.load_bytes(data.data, static_cast<std::size_t>(data.size));
+}
+
+} // namespace cereal
+
+CEREAL_REGISTER_ARCHIVE(troupe::detail::byte_output_archive)
+CEREAL_REGISTER_ARCHIVE(troupe::detail::byte_input_archive)
+CEREAL_SETUP_ARCHIVE_TRAITS(troupe::detail::byte_input_archive,
+                            troupe::detail::byte_output_archive)

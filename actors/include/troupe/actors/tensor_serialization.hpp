@@ -1,0 +1,126 @@
+// Serialization of xtensor containers (xt::xarray, xt::xtensor) of any arithmetic element type and
+// bool, any shape (0-d and empty included), row-major, column-major or dynamic layout.
+//
+//   xt::xarray<float> a = xt::ones<float>({2, 3});
+//   auto bytes = troupe::serialize(a);
+//   auto b = troupe::deserialize<xt::xarray<float>>(bytes);
+//
+// Wire format: layout byte, rank, extents, then the elements as one block in storage order. No
+// per-element work, so a tensor costs one memcpy each way.
+#pragma once
+
+#include "troupe/actors/serialization.hpp"
+
+#include <xtensor/xarray.hpp>
+#include <xtensor/xtensor.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace troupe::detail {
+
+template <class T>
+concept tensor_element = std::is_arithmetic_v<T>;
+
+template <class Tensor>
+void save_tensor(byte_output_archive& ar, const Tensor& tensor) {
+  using value_type = typename Tensor::value_type;
+  ar(static_cast<std::uint8_t>(tensor.layout()));
+  ar(cereal::make_size_tag(static_cast<std::uint64_t>(tensor.dimension())));
+  for (auto extent : tensor.shape())
+    ar(static_cast<std::uint64_t>(extent));
+  ar(cereal::binary_data(tensor.data(), tensor.size() * sizeof(value_type)));
+}
+
+template <class Tensor>
+void load_tensor(byte_input_archive& ar, Tensor& tensor) {
+  using value_type = typename Tensor::value_type;
+  using shape_type = typename Tensor::shape_type;
+
+  std::uint8_t layout_byte = 0;
+  ar(layout_byte);
+  const auto layout = static_cast<xt::layout_type>(layout_byte);
+  if (layout != xt::layout_type::row_major && layout != xt::layout_type::column_major)
+    throw serialization_error("corrupted tensor: layout byte " + std::to_string(layout_byte));
+  if constexpr (Tensor::static_layout != xt::layout_type::dynamic) {
+    if (layout != Tensor::static_layout)
+      throw serialization_error("corrupted tensor: layout differs from " + type_name<Tensor>());
+  }
+
+  std::uint64_t rank = 0;
+  ar(cereal::make_size_tag(rank));
+  shape_type shape{};
+  if constexpr (requires { shape.resize(std::size_t{}); }) {
+    shape.resize(static_cast<std::size_t>(rank));
+  } else if (rank != shape.size()) {
+    throw serialization_error("corrupted tensor: rank " + std::to_string(rank) + " for " +
+                              type_name<Tensor>());
+  }
+
+  std::uint64_t count = 1;
+  for (auto& extent : shape) {
+    std::uint64_t e = 0;
+    ar(e);
+    if (__builtin_mul_overflow(count, e, &count))
+      throw serialization_error("corrupted tensor: shape overflows");
+    extent = static_cast<typename shape_type::value_type>(e);
+  }
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, sizeof(value_type), &bytes))
+    throw serialization_error("corrupted tensor: size overflows");
+  // Checked before resize, so a forged shape cannot make us allocate.
+  ar.require(bytes, "tensor elements");
+
+  if constexpr (Tensor::static_layout == xt::layout_type::dynamic)
+    tensor.resize(shape, layout);
+  else
+    tensor.resize(shape);
+
+  if constexpr (std::is_same_v<value_type, bool>) {
+    // Validate the raw bytes before anything reads them as bool (other values are UB).
+    auto first = reinterpret_cast<unsigned char*>(tensor.data());
+    ar.load_bytes(first, bytes);
+    if (std::any_of(first, first + bytes, [](unsigned char b) { return b > 1; })) {
+      std::fill(first, first + bytes, 0);
+      throw serialization_error("corrupted bool tensor: an element byte is neither 0 nor 1");
+    }
+  } else {
+    ar.load_bytes(tensor.data(), bytes);
+  }
+}
+
+} // namespace troupe::detail
+
+namespace xt {
+
+template <class EC, layout_type L, class SC, class Tag>
+  requires troupe::detail::tensor_element<typename EC::value_type>
+void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar,
+                               const xarray_container<EC, L, SC, Tag>& tensor) {
+  troupe::detail::save_tensor(ar, tensor);
+}
+
+template <class EC, layout_type L, class SC, class Tag>
+  requires troupe::detail::tensor_element<typename EC::value_type>
+void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar,
+                               xarray_container<EC, L, SC, Tag>& tensor) {
+  troupe::detail::load_tensor(ar, tensor);
+}
+
+template <class EC, std::size_t N, layout_type L, class Tag>
+  requires troupe::detail::tensor_element<typename EC::value_type>
+void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar,
+                               const xtensor_container<EC, N, L, Tag>& tensor) {
+  troupe::detail::save_tensor(ar, tensor);
+}
+
+template <class EC, std::size_t N, layout_type L, class Tag>
+  requires troupe::detail::tensor_element<typename EC::value_type>
+void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar,
+                               xtensor_container<EC, N, L, Tag>& tensor) {
+  troupe::detail::load_tensor(ar, tensor);
+}
+
+} // namespace xt

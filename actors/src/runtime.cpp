@@ -1,0 +1,102 @@
+#include "troupe/actors/runtime_state.hpp"
+
+#include "troupe/actors/error.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+#include <string_view>
+
+namespace troupe {
+
+namespace detail {
+
+void service_registry::add(service* s) {
+  std::lock_guard guard{mutex_};
+  if (shut_down_)
+    throw state_error("the runtime is shutting down; no new pool or service can attach to it");
+  services_.push_back(s);
+}
+
+bool service_registry::remove(service* s) {
+  std::lock_guard guard{mutex_};
+  auto i = std::find(services_.begin(), services_.end(), s);
+  if (i == services_.end())
+    return false;
+  services_.erase(i);
+  return true;
+}
+
+void service_registry::shutdown_all() noexcept {
+  // Held throughout, so a service's own destructor running concurrently waits here and then
+  // finds itself already removed.
+  std::lock_guard guard{mutex_};
+  shut_down_ = true;
+  for (auto* s : services_)
+    s->shutdown();
+  services_.clear();
+}
+
+runtime_state::runtime_state(int threads) : scheduler_threads(threads) {
+  config.set("scheduler.max-threads", static_cast<std::size_t>(threads));
+  system = std::make_unique<caf::actor_system>(config);
+}
+
+} // namespace detail
+
+namespace {
+
+constexpr int default_scheduler_threads = 2;
+constexpr std::string_view flag_prefix = "--troupe-";
+constexpr std::string_view threads_flag = "--troupe-scheduler-threads=";
+
+int parse_positive(std::string_view text, std::string_view flag) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < 1)
+    throw invalid_argument(std::string{flag} + " needs a positive integer, got '" +
+                           std::string{text} + "'");
+  return value;
+}
+
+int checked_threads(const runtime_options& options) {
+  if (options.scheduler_threads && *options.scheduler_threads < 1)
+    throw invalid_argument("runtime_options::scheduler_threads must be at least 1, got " +
+                           std::to_string(*options.scheduler_threads));
+  return options.scheduler_threads.value_or(default_scheduler_threads);
+}
+
+runtime_options with_flags(int argc, char** argv, runtime_options options) {
+  for (int i = 1; i < argc && argv[i] != nullptr; ++i) {
+    std::string_view arg{argv[i]};
+    if (!arg.starts_with(flag_prefix))
+      continue;
+    if (arg.starts_with(threads_flag))
+      options.scheduler_threads = parse_positive(arg.substr(threads_flag.size()), threads_flag);
+    else
+      throw invalid_argument("unknown troupe flag '" + std::string{arg} +
+                             "' (known: --troupe-scheduler-threads=N)");
+  }
+  return options;
+}
+
+} // namespace
+
+runtime::runtime() : runtime(runtime_options{}) {}
+
+runtime::runtime(runtime_options options)
+  : state_(std::make_unique<detail::runtime_state>(checked_threads(options))) {}
+
+runtime::runtime(int argc, char** argv, runtime_options options)
+  : runtime(with_flags(argc, argv, options)) {}
+
+runtime::~runtime() {
+  state_->services->shutdown_all();
+  state_->system.reset();
+}
+
+int runtime::scheduler_threads() const noexcept { return state_->scheduler_threads; }
+
+detail::runtime_state& runtime_state_of(runtime& rt) { return *rt.state_; }
+
+} // namespace troupe

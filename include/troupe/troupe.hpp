@@ -1,0 +1,12 @@
+// Everything troupe offers, in one include.
+#pragma once
+
+#include "troupe/actors/error.hpp"
+#include "troupe/actors/runtime.hpp"
+#include "troupe/actors/serialization.hpp"
+#include "troupe/actors/tensor_serialization.hpp"
+#include "troupe/pools/async_result.hpp"
+#include "troupe/pools/ctx_thread_pool.hpp"
+#include "troupe/pools/imap_stream.hpp"
+#include "troupe/pools/pool_options.hpp"
+#include "troupe/pools/thread_pool.hpp"

@@ -1,0 +1,199 @@
+#include "troupe/actors/serialization.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace {
+
+struct job_spec {
+  int id = 0;
+  std::string name;
+  std::vector<double> params;
+  std::optional<std::pair<int, std::string>> tag;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, name, params, tag);
+  }
+  bool operator==(const job_spec&) const = default;
+};
+
+template <class T>
+T round_trip(const T& value) {
+  return troupe::deserialize<T>(troupe::serialize(value));
+}
+
+template <class T>
+void expect_round_trip(const T& value) {
+  EXPECT_EQ(round_trip(value), value);
+}
+
+TEST(serialization, arithmetic_types_round_trip_at_their_limits) {
+  expect_round_trip(true);
+  expect_round_trip(false);
+  expect_round_trip('x');
+  expect_round_trip(std::numeric_limits<std::int8_t>::min());
+  expect_round_trip(std::numeric_limits<std::uint16_t>::max());
+  expect_round_trip(std::numeric_limits<std::int32_t>::min());
+  expect_round_trip(std::numeric_limits<std::uint64_t>::max());
+  expect_round_trip(std::numeric_limits<std::int64_t>::min());
+  expect_round_trip(3.5f);
+  expect_round_trip(-std::numeric_limits<double>::infinity());
+  expect_round_trip(std::numeric_limits<double>::denorm_min());
+  expect_round_trip(static_cast<long double>(1.25));
+}
+
+TEST(serialization, standard_containers_round_trip) {
+  expect_round_trip(std::string{});
+  expect_round_trip(std::string{"hello, \0 world", 14});
+  expect_round_trip(std::vector<int>{});
+  expect_round_trip(std::vector<int>{1, -2, 3});
+  expect_round_trip(std::vector<bool>{true, false, true});
+  expect_round_trip(std::vector<std::string>{"a", "", "ccc"});
+  expect_round_trip(std::array<float, 3>{1.f, 2.f, 3.f});
+  expect_round_trip(std::map<std::string, int>{{"a", 1}, {"b", 2}});
+  expect_round_trip(std::unordered_map<int, std::vector<double>>{{1, {1.5}}, {2, {}}});
+  expect_round_trip(std::tuple<int, std::string, double>{7, "seven", 7.0});
+  expect_round_trip(std::pair<std::string, bool>{"flag", true});
+  expect_round_trip(std::optional<int>{});
+  expect_round_trip(std::optional<int>{42});
+  expect_round_trip(std::vector<std::map<int, std::optional<std::string>>>{
+    {{1, "x"}, {2, std::nullopt}}, {}});
+}
+
+TEST(serialization, user_types_with_a_serialize_member_round_trip) {
+  expect_round_trip(job_spec{3, "train", {0.1, 0.2}, std::pair<int, std::string>{1, "gpu"}});
+  expect_round_trip(std::vector<job_spec>{{}, {1, "a", {}, std::nullopt}});
+}
+
+TEST(serialization, a_blob_read_as_another_type_is_rejected_naming_the_type) {
+  const auto bytes = troupe::serialize(1.5f);
+  try {
+    (void)troupe::deserialize<int>(bytes);
+    FAIL() << "expected serialization_error";
+  } catch (const troupe::serialization_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("int"), std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find("another type"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)troupe::deserialize<std::vector<float>>(troupe::serialize(std::vector<int>{1})),
+               troupe::serialization_error);
+}
+
+TEST(serialization, every_truncation_of_a_valid_blob_is_rejected) {
+  const auto bytes = troupe::serialize(job_spec{9, "name", {1, 2, 3}, std::pair<int, std::string>{4, "x"}});
+  for (std::size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_THROW((void)troupe::deserialize<job_spec>(std::span{bytes.data(), n}),
+                 troupe::serialization_error)
+      << "truncated to " << n << " of " << bytes.size() << " bytes";
+}
+
+TEST(serialization, trailing_bytes_are_rejected) {
+  auto bytes = troupe::serialize(std::string{"abc"});
+  bytes.push_back(std::byte{0});
+  EXPECT_THROW((void)troupe::deserialize<std::string>(bytes), troupe::serialization_error);
+}
+
+TEST(serialization, every_single_bit_flip_of_a_valid_blob_is_rejected) {
+  const auto bytes = troupe::serialize(std::map<std::string, std::vector<int>>{{"k", {1, 2}}});
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      auto corrupted = bytes;
+      corrupted[i] ^= std::byte{static_cast<unsigned char>(1u << bit)};
+      EXPECT_THROW((void)(troupe::deserialize<std::map<std::string, std::vector<int>>>(corrupted)),
+                   troupe::serialization_error)
+        << "byte " << i << " bit " << bit;
+    }
+}
+
+// Builds a blob around a hand-written payload, with a valid header and checksum, so the decoder
+// itself (not the checksum) must defend against the payload.
+template <class T>
+std::vector<std::byte> forged_blob(const std::vector<std::byte>& payload) {
+  std::vector<std::byte> blob(troupe::detail::blob_header_size);
+  blob.insert(blob.end(), payload.begin(), payload.end());
+  troupe::detail::seal(blob, troupe::detail::type_tag(typeid(T).name()));
+  return blob;
+}
+
+std::vector<std::byte> u64_bytes(std::uint64_t v) {
+  std::vector<std::byte> out(8);
+  std::memcpy(out.data(), &v, 8);
+  return out;
+}
+
+TEST(serialization, a_forged_length_of_10_to_the_15_is_rejected_before_allocating) {
+  const auto blob = forged_blob<std::vector<double>>(u64_bytes(1'000'000'000'000'000ULL));
+  try {
+    (void)troupe::deserialize<std::vector<double>>(blob);
+    FAIL() << "expected serialization_error";
+  } catch (const troupe::serialization_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("1000000000000000"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)troupe::deserialize<std::string>(forged_blob<std::string>(u64_bytes(~0ULL))),
+               troupe::serialization_error);
+  EXPECT_THROW((void)(troupe::deserialize<std::map<int, int>>(
+                 forged_blob<std::map<int, int>>(u64_bytes(1ULL << 50)))),
+               troupe::serialization_error);
+}
+
+TEST(serialization, a_bool_byte_other_than_0_or_1_is_rejected) {
+  EXPECT_THROW((void)troupe::deserialize<bool>(forged_blob<bool>({std::byte{7}})),
+               troupe::serialization_error);
+  EXPECT_TRUE(troupe::deserialize<bool>(forged_blob<bool>({std::byte{1}})));
+}
+
+TEST(serialization, randomized_values_round_trip) {
+  std::mt19937_64 rng{20261122};
+  using value = std::tuple<std::vector<std::int64_t>, std::map<std::string, double>,
+                           std::optional<std::vector<std::string>>, std::array<std::uint8_t, 5>>;
+  for (int round = 0; round < 300; ++round) {
+    value v;
+    std::uniform_int_distribution<int> len(0, 20);
+    for (int i = len(rng); i > 0; --i)
+      std::get<0>(v).push_back(static_cast<std::int64_t>(rng()));
+    for (int i = len(rng); i > 0; --i)
+      std::get<1>(v)[std::to_string(rng() % 1000)] =
+        std::uniform_real_distribution<double>(-1e9, 1e9)(rng);
+    if (rng() % 2) {
+      std::vector<std::string> strings;
+      for (int i = len(rng); i > 0; --i)
+        strings.emplace_back(static_cast<std::size_t>(len(rng)), static_cast<char>('a' + rng() % 26));
+      std::get<2>(v) = strings;
+    }
+    for (auto& b : std::get<3>(v))
+      b = static_cast<std::uint8_t>(rng());
+    ASSERT_EQ(round_trip(v), v) << "round " << round;
+  }
+}
+
+TEST(serialization, random_corruption_never_crashes_and_is_always_detected) {
+  std::mt19937_64 rng{7};
+  const auto valid = troupe::serialize(
+    std::vector<job_spec>{{1, "one", {1.0}, std::nullopt}, {2, "two", {}, std::pair<int, std::string>{2, "b"}}});
+  for (int round = 0; round < 2000; ++round) {
+    auto bytes = valid;
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f)
+      bytes[rng() % bytes.size()] ^= std::byte{static_cast<unsigned char>(1 + rng() % 255)};
+    if (rng() % 3 == 0)
+      bytes.resize(rng() % bytes.size());
+    if (bytes == valid)
+      continue; // two flips of the same byte cancelled out
+    EXPECT_THROW((void)troupe::deserialize<std::vector<job_spec>>(bytes),
+                 troupe::serialization_error)
+      << "round " << round;
+  }
+}
+
+} // namespace

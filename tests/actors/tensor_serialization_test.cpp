@@ -1,0 +1,148 @@
+#include "troupe/actors/tensor_serialization.hpp"
+
+#include <gtest/gtest.h>
+#include <xtensor/xbuilder.hpp>
+#include <xtensor/xrandom.hpp>
+
+#include <complex>
+#include <cstdint>
+#include <random>
+
+namespace {
+
+template <class Tensor>
+void expect_tensor_round_trip(const Tensor& t) {
+  const auto back = troupe::deserialize<Tensor>(troupe::serialize(t));
+  EXPECT_EQ(back.shape(), t.shape());
+  EXPECT_EQ(back.layout(), t.layout());
+  EXPECT_EQ(back, t);
+}
+
+template <class T>
+class tensor_of : public ::testing::Test {};
+
+using element_types =
+  ::testing::Types<bool, char, signed char, unsigned char, std::int16_t, std::uint16_t,
+                   std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double,
+                   long double>;
+TYPED_TEST_SUITE(tensor_of, element_types);
+
+TYPED_TEST(tensor_of, xarray_of_every_shape_round_trips) {
+  using T = TypeParam;
+  xt::xarray<T> scalar = T(1);                                    // 0-d
+  xt::xarray<T> empty = xt::xarray<T>::from_shape({3, 0, 2});     // no elements
+  xt::xarray<T> vec = xt::arange<int>(7) % 2;
+  xt::xarray<T> cube = xt::reshape_view(xt::arange<int>(24) % 2, {2, 3, 4});
+  expect_tensor_round_trip(scalar);
+  expect_tensor_round_trip(empty);
+  expect_tensor_round_trip(vec);
+  expect_tensor_round_trip(cube);
+}
+
+TYPED_TEST(tensor_of, xtensor_and_column_major_round_trip) {
+  using T = TypeParam;
+  xt::xtensor<T, 2> m = xt::reshape_view(xt::arange<int>(6) % 2, {2, 3});
+  xt::xtensor<T, 0> zero_d = T(1);
+  xt::xarray<T, xt::layout_type::column_major> col = xt::reshape_view(xt::arange<int>(12) % 2, {3, 4});
+  xt::xtensor<T, 3, xt::layout_type::column_major> col3 = xt::reshape_view(xt::arange<int>(8) % 2, {2, 2, 2});
+  expect_tensor_round_trip(m);
+  expect_tensor_round_trip(zero_d);
+  expect_tensor_round_trip(col);
+  expect_tensor_round_trip(col3);
+}
+
+TEST(tensor_serialization, dynamic_layout_keeps_its_runtime_layout) {
+  xt::xarray<float, xt::layout_type::dynamic> a;
+  a.resize({2, 3}, xt::layout_type::column_major);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a.data()[i] = static_cast<float>(i);
+  const auto back = troupe::deserialize<decltype(a)>(troupe::serialize(a));
+  EXPECT_EQ(back.layout(), xt::layout_type::column_major);
+  EXPECT_EQ(back, a);
+}
+
+TEST(tensor_serialization, elements_are_written_as_one_block) {
+  // Header + layout + rank + extents + exactly the element bytes: no per-element framing.
+  xt::xarray<double> a = xt::random::rand<double>({100, 10});
+  const auto bytes = troupe::serialize(a);
+  EXPECT_EQ(bytes.size(), troupe::detail::blob_header_size + 1 + 8 + 2 * 8 + 1000 * sizeof(double));
+  const double* first = reinterpret_cast<const double*>(bytes.data() + bytes.size() - 8000);
+  EXPECT_EQ(std::memcmp(first, a.data(), 8000), 0);
+}
+
+struct sample {
+  std::string label;
+  xt::xarray<float> features;
+  xt::xtensor<std::int64_t, 1> ids;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(label, features, ids);
+  }
+};
+
+TEST(tensor_serialization, structs_holding_tensors_round_trip) {
+  sample s{"batch", xt::random::randn<float>({4, 5}), {1, 2, 3}};
+  const auto back = troupe::deserialize<sample>(troupe::serialize(s));
+  EXPECT_EQ(back.label, s.label);
+  EXPECT_EQ(back.features, s.features);
+  EXPECT_EQ(back.ids, s.ids);
+}
+
+template <class T>
+std::vector<std::byte> forged(const std::vector<std::uint64_t>& words, std::uint8_t layout = 0x00) {
+  std::vector<std::byte> blob(troupe::detail::blob_header_size);
+  blob.push_back(std::byte{layout});
+  for (auto w : words) {
+    const auto* p = reinterpret_cast<const std::byte*>(&w);
+    blob.insert(blob.end(), p, p + 8);
+  }
+  troupe::detail::seal(blob, troupe::detail::type_tag(typeid(T).name()));
+  return blob;
+}
+
+TEST(tensor_serialization, a_forged_shape_is_rejected_before_allocating) {
+  const auto row_major = static_cast<std::uint8_t>(xt::layout_type::row_major);
+  // rank 2, shape 10^8 x 10^7 = 10^15 elements, no data behind it
+  EXPECT_THROW((void)troupe::deserialize<xt::xarray<float>>(
+                 forged<xt::xarray<float>>({2, 100'000'000, 10'000'000}, row_major)),
+               troupe::serialization_error);
+  // extents whose product overflows 64 bits
+  EXPECT_THROW((void)troupe::deserialize<xt::xarray<float>>(
+                 forged<xt::xarray<float>>({2, 1ULL << 40, 1ULL << 40}, row_major)),
+               troupe::serialization_error);
+  // rank that does not match an xtensor's fixed rank
+  EXPECT_THROW((void)(troupe::deserialize<xt::xtensor<float, 2>>(
+                 forged<xt::xtensor<float, 2>>({3, 1, 1, 1}, row_major))),
+               troupe::serialization_error);
+  // unknown layout byte
+  EXPECT_THROW((void)troupe::deserialize<xt::xarray<float>>(forged<xt::xarray<float>>({0}, 0x55)),
+               troupe::serialization_error);
+}
+
+TEST(tensor_serialization, a_bool_tensor_with_a_byte_other_than_0_or_1_is_rejected) {
+  const auto row_major = static_cast<std::uint8_t>(xt::layout_type::row_major);
+  auto blob = forged<xt::xarray<bool>>({1, 3}, row_major);
+  blob.push_back(std::byte{1});
+  blob.push_back(std::byte{9});
+  blob.push_back(std::byte{0});
+  troupe::detail::seal(blob, troupe::detail::type_tag(typeid(xt::xarray<bool>).name()));
+  EXPECT_THROW((void)troupe::deserialize<xt::xarray<bool>>(blob), troupe::serialization_error);
+}
+
+TEST(tensor_serialization, corrupted_and_truncated_tensor_blobs_are_rejected) {
+  std::mt19937_64 rng{11};
+  const xt::xarray<float> a = xt::random::rand<float>({8, 8});
+  const auto valid = troupe::serialize(a);
+  for (int round = 0; round < 500; ++round) {
+    auto bytes = valid;
+    bytes[rng() % bytes.size()] ^= std::byte{static_cast<unsigned char>(1 + rng() % 255)};
+    if (round % 2)
+      bytes.resize(rng() % bytes.size());
+    EXPECT_THROW((void)troupe::deserialize<xt::xarray<float>>(bytes), troupe::serialization_error);
+  }
+  EXPECT_THROW((void)troupe::deserialize<xt::xarray<double>>(valid), troupe::serialization_error);
+  EXPECT_THROW((void)(troupe::deserialize<xt::xarray<float, xt::layout_type::column_major>>(valid)),
+               troupe::serialization_error);
+}
+
+} // namespace
