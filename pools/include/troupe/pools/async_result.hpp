@@ -1,0 +1,262 @@
+// async_result<R>: the result of work submitted with apply_async, map_async or starmap_async.
+//
+//   auto r = pool.apply_async(slow_square, 7);
+//   r.on_result([](int v) { std::cout << v; });      // runs when the task finishes
+//   if (r.wait(std::chrono::milliseconds{50})) ...    // or
+//   int v = r.get(std::chrono::seconds{1});           // troupe::timeout_error if not ready
+//
+// `get()` rethrows the task's own exception. Like std::future, an async_result is move-only;
+// `get()` on an lvalue may be called repeatedly and returns a reference, `get()` on an rvalue
+// (`std::move(r).get()`, or straight off `map_async(...)`) moves the value out.
+#pragma once
+
+#include "troupe/actors/error.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace troupe {
+
+namespace detail {
+
+/// Reports an exception that escaped a user callback; callbacks run on worker threads, where
+/// nothing could catch it.
+void report_callback_failure(const char* which) noexcept;
+
+template <class R>
+using stored_t = std::conditional_t<std::is_void_v<R>, std::monostate, R>;
+
+template <class R>
+struct value_callback_of {
+  using type = std::function<void(const R&)>;
+};
+template <>
+struct value_callback_of<void> {
+  using type = std::function<void()>;
+};
+template <class R>
+using value_callback = typename value_callback_of<R>::type;
+
+/// Shared by an async_result and the job that fulfils it.
+template <class R>
+class result_state {
+public:
+  void set_value(stored_t<R> value) noexcept { finish(std::move(value), nullptr); }
+  void set_error(std::exception_ptr error) noexcept { finish(std::nullopt, std::move(error)); }
+
+  bool ready() const {
+    std::lock_guard guard{mutex_};
+    return ready_;
+  }
+
+  void wait() const {
+    std::unique_lock lock{mutex_};
+    done_.wait(lock, [&] { return ready_; });
+  }
+
+  bool wait_until(std::chrono::steady_clock::time_point deadline) const {
+    std::unique_lock lock{mutex_};
+    return done_.wait_until(lock, deadline, [&] { return ready_; });
+  }
+
+  /// After ready: the value, or the task's exception rethrown.
+  stored_t<R>& value() {
+    if (error_)
+      std::rethrow_exception(error_);
+    return *value_;
+  }
+
+  bool successful() const {
+    std::lock_guard guard{mutex_};
+    if (!ready_)
+      throw state_error("successful() called on a result that is not ready yet");
+    return error_ == nullptr;
+  }
+
+  void on_value(value_callback<R> callback) {
+    std::unique_lock lock{mutex_};
+    if (!ready_) {
+      value_callbacks_.push_back(std::move(callback));
+      return;
+    }
+    lock.unlock();
+    if (value_)
+      invoke_value(callback);
+  }
+
+  void on_error(std::function<void(std::exception_ptr)> callback) {
+    std::unique_lock lock{mutex_};
+    if (!ready_) {
+      error_callbacks_.push_back(std::move(callback));
+      return;
+    }
+    lock.unlock();
+    if (error_)
+      invoke_error(callback);
+  }
+
+private:
+  void finish(std::optional<stored_t<R>> value, std::exception_ptr error) noexcept {
+    std::vector<value_callback<R>> on_value;
+    std::vector<std::function<void(std::exception_ptr)>> on_error;
+    {
+      std::lock_guard guard{mutex_};
+      value_ = std::move(value);
+      error_ = std::move(error);
+      ready_ = true;
+      on_value.swap(value_callbacks_);
+      on_error.swap(error_callbacks_);
+    }
+    done_.notify_all();
+    // Outside the lock, and after waiters were released: a callback may call get() itself.
+    if (error_)
+      for (auto& callback : on_error)
+        invoke_error(callback);
+    else
+      for (auto& callback : on_value)
+        invoke_value(callback);
+  }
+
+  void invoke_value(value_callback<R>& callback) noexcept {
+    try {
+      if constexpr (std::is_void_v<R>)
+        callback();
+      else
+        callback(*value_);
+    } catch (...) {
+      report_callback_failure("on_result");
+    }
+  }
+
+  void invoke_error(std::function<void(std::exception_ptr)>& callback) noexcept {
+    try {
+      callback(error_);
+    } catch (...) {
+      report_callback_failure("on_error");
+    }
+  }
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable done_;
+  bool ready_ = false;
+  std::optional<stored_t<R>> value_;
+  std::exception_ptr error_;
+  std::vector<value_callback<R>> value_callbacks_;
+  std::vector<std::function<void(std::exception_ptr)>> error_callbacks_;
+};
+
+} // namespace detail
+
+template <class R>
+class async_result {
+public:
+  using value_type = R;
+
+  explicit async_result(std::shared_ptr<detail::result_state<R>> state)
+    : state_(std::move(state)) {}
+
+  /// True once the work has finished, successfully or not.
+  bool ready() const { return state_->ready(); }
+
+  /// Whether the work succeeded. Throws troupe::state_error if it has not finished yet.
+  bool successful() const { return state_->successful(); }
+
+  void wait() const { state_->wait(); }
+
+  /// Waits at most `timeout`; true if the result is ready.
+  template <class Rep, class Period>
+  bool wait(std::chrono::duration<Rep, Period> timeout) const {
+    return state_->wait_until(deadline_after(timeout));
+  }
+
+  /// The value (a reference for non-void R), or the task's exception rethrown.
+  decltype(auto) get() const& {
+    state_->wait();
+    return value_ref();
+  }
+
+  /// Moves the value out of the result.
+  R get() && {
+    state_->wait();
+    return take();
+  }
+
+  /// As get(), but throws troupe::timeout_error if not ready within `timeout`. The result stays
+  /// retrievable afterwards.
+  template <class Rep, class Period>
+  decltype(auto) get(std::chrono::duration<Rep, Period> timeout) const& {
+    wait_or_throw(timeout);
+    return value_ref();
+  }
+
+  template <class Rep, class Period>
+  R get(std::chrono::duration<Rep, Period> timeout) && {
+    wait_or_throw(timeout);
+    return take();
+  }
+
+  /// Calls `callback` with the value when the work succeeds: on the worker that finishes it, or
+  /// right away on this thread if it already has. Exceptions from it are reported on stderr.
+  async_result& on_result(detail::value_callback<R> callback) & {
+    state_->on_value(std::move(callback));
+    return *this;
+  }
+  async_result on_result(detail::value_callback<R> callback) && {
+    state_->on_value(std::move(callback));
+    return std::move(*this);
+  }
+
+  /// Calls `callback` with the exception when the work fails (same threads as on_result).
+  async_result& on_error(std::function<void(std::exception_ptr)> callback) & {
+    state_->on_error(std::move(callback));
+    return *this;
+  }
+  async_result on_error(std::function<void(std::exception_ptr)> callback) && {
+    state_->on_error(std::move(callback));
+    return std::move(*this);
+  }
+
+private:
+  template <class Rep, class Period>
+  static std::chrono::steady_clock::time_point
+  deadline_after(std::chrono::duration<Rep, Period> timeout) {
+    return std::chrono::steady_clock::now() +
+           std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
+  }
+
+  template <class Rep, class Period>
+  void wait_or_throw(std::chrono::duration<Rep, Period> timeout) const {
+    if (!state_->wait_until(deadline_after(timeout)))
+      throw timeout_error(
+        "result not ready after " +
+        std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(timeout).count()) +
+        " us");
+  }
+
+  decltype(auto) value_ref() const {
+    if constexpr (std::is_void_v<R>)
+      state_->value();
+    else
+      return static_cast<const R&>(state_->value());
+  }
+
+  R take() const {
+    if constexpr (std::is_void_v<R>)
+      state_->value();
+    else
+      return std::move(state_->value());
+  }
+
+  std::shared_ptr<detail::result_state<R>> state_;
+};
+
+} // namespace troupe

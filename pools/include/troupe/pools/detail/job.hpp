@@ -1,0 +1,86 @@
+// The unit the dispatcher schedules: a job of `chunk_count` chunks, each of which ends exactly
+// once, either run by a worker or abandoned by the dispatcher (pool terminated, stream dropped).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <limits>
+#include <memory>
+
+namespace troupe::detail {
+
+/// What a worker passes to the chunks it runs.
+struct worker_env {
+  std::size_t worker_index = 0;
+  void* context = nullptr; // the worker's own context in a context pool
+};
+
+class job {
+public:
+  static constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
+
+  explicit job(std::size_t chunk_count) noexcept
+    : chunk_count_(chunk_count), unended_(chunk_count) {}
+  job(const job&) = delete;
+  job& operator=(const job&) = delete;
+  virtual ~job() = default;
+
+  std::size_t chunk_count() const noexcept { return chunk_count_; }
+
+  /// A job of no chunks never reaches a worker: this completes it on the spot.
+  void complete_if_empty() noexcept {
+    if (chunk_count_ == 0)
+      complete();
+  }
+
+  /// Runs chunk `chunk` on a worker. Exceptions of the task become the job's results.
+  virtual void run(std::size_t chunk, const worker_env& env) noexcept = 0;
+
+  /// Ends chunks [first, last) without running them; `why` becomes their result.
+  virtual void abandon(std::size_t first, std::size_t last, std::exception_ptr why) noexcept = 0;
+
+  /// Counts `count` chunks as ended (by run or abandon); the last one completes the job.
+  /// Workers call it once per batch rather than per chunk, to keep the counter cold.
+  void ended(std::size_t count) noexcept {
+    if (count != 0 && unended_.fetch_sub(count, std::memory_order_acq_rel) == count)
+      complete();
+  }
+
+  // Flow control, for streams whose consumer bounds how far work may run ahead of it.
+
+  /// Dispatcher: how many chunks may have started, given that `started` already have. When that
+  /// is no more than `started`, the job is marked stalled so the consumer knows to wake us.
+  std::size_t startable(std::size_t started) noexcept {
+    auto limit = start_limit_.load();
+    if (limit > started)
+      return limit;
+    stalled_.store(true);
+    return start_limit_.load(); // re-read: the consumer may have raised it meanwhile
+  }
+
+  /// Consumer: lets chunks below `limit` start. True if the dispatcher stalled on this job and
+  /// must be woken.
+  bool allow(std::size_t limit) noexcept {
+    start_limit_.store(limit);
+    return stalled_.exchange(false);
+  }
+
+  void lift_limit() noexcept { start_limit_.store(unlimited); }
+
+protected:
+  /// All chunks have ended.
+  virtual void complete() noexcept = 0;
+
+  void limit_starts(std::size_t limit) noexcept { start_limit_.store(limit); }
+
+private:
+  const std::size_t chunk_count_;
+  std::atomic<std::size_t> unended_;
+  std::atomic<std::size_t> start_limit_{unlimited};
+  std::atomic<bool> stalled_{false};
+};
+
+using job_ptr = std::shared_ptr<job>;
+
+} // namespace troupe::detail

@@ -1,0 +1,56 @@
+// The type-erased heart of every pool: a dispatcher actor and its workers, behind a pimpl so
+// that no CAF header reaches user code. The pool templates turn calls into jobs and hand them
+// here.
+#pragma once
+
+#include "troupe/pools/detail/job.hpp"
+#include "troupe/pools/pool_options.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace troupe {
+class runtime;
+}
+
+namespace troupe::detail {
+
+class pool_core {
+public:
+  /// `contexts` is empty, or holds one context pointer per worker.
+  pool_core(runtime& rt, const pool_options& options, std::vector<void*> contexts);
+  pool_core(const pool_core&) = delete;
+  pool_core& operator=(const pool_core&) = delete;
+  /// Terminates and joins.
+  ~pool_core();
+
+  /// Queues a job. Throws pool_closed once close() or terminate() was called.
+  void submit(job_ptr job);
+
+  /// A job's start limit rose: let the dispatcher hand out more of it.
+  void wake();
+
+  /// Abandons the chunks of `job` that have not started.
+  void cancel(job_ptr job);
+
+  void close();
+  void terminate();
+  /// Throws state_error while the pool is running.
+  void join();
+
+  std::size_t size() const noexcept;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Resolves the number of workers from the options (throws troupe::invalid_argument if < 1).
+std::size_t worker_count(const pool_options& options);
+
+/// The chunk size for `items` items: `requested` (throws if < 1), else ceil(items / (4 workers)).
+std::size_t chunk_size_for(std::optional<std::ptrdiff_t> requested, std::size_t items,
+                           std::size_t workers);
+
+} // namespace troupe::detail

@@ -1,0 +1,360 @@
+// The dispatcher: hands chunks to workers by demand, tracks every lease a worker holds, and
+// stops the workers on close or terminate.
+//
+// Demand: each worker holds at most `credit` leases (one running, one queued so it never idles
+// waiting for a round trip). Lease sizes are guided: a share of what remains, so big jobs cost a
+// handful of messages and the tail is split finely. A worker that runs dry takes back half of
+// the unstarted chunks of the fullest lease another worker holds, so one slow item never holds
+// up the items queued behind it.
+#include "actors.hpp"
+
+#include "troupe/actors/error.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+namespace {
+
+constexpr std::size_t credit = 2;
+
+// ---- workers ------------------------------------------------------------------------------
+
+struct worker_state {
+  worker_env env;
+  bool initialized = false;
+  std::exception_ptr initializer_error;
+  static inline const char* name = "troupe.worker";
+};
+
+void run_lease(worker_state& st, const std::function<void()>& initializer, lease& work) {
+  std::size_t chunk = 0;
+  if (!work.claim(chunk))
+    return; // all of it was taken back before we started
+  // Initialize lazily, so a worker that never gets a task never pays for (say) loading a model.
+  if (!st.initialized) {
+    st.initialized = true;
+    if (initializer) {
+      try {
+        initializer();
+      } catch (...) {
+        st.initializer_error = std::current_exception();
+      }
+    }
+  }
+  if (st.initializer_error) {
+    // Fail the work fast with the real cause rather than leave it waiting on a broken worker.
+    const auto [first, last] = work.take_back(true, lease::max_chunks);
+    work.job()->abandon(chunk, chunk + 1, st.initializer_error);
+    work.job()->abandon(first, last, st.initializer_error);
+    work.job()->ended(1 + last - first);
+    return;
+  }
+  do {
+    work.job()->run(chunk, st.env);
+    ++work.ran;
+  } while (work.claim(chunk));
+  work.job()->ended(work.ran);
+}
+
+worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> self,
+                                   dispatcher_actor dispatcher, std::size_t slot,
+                                   std::size_t generation, std::shared_ptr<const worker_setup> setup) {
+  self->state.env.worker_index = slot;
+  self->state.env.context = setup->contexts.empty() ? nullptr : setup->contexts[slot];
+  return {
+    [=](lease_ptr& work) {
+      run_lease(self->state, setup->initializer, *work);
+      self->send(dispatcher, done_atom::value, slot, generation, std::move(work));
+    },
+  };
+}
+
+// ---- dispatcher -----------------------------------------------------------------------------
+
+struct slot_state {
+  worker_actor handle;
+  std::size_t generation = 0;
+  std::vector<lease_ptr> held;
+  std::size_t tasks_done = 0;
+  std::size_t granted = 0; // chunks of the held leases, as granted
+};
+
+struct queued_job {
+  job_ptr job;
+  std::size_t next_chunk = 0; // chunks before it have been leased
+};
+
+enum class mode { running, closing, terminating };
+
+struct dispatcher_state {
+  std::shared_ptr<const worker_setup> setup;
+  std::shared_ptr<stop_signal> stopped;
+  std::vector<slot_state> slots;
+  std::deque<queued_job> backlog;
+  mode current = mode::running;
+  std::size_t workers_to_stop = 0; // > 0 while stopping
+  static inline const char* name = "troupe.dispatcher";
+};
+
+using dispatcher_self = dispatcher_actor::stateful_pointer<dispatcher_state>;
+
+std::exception_ptr closed_error(const char* why) {
+  return std::make_exception_ptr(pool_closed(why));
+}
+
+void abandon(const job_ptr& job, std::size_t first, std::size_t last, std::exception_ptr why) {
+  if (first >= last)
+    return;
+  job->abandon(first, last, std::move(why));
+  job->ended(last - first);
+}
+
+void spawn_worker(dispatcher_self self, std::size_t index) {
+  auto& s = self->state.slots[index];
+  ++s.generation;
+  s.tasks_done = 0;
+  s.handle = self->system().spawn<caf::detached>(
+    worker, caf::actor_cast<dispatcher_actor>(self), index, s.generation, self->state.setup);
+  self->monitor(s.handle);
+}
+
+/// How many more chunks slot `s` may be granted before it must be replaced.
+std::size_t allowance(const dispatcher_state& st, const slot_state& s) {
+  if (st.setup->max_tasks == 0)
+    return lease::max_chunks;
+  const auto used = s.tasks_done + s.granted;
+  return used >= st.setup->max_tasks ? 0 : std::min(lease::max_chunks, st.setup->max_tasks - used);
+}
+
+void give(dispatcher_self self, slot_state& s, lease_ptr work) {
+  s.granted += work->granted();
+  s.held.push_back(work);
+  self->send(s.handle, std::move(work));
+}
+
+/// A lease from the backlog for a worker allowed `limit` chunks, or null if nothing can start.
+lease_ptr lease_from_backlog(dispatcher_state& st, std::size_t limit) {
+  for (auto it = st.backlog.begin(); it != st.backlog.end();) {
+    const auto chunks = it->job->chunk_count();
+    if (it->next_chunk >= chunks) {
+      it = st.backlog.erase(it);
+      continue;
+    }
+    const auto startable = std::min(chunks, it->job->startable(it->next_chunk));
+    if (startable <= it->next_chunk) {
+      ++it; // throttled by its consumer; wake_atom brings us back
+      continue;
+    }
+    const auto available = startable - it->next_chunk;
+    const auto guided = std::max<std::size_t>(1, available / (2 * st.slots.size()));
+    const auto count = std::min({guided, limit, available, lease::max_chunks});
+    auto work = std::make_shared<lease>(it->job, it->next_chunk, count);
+    it->next_chunk += count;
+    if (it->next_chunk >= chunks)
+      st.backlog.erase(it);
+    return work;
+  }
+  return nullptr;
+}
+
+/// Half the unstarted chunks of the fullest lease held by another worker, or null.
+lease_ptr steal_for(dispatcher_state& st, const slot_state& thief, std::size_t limit) {
+  lease* victim = nullptr;
+  std::size_t most = 0;
+  for (auto& s : st.slots) {
+    if (&s == &thief)
+      continue;
+    for (auto& held : s.held) {
+      const auto unclaimed = held->unclaimed();
+      if (unclaimed > most) {
+        most = unclaimed;
+        victim = held.get();
+      }
+    }
+  }
+  if (victim == nullptr)
+    return nullptr;
+  const auto [first, last] = victim->take_back(false, limit);
+  if (first == last)
+    return nullptr;
+  return std::make_shared<lease>(victim->job(), first, last - first);
+}
+
+void pump(dispatcher_self self) {
+  auto& st = self->state;
+  if (st.current == mode::terminating || st.workers_to_stop > 0)
+    return;
+  // Idle workers first, then top the others up to their credit.
+  bool backlog_dry = false;
+  for (std::size_t held = 0; held < credit && !backlog_dry; ++held) {
+    for (auto& s : st.slots) {
+      if (s.held.size() != held)
+        continue;
+      const auto limit = allowance(st, s);
+      if (limit == 0)
+        continue;
+      auto work = lease_from_backlog(st, limit);
+      if (!work) {
+        backlog_dry = true;
+        break;
+      }
+      give(self, s, std::move(work));
+    }
+  }
+  for (auto& s : st.slots) {
+    if (!s.held.empty())
+      continue;
+    const auto limit = allowance(st, s);
+    if (limit == 0)
+      continue;
+    if (auto work = steal_for(st, s, limit))
+      give(self, s, std::move(work));
+  }
+}
+
+void stop_if_idle(dispatcher_self self) {
+  auto& st = self->state;
+  if (st.current == mode::running || st.workers_to_stop > 0 || !st.backlog.empty())
+    return;
+  for (auto& s : st.slots)
+    if (!s.held.empty())
+      return;
+  st.workers_to_stop = st.slots.size();
+  for (auto& s : st.slots)
+    self->send_exit(s.handle, caf::exit_reason::user_shutdown);
+}
+
+void take_back_all(dispatcher_state& st, const job_ptr* only, const std::exception_ptr& why) {
+  for (auto& s : st.slots)
+    for (auto& held : s.held)
+      if (only == nullptr || held->job() == *only) {
+        const auto [first, last] = held->take_back(true, lease::max_chunks);
+        abandon(held->job(), first, last, why);
+      }
+}
+
+void on_done(dispatcher_self self, std::size_t index, std::size_t generation, const lease_ptr& work) {
+  auto& st = self->state;
+  auto& s = st.slots[index];
+  if (s.generation != generation)
+    return;
+  const auto held = std::find(s.held.begin(), s.held.end(), work);
+  if (held == s.held.end())
+    return;
+  s.held.erase(held);
+  s.granted -= work->granted();
+  s.tasks_done += work->ran;
+  if (st.setup->max_tasks != 0 && s.tasks_done >= st.setup->max_tasks && s.held.empty() &&
+      st.current != mode::terminating) {
+    self->send_exit(s.handle, caf::exit_reason::user_shutdown);
+    spawn_worker(self, index);
+  }
+  pump(self);
+  stop_if_idle(self);
+}
+
+void on_down(dispatcher_self self, const caf::down_msg& down) {
+  auto& st = self->state;
+  auto s = std::find_if(st.slots.begin(), st.slots.end(),
+                        [&](const slot_state& x) { return x.handle.address() == down.source; });
+  if (s == st.slots.end())
+    return; // a worker retired under max_tasks_per_worker
+  if (st.workers_to_stop > 0) {
+    s->handle = nullptr;
+    if (--st.workers_to_stop == 0)
+      self->quit();
+    return;
+  }
+  // Workers catch everything their tasks throw, so this is the process tearing down or a bug
+  // in troupe; either way, nothing it held may be left waiting.
+  const auto lost = std::make_exception_ptr(worker_lost("worker " +
+                                                        std::to_string(s - st.slots.begin()) +
+                                                        " stopped unexpectedly"));
+  for (auto& held : s->held) {
+    const auto [first, last] = held->take_back(true, lease::max_chunks);
+    abandon(held->job(), first, last, lost);
+  }
+  s->held.clear();
+  s->granted = 0;
+  spawn_worker(self, static_cast<std::size_t>(s - st.slots.begin()));
+  pump(self);
+}
+
+dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
+                                           std::shared_ptr<const worker_setup> setup,
+                                           std::shared_ptr<stop_signal> stopped) {
+  auto& st = self->state;
+  st.setup = setup;
+  st.stopped = stopped;
+  st.slots.resize(setup->workers);
+  for (std::size_t i = 0; i < st.slots.size(); ++i)
+    spawn_worker(self, i);
+  self->set_down_handler([self](caf::down_msg& down) { on_down(self, down); });
+  // join() waits on this, whatever way the dispatcher ends.
+  self->attach_functor([stopped] { stopped->set(); });
+  return {
+    [self](submit_atom, job_ptr& job) {
+      auto& st = self->state;
+      if (st.current != mode::running) {
+        abandon(job, 0, job->chunk_count(), closed_error("the pool was closed before the work started"));
+        return;
+      }
+      st.backlog.push_back({std::move(job), 0});
+      pump(self);
+    },
+    [self](cancel_atom, job_ptr& job) {
+      auto& st = self->state;
+      const auto why = closed_error("the stream was dropped before this item started");
+      for (auto it = st.backlog.begin(); it != st.backlog.end(); ++it)
+        if (it->job == job) {
+          abandon(job, it->next_chunk, job->chunk_count(), why);
+          st.backlog.erase(it);
+          break;
+        }
+      take_back_all(st, &job, why);
+      stop_if_idle(self);
+    },
+    [self](wake_atom) { pump(self); },
+    [self](done_atom, std::size_t index, std::size_t generation, lease_ptr& work) {
+      on_done(self, index, generation, work);
+    },
+    [self](close_atom) {
+      auto& st = self->state;
+      if (st.current != mode::running)
+        return;
+      st.current = mode::closing;
+      // Streams must finish without their consumers, or join() would wait on them.
+      for (auto& queued : st.backlog)
+        queued.job->lift_limit();
+      pump(self);
+      stop_if_idle(self);
+    },
+    [self](terminate_atom) {
+      auto& st = self->state;
+      st.current = mode::terminating;
+      const auto why = closed_error("the pool was terminated before this work started");
+      for (auto& queued : st.backlog)
+        abandon(queued.job, queued.next_chunk, queued.job->chunk_count(), why);
+      st.backlog.clear();
+      take_back_all(st, nullptr, why);
+      stop_if_idle(self);
+    },
+  };
+}
+
+} // namespace
+
+dispatcher_actor spawn_dispatcher(caf::actor_system& system, worker_setup setup,
+                                  std::shared_ptr<stop_signal> stopped) {
+  return system.spawn(dispatcher, std::make_shared<const worker_setup>(std::move(setup)),
+                      std::move(stopped));
+}
+
+} // namespace troupe::detail

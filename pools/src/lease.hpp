@@ -1,0 +1,82 @@
+// A lease: a run of consecutive chunks of one job, handed to one worker. The worker claims chunks
+// from the front; the dispatcher may take unclaimed chunks back from the end (to give an idle
+// worker work that a busy one has not started, or to abandon it on terminate). Both ends live in
+// one atomic word, so each chunk is claimed or taken back exactly once, without a lock.
+#pragma once
+
+#include "troupe/pools/detail/job.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+namespace troupe::detail {
+
+class lease {
+public:
+  static constexpr std::size_t max_chunks = std::size_t{1} << 31;
+
+  lease(job_ptr job, std::size_t first, std::size_t count)
+    : job_(std::move(job)), first_(first), granted_(count), range_(pack(0, count)) {}
+
+  const job_ptr& job() const noexcept { return job_; }
+  std::size_t granted() const noexcept { return granted_; }
+
+  /// Worker: claims the next chunk into `chunk`; false when none is left.
+  bool claim(std::size_t& chunk) noexcept {
+    auto word = range_.load(std::memory_order_relaxed);
+    for (;;) {
+      const auto [next, end] = unpack(word);
+      if (next >= end)
+        return false;
+      if (range_.compare_exchange_weak(word, pack(next + 1, end), std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) {
+        chunk = first_ + next;
+        return true;
+      }
+    }
+  }
+
+  /// Dispatcher: takes back unclaimed chunks from the end, all of them or half (rounded up),
+  /// at most `limit`. Returns the chunk range [first, last) taken, empty if none.
+  std::pair<std::size_t, std::size_t> take_back(bool all, std::size_t limit) noexcept {
+    auto word = range_.load(std::memory_order_relaxed);
+    for (;;) {
+      const auto [next, end] = unpack(word);
+      const auto unclaimed = end - std::min(next, end);
+      const auto count = std::min(limit, all ? unclaimed : (unclaimed + 1) / 2);
+      if (count == 0)
+        return {0, 0};
+      if (range_.compare_exchange_weak(word, pack(next, end - count), std::memory_order_acq_rel,
+                                       std::memory_order_relaxed))
+        return {first_ + end - count, first_ + end};
+    }
+  }
+
+  std::size_t unclaimed() const noexcept {
+    const auto [next, end] = unpack(range_.load(std::memory_order_relaxed));
+    return end - std::min(next, end);
+  }
+
+  /// Chunks the worker ran; written by the worker before it reports the lease done.
+  std::size_t ran = 0;
+
+private:
+  static std::uint64_t pack(std::uint64_t next, std::uint64_t end) noexcept {
+    return (next << 32) | end;
+  }
+  static std::pair<std::size_t, std::size_t> unpack(std::uint64_t word) noexcept {
+    return {static_cast<std::size_t>(word >> 32), static_cast<std::size_t>(word & 0xffffffffu)};
+  }
+
+  job_ptr job_;
+  std::size_t first_;
+  std::size_t granted_;
+  std::atomic<std::uint64_t> range_;
+};
+
+using lease_ptr = std::shared_ptr<lease>;
+
+} // namespace troupe::detail

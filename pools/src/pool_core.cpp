@@ -1,0 +1,165 @@
+#include "troupe/pools/detail/pool_core.hpp"
+
+#include "actors.hpp"
+
+#include "troupe/actors/error.hpp"
+#include "troupe/actors/runtime_state.hpp"
+
+#include <caf/all.hpp>
+
+#include <iostream>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+
+namespace troupe {
+
+namespace detail {
+
+void report_callback_failure(const char* which) noexcept {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    std::cerr << "troupe: an " << which << " callback threw: " << e.what() << '\n';
+  } catch (...) {
+    std::cerr << "troupe: an " << which << " callback threw a non-standard exception\n";
+  }
+}
+
+std::size_t worker_count(const pool_options& options) {
+  if (!options.workers)
+    return std::max(1u, std::thread::hardware_concurrency());
+  if (*options.workers < 1)
+    throw invalid_argument("pool_options::workers must be at least 1, got " +
+                           std::to_string(*options.workers));
+  return static_cast<std::size_t>(*options.workers);
+}
+
+std::size_t chunk_size_for(std::optional<std::ptrdiff_t> requested, std::size_t items,
+                           std::size_t workers) {
+  if (requested) {
+    if (*requested < 1)
+      throw invalid_argument("chunksize must be at least 1, got " + std::to_string(*requested));
+    return static_cast<std::size_t>(*requested);
+  }
+  const auto share = 4 * workers;
+  return std::max<std::size_t>(1, (items + share - 1) / share);
+}
+
+namespace {
+
+enum class pool_state { running, closed, terminated };
+
+worker_setup setup_from(const pool_options& options, std::vector<void*> contexts) {
+  worker_setup setup;
+  setup.workers = worker_count(options);
+  if (!contexts.empty() && contexts.size() != setup.workers)
+    throw invalid_argument("pool has " + std::to_string(setup.workers) + " workers but " +
+                           std::to_string(contexts.size()) + " contexts");
+  if (options.max_tasks_per_worker && *options.max_tasks_per_worker == 0)
+    throw invalid_argument("pool_options::max_tasks_per_worker must be at least 1, got 0");
+  setup.initializer = options.initializer;
+  setup.max_tasks = options.max_tasks_per_worker.value_or(0);
+  setup.contexts = std::move(contexts);
+  return setup;
+}
+
+} // namespace
+
+struct pool_core::impl final : service {
+  impl(runtime& rt, worker_setup setup)
+    : registry(runtime_state_of(rt).services), workers(setup.workers) {
+    registry->add(this);
+    dispatcher = spawn_dispatcher(*runtime_state_of(rt).system, std::move(setup), stopped);
+  }
+
+  ~impl() override {
+    if (registry->remove(this))
+      stop();
+  }
+
+  void shutdown() noexcept override { stop(); }
+
+  void stop() noexcept {
+    terminate();
+    stopped->wait();
+    std::unique_lock guard{mutex};
+    dispatcher = nullptr; // the system may go away next: hold no handle into it
+  }
+
+  /// Sends `message` unless the pool is past `allowed_until`; true if sent.
+  template <class... Ts>
+  bool send_while(pool_state allowed_until, Ts&&... message) {
+    std::shared_lock guard{mutex};
+    if (state > allowed_until)
+      return false;
+    caf::anon_send(dispatcher, std::forward<Ts>(message)...);
+    return true;
+  }
+
+  void terminate() noexcept {
+    std::unique_lock guard{mutex};
+    if (state == pool_state::terminated)
+      return;
+    state = pool_state::terminated;
+    caf::anon_send(dispatcher, terminate_atom::value);
+  }
+
+  std::shared_ptr<service_registry> registry;
+  std::size_t workers;
+  std::shared_ptr<stop_signal> stopped = std::make_shared<stop_signal>();
+  // Guards `state` and orders messages: a submit that saw `running` is in the dispatcher's
+  // mailbox before the close or terminate that follows it.
+  std::shared_mutex mutex;
+  pool_state state = pool_state::running;
+  dispatcher_actor dispatcher;
+};
+
+pool_core::pool_core(runtime& rt, const pool_options& options, std::vector<void*> contexts)
+  : impl_(std::make_unique<impl>(rt, setup_from(options, std::move(contexts)))) {}
+
+pool_core::~pool_core() = default;
+
+void pool_core::submit(job_ptr job) {
+  std::shared_lock guard{impl_->mutex};
+  if (impl_->state != pool_state::running)
+    throw pool_closed(impl_->state == pool_state::closed
+                        ? "the pool is closed: it accepts no new work"
+                        : "the pool is terminated: it accepts no new work");
+  if (job->chunk_count() == 0) {
+    job->complete_if_empty();
+    return;
+  }
+  caf::anon_send(impl_->dispatcher, submit_atom::value, std::move(job));
+}
+
+void pool_core::wake() { impl_->send_while(pool_state::closed, wake_atom::value); }
+
+void pool_core::cancel(job_ptr job) {
+  impl_->send_while(pool_state::closed, cancel_atom::value, std::move(job));
+}
+
+void pool_core::close() {
+  std::unique_lock guard{impl_->mutex};
+  if (impl_->state != pool_state::running)
+    return;
+  impl_->state = pool_state::closed;
+  caf::anon_send(impl_->dispatcher, close_atom::value);
+}
+
+void pool_core::terminate() { impl_->terminate(); }
+
+void pool_core::join() {
+  {
+    std::shared_lock guard{impl_->mutex};
+    if (impl_->state == pool_state::running)
+      throw state_error("join() on a running pool: call close() or terminate() first");
+  }
+  impl_->stopped->wait();
+}
+
+std::size_t pool_core::size() const noexcept { return impl_->workers; }
+
+} // namespace detail
+
+} // namespace troupe
