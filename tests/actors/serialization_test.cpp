@@ -120,8 +120,8 @@ TEST(serialization, every_single_bit_flip_of_a_valid_blob_is_rejected) {
 // itself (not the checksum) must defend against the payload.
 template <class T>
 std::vector<std::byte> forged_blob(const std::vector<std::byte>& payload) {
-  std::vector<std::byte> blob(troupe::detail::blob_header_size);
-  blob.insert(blob.end(), payload.begin(), payload.end());
+  std::vector<std::byte> blob(troupe::detail::blob_header_size + payload.size());
+  std::copy(payload.begin(), payload.end(), blob.begin() + troupe::detail::blob_header_size);
   troupe::detail::seal(blob, troupe::detail::type_tag(typeid(T).name()));
   return blob;
 }

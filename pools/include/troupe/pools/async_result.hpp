@@ -238,8 +238,7 @@ private:
     if (!state_->wait_until(deadline_after(timeout)))
       throw timeout_error(
         "result not ready after " +
-        std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(timeout).count()) +
-        " us");
+        std::to_string(std::chrono::duration<double, std::milli>(timeout).count()) + " ms");
   }
 
   decltype(auto) value_ref() const {

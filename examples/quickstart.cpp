@@ -1,0 +1,82 @@
+// troupe in one page: a thread pool's map, an imap_unordered, an apply_async with a timeout,
+// and a pool whose workers each own a context.
+//
+//   ./build/examples/quickstart
+#include <troupe/troupe.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+int slow_square(int x) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(10 * (x % 3)));
+  return x * x;
+}
+
+/// What a context usually is: something expensive each worker owns, like a device or a model.
+struct device {
+  std::string name;
+  int calls = 0;
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+  troupe::runtime rt{argc, argv};
+  troupe::thread_pool pool{rt, {.workers = 4}};
+
+  // map: results in input order.
+  const std::vector<int> xs{1, 2, 3, 4, 5, 6, 7, 8};
+  const auto squares = pool.map(slow_square, xs);
+  std::cout << "map(square):";
+  for (int y : squares)
+    std::cout << ' ' << y;
+  std::cout << '\n';
+
+  // imap_unordered: results as they finish, fast ones first.
+  std::cout << "imap_unordered(square):";
+  for (int y : pool.imap_unordered(slow_square, xs))
+    std::cout << ' ' << y;
+  std::cout << '\n';
+
+  // apply_async with a timeout: a slow task, waited for twice.
+  auto slow = pool.apply_async([] {
+    std::this_thread::sleep_for(200ms);
+    return std::string{"done"};
+  });
+  try {
+    slow.get(10ms);
+  } catch (const troupe::timeout_error& e) {
+    std::cout << "apply_async: not ready after 10 ms (" << e.what() << ")\n";
+  }
+  std::cout << "apply_async: " << slow.get(2s) << " after waiting longer\n";
+
+  // A task's exception comes back as itself.
+  try {
+    pool.apply([] { return std::stoi("not a number"); });
+  } catch (const std::invalid_argument& e) {
+    std::cout << "apply: the task threw std::invalid_argument (" << e.what() << ")\n";
+  }
+
+  // Context-bound workers: each worker owns one device and gets it first in every call.
+  troupe::ctx_thread_pool<device> devices{rt, std::vector<device>{{"gpu:0"}, {"gpu:1"}}};
+  const auto placed = devices.map(
+    [](device& d, int batch) {
+      ++d.calls;
+      return "batch " + std::to_string(batch) + " on " + d.name;
+    },
+    std::vector<int>{0, 1, 2, 3}, 1);
+  for (const auto& line : placed)
+    std::cout << "ctx_thread_pool: " << line << '\n';
+  devices.close();
+  devices.join();
+  std::cout << "ctx_thread_pool: " << devices.context(0).name << " ran "
+            << devices.context(0).calls << " tasks, " << devices.context(1).name << " ran "
+            << devices.context(1).calls << '\n';
+}
