@@ -3,13 +3,17 @@
 
 #include "lease.hpp"
 
+#include "troupe/actors/tsan.hpp"
 #include "troupe/pools/detail/job.hpp"
 
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
+#include <caf/abstract_actor.hpp>
+#include <caf/actor_cast.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/send.hpp>
 
 #include <condition_variable>
 #include <functional>
@@ -66,6 +70,39 @@ struct worker_setup {
   std::function<void()> initializer;
   std::size_t max_tasks = 0; // 0: unlimited
   std::vector<void*> contexts;
+};
+
+/// The address TSAN builds synchronize a mailbox on (see troupe/actors/tsan.hpp).
+template <class Handle>
+const void* mailbox_of(const Handle& receiver) {
+  return caf::actor_cast<caf::abstract_actor*>(receiver);
+}
+
+/// Sends from outside any actor.
+template <class Handle, class... Ts>
+void send_from_outside(const Handle& receiver, Ts&&... message) {
+  tsan_release(mailbox_of(receiver));
+  caf::anon_send(receiver, std::forward<Ts>(message)...);
+}
+
+/// Sends from inside an actor.
+template <class Self, class Handle, class... Ts>
+void send_from(Self* self, const Handle& receiver, Ts&&... message) {
+  tsan_release(mailbox_of(receiver));
+  self->send(receiver, std::forward<Ts>(message)...);
+}
+
+/// Held for the whole of every handler: what senders did before sending, and what this actor
+/// did in its previous handler (perhaps on another scheduler thread), happened before it.
+class handling {
+public:
+  explicit handling(caf::abstract_actor* self) : self_(self) { tsan_acquire(self_); }
+  ~handling() { tsan_release(self_); }
+  handling(const handling&) = delete;
+  handling& operator=(const handling&) = delete;
+
+private:
+  caf::abstract_actor* self_;
 };
 
 dispatcher_actor spawn_dispatcher(caf::actor_system& system, worker_setup setup,

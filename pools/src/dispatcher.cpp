@@ -66,12 +66,15 @@ void run_lease(worker_state& st, const std::function<void()>& initializer, lease
 worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> self,
                                    dispatcher_actor dispatcher, std::size_t slot,
                                    std::size_t generation, std::shared_ptr<const worker_setup> setup) {
+  tsan_acquire(setup.get()); // released by spawn_worker
+  handling guard{self};
   self->state.env.worker_index = slot;
   self->state.env.context = setup->contexts.empty() ? nullptr : setup->contexts[slot];
   return {
     [=](lease_ptr& work) {
+      handling guard{self};
       run_lease(self->state, setup->initializer, *work);
-      self->send(dispatcher, done_atom::value, slot, generation, std::move(work));
+      send_from(self, dispatcher, done_atom::value, slot, generation, std::move(work));
     },
   };
 }
@@ -120,6 +123,7 @@ void spawn_worker(dispatcher_self self, std::size_t index) {
   auto& s = self->state.slots[index];
   ++s.generation;
   s.tasks_done = 0;
+  tsan_release(self->state.setup.get());
   s.handle = self->system().spawn<caf::detached>(
     worker, caf::actor_cast<dispatcher_actor>(self), index, s.generation, self->state.setup);
   self->monitor(s.handle);
@@ -136,7 +140,7 @@ std::size_t allowance(const dispatcher_state& st, const slot_state& s) {
 void give(dispatcher_self self, slot_state& s, lease_ptr work) {
   s.granted += work->granted();
   s.held.push_back(work);
-  self->send(s.handle, std::move(work));
+  send_from(self, s.handle, std::move(work));
 }
 
 /// A lease from the backlog for a worker allowed `limit` chunks, or null if nothing can start.
@@ -290,17 +294,23 @@ void on_down(dispatcher_self self, const caf::down_msg& down) {
 dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
                                            std::shared_ptr<const worker_setup> setup,
                                            std::shared_ptr<stop_signal> stopped) {
+  tsan_acquire(setup.get()); // released by spawn_dispatcher
+  handling guard{self};
   auto& st = self->state;
   st.setup = setup;
   st.stopped = stopped;
   st.slots.resize(setup->workers);
   for (std::size_t i = 0; i < st.slots.size(); ++i)
     spawn_worker(self, i);
-  self->set_down_handler([self](caf::down_msg& down) { on_down(self, down); });
+  self->set_down_handler([self](caf::down_msg& down) {
+    handling guard{self};
+    on_down(self, down);
+  });
   // join() waits on this, whatever way the dispatcher ends.
   self->attach_functor([stopped] { stopped->set(); });
   return {
     [self](submit_atom, job_ptr& job) {
+      handling guard{self};
       auto& st = self->state;
       if (st.current != mode::running) {
         abandon(job, 0, job->chunk_count(), closed_error("the pool was closed before the work started"));
@@ -310,6 +320,7 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
       pump(self);
     },
     [self](cancel_atom, job_ptr& job) {
+      handling guard{self};
       auto& st = self->state;
       const auto why = closed_error("the stream was dropped before this item started");
       for (auto it = st.backlog.begin(); it != st.backlog.end(); ++it)
@@ -321,11 +332,16 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
       take_back_all(st, &job, why);
       stop_if_idle(self);
     },
-    [self](wake_atom) { pump(self); },
+    [self](wake_atom) {
+      handling guard{self};
+      pump(self);
+    },
     [self](done_atom, std::size_t index, std::size_t generation, lease_ptr& work) {
+      handling guard{self};
       on_done(self, index, generation, work);
     },
     [self](close_atom) {
+      handling guard{self};
       auto& st = self->state;
       if (st.current != mode::running)
         return;
@@ -337,6 +353,7 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
       stop_if_idle(self);
     },
     [self](terminate_atom) {
+      handling guard{self};
       auto& st = self->state;
       st.current = mode::terminating;
       const auto why = closed_error("the pool was terminated before this work started");
@@ -353,8 +370,9 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
 
 dispatcher_actor spawn_dispatcher(caf::actor_system& system, worker_setup setup,
                                   std::shared_ptr<stop_signal> stopped) {
-  return system.spawn(dispatcher, std::make_shared<const worker_setup>(std::move(setup)),
-                      std::move(stopped));
+  auto shared = std::make_shared<const worker_setup>(std::move(setup));
+  tsan_release(shared.get());
+  return system.spawn(dispatcher, std::move(shared), std::move(stopped));
 }
 
 } // namespace troupe::detail

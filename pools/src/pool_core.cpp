@@ -93,7 +93,7 @@ struct pool_core::impl final : service {
     std::shared_lock guard{mutex};
     if (state > allowed_until)
       return false;
-    caf::anon_send(dispatcher, std::forward<Ts>(message)...);
+    send_from_outside(dispatcher, std::forward<Ts>(message)...);
     return true;
   }
 
@@ -102,7 +102,7 @@ struct pool_core::impl final : service {
     if (state == pool_state::terminated)
       return;
     state = pool_state::terminated;
-    caf::anon_send(dispatcher, terminate_atom::value);
+    send_from_outside(dispatcher, terminate_atom::value);
   }
 
   std::shared_ptr<service_registry> registry;
@@ -130,7 +130,7 @@ void pool_core::submit(job_ptr job) {
     job->complete_if_empty();
     return;
   }
-  caf::anon_send(impl_->dispatcher, submit_atom::value, std::move(job));
+  send_from_outside(impl_->dispatcher, submit_atom::value, std::move(job));
 }
 
 void pool_core::wake() { impl_->send_while(pool_state::closed, wake_atom::value); }
@@ -144,7 +144,7 @@ void pool_core::close() {
   if (impl_->state != pool_state::running)
     return;
   impl_->state = pool_state::closed;
-  caf::anon_send(impl_->dispatcher, close_atom::value);
+  send_from_outside(impl_->dispatcher, close_atom::value);
 }
 
 void pool_core::terminate() { impl_->terminate(); }
