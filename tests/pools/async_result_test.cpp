@@ -12,12 +12,6 @@ namespace {
 using namespace troupe::testing;
 using async_result_test = pool_test;
 
-/// A task that waits until the test releases it, so tests control when results become ready.
-struct gate {
-  std::promise<void> open;
-  std::shared_future<void> opened = open.get_future().share();
-};
-
 TEST_F(async_result_test, get_with_timeout_throws_timeout_error_then_succeeds_later) {
   troupe::thread_pool pool{rt, {.workers = 1}};
   gate g;

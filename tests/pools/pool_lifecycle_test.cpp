@@ -13,12 +13,6 @@ namespace {
 using namespace troupe::testing;
 using pool_lifecycle_test = pool_test;
 
-/// Blocks every task that waits on it until released.
-struct barrier_gate {
-  std::promise<void> open;
-  std::shared_future<void> opened = open.get_future().share();
-};
-
 template <class F>
 std::chrono::milliseconds time_of(F&& f) {
   const auto start = std::chrono::steady_clock::now();
@@ -61,7 +55,7 @@ TEST_F(pool_lifecycle_test, join_on_a_running_pool_throws_state_error) {
 
 TEST_F(pool_lifecycle_test, terminate_fails_every_pending_result_with_pool_closed) {
   troupe::thread_pool pool{rt, {.workers = 1}};
-  barrier_gate gate;
+  troupe::testing::gate gate;
   std::promise<void> started;
   auto running = pool.apply_async([&, f = gate.opened] {
     started.set_value();

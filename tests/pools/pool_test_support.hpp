@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -28,6 +29,12 @@ inline int thread_serial() {
   thread_local const int serial = next++;
   return serial;
 }
+
+/// Holds back every task that waits on it until the test opens it.
+struct gate {
+  std::promise<void> open;
+  std::shared_future<void> opened = open.get_future().share();
+};
 
 inline std::vector<int> iota(int n, int from = 0) {
   std::vector<int> v(static_cast<std::size_t>(n));
