@@ -88,7 +88,7 @@ TEST_F(machin_thread_pool, test_lambda_and_local) {
 TEST_F(machin_thread_pool, test_size) { EXPECT_EQ(pool.size(), 2u); }
 
 TEST(machin_pools, test_reduce_pools_cannot_be_copied) {
-  // machin: pickling a pool raises NotImplementedError("cannot be passed"). In C++ a pool is a
+  // machin: pickling a pool is refused ("cannot be passed" between processes). In C++ a pool is a
   // unique owner of its workers: it can be neither copied nor moved.
   static_assert(!std::is_copy_constructible_v<troupe::thread_pool>);
   static_assert(!std::is_copy_assignable_v<troupe::thread_pool>);
