@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 
 set(TROUPE_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/troupe")
 
-install(TARGETS troupe_actors troupe_actors_internal troupe_pools troupe
+install(TARGETS troupe_actors troupe_actors_internal troupe_pools troupe_assigner troupe
   EXPORT troupeTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -13,6 +13,7 @@ install(TARGETS troupe_actors troupe_actors_internal troupe_pools troupe
 install(DIRECTORY
     "${PROJECT_SOURCE_DIR}/actors/include/"
     "${PROJECT_SOURCE_DIR}/pools/include/"
+    "${PROJECT_SOURCE_DIR}/assigner/include/"
     "${PROJECT_SOURCE_DIR}/include/"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT troupeTargets NAMESPACE troupe:: DESTINATION ${TROUPE_CMAKE_DIR})

@@ -1,10 +1,10 @@
-# troupe_module(<name> SOURCES <src>... DEPENDS <module target>...)
+# troupe_module(<name> [NO_CAF] SOURCES <src>... DEPENDS <module target>...)
 #
 # One library per module folder: public headers in <name>/include (installed), sources in
 # <name>/src, exported as troupe::<name>. Modules reach CAF only privately, through
-# troupe::actors_internal, so no public header needs it.
+# troupe::actors_internal, so no public header needs it; NO_CAF modules do not reach it at all.
 function(troupe_module name)
-  cmake_parse_arguments(arg "" "" "SOURCES;DEPENDS" ${ARGN})
+  cmake_parse_arguments(arg "NO_CAF" "" "SOURCES;DEPENDS" ${ARGN})
   set(target troupe_${name})
   add_library(${target} ${arg_SOURCES})
   add_library(troupe::${name} ALIAS ${target})
@@ -14,5 +14,8 @@ function(troupe_module name)
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${target}
     PUBLIC ${arg_DEPENDS}
-    PRIVATE troupe::actors_internal $<BUILD_INTERFACE:troupe_warnings>)
+    PRIVATE $<BUILD_INTERFACE:troupe_warnings>)
+  if(NOT arg_NO_CAF)
+    target_link_libraries(${target} PRIVATE troupe::actors_internal)
+  endif()
 endfunction()

@@ -1,0 +1,35 @@
+// Placement problems stored as JSON, in the format of troupe's assigner fixtures
+// (data/assigner/instances/*.json):
+//
+//   {"name": "...", "n": 4, "m": 2,
+//    "sizes": [bytes per module], "complexities": [per module],
+//    "connection": [[n x n: data from row module to column module]],
+//    "device_names": ["cuda:0", "cpu"], "device_types": ["gpu", "cpu"],
+//    "capacities": [usable bytes per device], "compute_powers": [per device],
+//    "distance": [[m x m]],
+//    "weights": {"connection": 2, "size_match": 0.01, "complexity_match": 1, "entropy": 1},
+//    "size_unit_bytes": 1048576}
+//
+// Capacities are taken as usable memory and sizes as final, so the options it returns set
+// size_multiplier and max_mem_ratio to 1.
+#pragma once
+
+#include "troupe/assigner/specs.hpp"
+
+#include <string>
+#include <vector>
+
+namespace troupe {
+
+struct placement_instance {
+  std::string name;
+  std::vector<module_spec> modules;
+  std::vector<device_spec> devices;
+  std::vector<connection> connections;
+  assigner_options options;
+};
+
+/// Reads an instance file; throws troupe::invalid_argument naming what is missing or malformed.
+placement_instance load_placement_instance(const std::string& path);
+
+} // namespace troupe

@@ -1,0 +1,63 @@
+// machin's placement loss, its gradient, and one optimisation step, on plain tensors, exactly as
+// `machin.parallel.assigner.ModelAssigner.optimize_placement` computes them (but in double, with
+// hand-derived gradients, and with degenerate normalisations defined as 0 instead of NaN).
+//
+//   troupe::placement_tensors t{...};
+//   troupe::adam_state adam{.learning_rate = 0.01};
+//   xt::xtensor<double, 2> logits = ...;           // n x m
+//   for (int i = 0; i < 500; ++i)
+//     troupe::optimize_placement(adam, logits, t, troupe::loss_weights{});
+#pragma once
+
+#include <xtensor/xtensor.hpp>
+
+namespace troupe {
+
+/// machin's inputs, unnormalised: sizes and capacities in one unit (machin: MB), complexities and
+/// compute powers in any unit each, connection n x n, distance m x m.
+struct placement_tensors {
+  xt::xtensor<double, 1> model_size;
+  xt::xtensor<double, 1> size_capacity;
+  xt::xtensor<double, 1> model_complexity;
+  xt::xtensor<double, 1> complexity_capacity;
+  xt::xtensor<double, 2> model_connection;
+  xt::xtensor<double, 2> device_distance;
+};
+
+struct loss_weights {
+  double connection = 2;
+  double size_match = 0.01;
+  double complexity_match = 1;
+  double entropy = 1;
+};
+
+struct placement_loss {
+  double total = 0;
+  double connection = 0; // unweighted terms
+  double size_match = 0;
+  double complexity_match = 0;
+  double entropy = 0;
+  xt::xtensor<double, 2> gradient; // d total / d logits, n x m
+};
+
+/// The loss at `logits` (n x m, softmax over each row) and its gradient.
+placement_loss evaluate_placement(const xt::xtensor<double, 2>& logits, const placement_tensors& t,
+                                  const loss_weights& w);
+
+/// torch.optim.Adam's update (single-tensor, no weight decay, no amsgrad).
+struct adam_state {
+  double learning_rate = 0.01;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-8;
+  xt::xtensor<double, 2> first_moment;  // sized on the first step
+  xt::xtensor<double, 2> second_moment;
+  int step = 0;
+};
+
+/// One loss-and-gradient evaluation and one Adam step on `logits`; returns the loss before the
+/// step (machin's optimize_placement).
+double optimize_placement(adam_state& adam, xt::xtensor<double, 2>& logits,
+                          const placement_tensors& t, const loss_weights& w);
+
+} // namespace troupe

@@ -1,0 +1,84 @@
+// What the assigner places (modules), where (devices), and how it is tuned.
+#pragma once
+
+#include <xtensor/xtensor.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe {
+
+/// A part of a model. `complexity` (compute it needs, any unit) defaults to its size, as in
+/// machin.
+struct module_spec {
+  std::string name;
+  double size_bytes = 0;
+  std::optional<double> complexity;
+};
+
+enum class device_kind { cpu, gpu };
+
+struct device_spec {
+  std::string name;
+  device_kind kind = device_kind::gpu;
+  double memory_capacity_bytes = 0;
+  /// Share of compute this device offers (machin: 1 - load for a GPU). Unset: 1 for a GPU,
+  /// assigner_options::cpu_weight for a CPU.
+  std::optional<double> compute_power;
+};
+
+/// `weight` units of data flow from module `from` to module `to` (directed, >= 0).
+struct connection {
+  std::size_t from = 0;
+  std::size_t to = 0;
+  double weight = 1;
+};
+
+struct assigner_options {
+  // machin's knobs, with machin's defaults.
+  double size_multiplier = 2;        // module memory = size_bytes * size_multiplier
+  double max_mem_ratio = 0.5;        // usable memory = memory_capacity_bytes * max_mem_ratio
+  double cpu_weight = 0;             // compute power of a CPU whose compute_power is unset
+  double connection_weight = 2;
+  double size_match_weight = 0.01;
+  double complexity_match_weight = 1;
+  double entropy_weight = 1;
+  int iterations = 500;              // Adam steps of the gradient phase
+  double update_rate = 0.01;         // Adam learning rate
+  double gpu_gpu_distance = 1;       // default distance between two GPUs
+  double cpu_gpu_distance = 10;      // default distance between a CPU and a GPU
+  /// Sizes enter the loss in this unit (machin: MB = 2^20 bytes).
+  double size_unit_bytes = 1 << 20;
+
+  // troupe's additions.
+  std::uint64_t seed = 0;            // same seed, same result
+  int restarts = 1;                  // gradient runs from independent random starts
+  /// Start of the (first) gradient run instead of random normal logits, n x m.
+  std::optional<xt::xtensor<double, 2>> initial_logits;
+  /// Device distances, m x m, instead of the gpu/cpu defaults.
+  std::optional<xt::xtensor<double, 2>> distance;
+  /// Perturbation rounds of the discrete search after the gradient phase; unset: scaled to
+  /// the problem (about a tenth of a second at 64 modules on 8 devices).
+  std::optional<int> search_rounds;
+};
+
+/// Where each module goes, and what that costs.
+struct assignment {
+  std::vector<std::size_t> device;           // device index per module
+  std::vector<std::string> device_name;      // device name per module
+  /// machin's objective at this (one-hot) placement: connection + compute-balance terms.
+  double cost = 0;
+  bool feasible = true;                      // every device within its usable memory
+  std::vector<double> device_load_bytes;     // memory placed on each device
+  std::vector<double> device_capacity_bytes; // usable memory of each device
+  /// The gradient phase that seeded the result: softmax of its final logits, its loss before
+  /// each Adam step and after the last, and its argmax (machin's own answer, which may not fit).
+  xt::xtensor<double, 2> probabilities;
+  std::vector<double> loss_trace;
+  std::vector<std::size_t> gradient_argmax;
+};
+
+} // namespace troupe

@@ -1,0 +1,95 @@
+// The discrete phase: from a start (machin's argmax, or a constructed placement), find a
+// placement that fits every device's memory and has a low J, by local search over moves (one
+// module to another device) and swaps (two modules trade devices), iterated with random
+// perturbations.
+#pragma once
+
+#include "problem.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+namespace troupe::detail {
+
+class placement_search {
+public:
+  explicit placement_search(const problem& p);
+
+  /// Starts from `a` (which may overflow devices).
+  void reset(const std::vector<std::size_t>& a);
+
+  const std::vector<std::size_t>& assignment() const noexcept { return a_; }
+  double cost() const noexcept { return cost_; }
+  bool feasible() const noexcept;
+
+  /// Moves modules off overflowing devices, cheapest first; false if it gets stuck.
+  bool repair();
+
+  /// Applies improving moves and swaps until none improves J. Keeps feasibility.
+  void descend();
+
+  /// Iterated local search: `rounds` times, kick the placement with a few random feasible moves
+  /// and swaps, descend again, and keep the result if it is no worse; after a long run without
+  /// a new best, jump far from it and go on from there. Ends at the best placement seen.
+  void iterate(std::size_t rounds, std::mt19937_64& rng);
+
+private:
+  double move_delta(std::size_t i, std::size_t q) const;
+  double swap_delta(std::size_t i, std::size_t k) const;
+  bool move_fits(std::size_t i, std::size_t q) const;
+  bool swap_fits(std::size_t i, std::size_t k) const;
+  void move(std::size_t i, std::size_t q);
+  void perturb(std::size_t strength, std::mt19937_64& rng);
+  bool move_group(std::size_t size, std::mt19937_64& rng);
+  void swap(std::size_t i, std::size_t k);
+  /// A random feasible move (k == n) or swap: (i, q or k, delta); nullopt after a few misses.
+  struct step {
+    std::size_t i, j;
+    bool is_swap;
+    double delta;
+  };
+  std::optional<step> random_step(std::mt19937_64& rng) const;
+
+  // The problem's arrays, flat and row-major: the inner loops read them billions of times.
+  double c(std::size_t i, std::size_t k) const noexcept { return chat_[i * n_ + k]; }
+  double d(std::size_t j, std::size_t l) const noexcept { return dhat_[j * m_ + l]; }
+  double& t(std::size_t i, std::size_t j) noexcept { return t_[i * m_ + j]; }
+  double t(std::size_t i, std::size_t j) const noexcept { return t_[i * m_ + j]; }
+  double& u(std::size_t i, std::size_t j) noexcept { return u_[i * m_ + j]; }
+  double u(std::size_t i, std::size_t j) const noexcept { return u_[i * m_ + j]; }
+  double exchange(std::size_t j, std::size_t l) const noexcept { return exchange_[j * m_ + l]; }
+
+  const problem& p_;
+  std::size_t n_, m_;
+  std::vector<std::vector<std::size_t>> neighbours_; // modules joined to i in either direction
+  std::vector<double> chat_, dhat_;
+  double conn_scale_, bal_scale_; // weights and means of J's two terms
+  std::vector<double> size_, qhat_, phat_, limit_;
+  std::vector<double> square_;   // 2 w_b s_i^2: the balance term's cost of moving module i
+  std::vector<double> exchange_; // D_jl + D_lj - D_jj - D_ll
+  std::vector<double> pair_weight_; // Chat_ik + Chat_ki
+  // Current state: assignment, memory and complexity share per device, J, and
+  // t_(i, j) = sum over k != i of Chat_ik Dhat(j, a_k) + Chat_ki Dhat(a_k, j): the connection
+  // cost module i would have on device j, so a move's effect on CONN is one subtraction.
+  std::vector<std::size_t> a_;
+  std::vector<double> load_;
+  std::vector<double> share_;
+  std::vector<double> t_;
+  std::vector<double> u_; // see move_delta
+  struct state {
+    std::vector<std::size_t> a;
+    std::vector<double> load, share, t, u;
+    double cost;
+  };
+  double cost_ = 0;
+};
+
+/// A placement that fits, built greedily (largest modules first, each to the device where it
+/// adds least to J among those with room), or by exhaustive search if that fails. nullopt if
+/// none exists or none was found within the search limit (`exhausted` says which).
+std::optional<std::vector<std::size_t>> construct_fitting(const problem& p, bool& exhausted);
+
+} // namespace troupe::detail
