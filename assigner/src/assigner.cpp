@@ -52,11 +52,12 @@ struct gradient_run {
 gradient_run run_gradient(const problem& p, xt::xtensor<double, 2> logits, int iterations,
                           double learning_rate) {
   gradient_run run;
+  const prepared_placement prepared{p.tensors};
   adam_state adam{.learning_rate = learning_rate};
   run.trace.reserve(static_cast<std::size_t>(iterations) + 1);
   for (int t = 0; t < iterations; ++t)
-    run.trace.push_back(optimize_placement(adam, logits, p.tensors, p.weights));
-  run.trace.push_back(evaluate_placement(logits, p.tensors, p.weights).total);
+    run.trace.push_back(optimize_placement(adam, logits, prepared, p.weights));
+  run.trace.push_back(evaluate_placement(logits, prepared, p.weights).total);
   run.logits = std::move(logits);
   return run;
 }
@@ -89,6 +90,27 @@ std::size_t default_rounds(const problem& p) {
   const double scan = static_cast<double>(p.n * p.n * p.m);
   return std::clamp<std::size_t>(static_cast<std::size_t>(4000 * 32768 / std::max(scan, 1.0)),
                                  1000, 10000);
+}
+
+/// Up to this many placements, enumerating them all is cheaper than searching.
+constexpr std::size_t max_enumerated = 1 << 16;
+
+assignment finish(assignment out, const problem& p, const detail::placement_search& search,
+                  gradient_run& seed_run) {
+  out.device = search.assignment();
+  for (auto j : out.device)
+    out.device_name.push_back(p.device_names[j]);
+  out.cost = detail::placement_cost(p, out.device);
+  const auto loads = detail::device_loads(p, out.device);
+  out.feasible = detail::fits(p, loads);
+  for (std::size_t j = 0; j < p.m; ++j) {
+    out.device_load_bytes.push_back(loads[j] * p.size_unit);
+    out.device_capacity_bytes.push_back(p.capacity[j] * p.size_unit);
+  }
+  out.probabilities = softmax_rows(seed_run.logits);
+  out.loss_trace = std::move(seed_run.trace);
+  out.gradient_argmax = argmax_rows(seed_run.logits);
+  return out;
 }
 
 } // namespace
@@ -147,25 +169,17 @@ assignment assign(const std::vector<module_spec>& modules, const std::vector<dev
                 : "found no placement of the " + std::to_string(p.n) +
                     " modules that fits the devices' memory (search limit reached)");
 
+  // Few enough placements to try them all: the answer is then the optimum.
+  if (auto optimum = detail::enumerate_best(p, max_enumerated)) {
+    search.reset(*optimum);
+    return finish(std::move(out), p, search, seed_run);
+  }
   search.reset(*best);
   const auto rounds = options.search_rounds ? static_cast<std::size_t>(*options.search_rounds)
                                             : default_rounds(p);
   search.iterate(rounds, rng);
 
-  out.device = search.assignment();
-  for (auto j : out.device)
-    out.device_name.push_back(p.device_names[j]);
-  out.cost = search.cost();
-  const auto loads = detail::device_loads(p, out.device);
-  out.feasible = detail::fits(p, loads);
-  for (std::size_t j = 0; j < p.m; ++j) {
-    out.device_load_bytes.push_back(loads[j] * p.size_unit);
-    out.device_capacity_bytes.push_back(p.capacity[j] * p.size_unit);
-  }
-  out.probabilities = softmax_rows(seed_run.logits);
-  out.loss_trace = std::move(seed_run.trace);
-  out.gradient_argmax = argmax_rows(seed_run.logits);
-  return out;
+  return finish(std::move(out), p, search, seed_run);
 }
 
 model_assigner::model_assigner(std::vector<module_spec> modules, std::vector<device_spec> devices,

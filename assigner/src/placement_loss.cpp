@@ -1,140 +1,157 @@
 #include "troupe/assigner/placement_loss.hpp"
 
-#include <xtensor/xmath.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <numeric>
+#include <vector>
 
 namespace troupe {
 
 namespace {
 
-/// x / sum(x), or all zeros when the sum is not positive: machin divides by zero there and the
-/// whole loss turns NaN; troupe defines the term as absent instead.
-template <class Tensor>
-Tensor normalised(const Tensor& x) {
-  const double total = xt::sum(x)();
-  return total > 0 ? Tensor(x / total) : Tensor(xt::zeros_like(x));
+double sum_of(const double* x, std::size_t count) {
+  return std::accumulate(x, x + count, 0.0);
 }
 
-xt::xtensor<double, 2> row_softmax(const xt::xtensor<double, 2>& logits) {
-  const auto n = logits.shape(0), m = logits.shape(1);
-  xt::xtensor<double, 2> p = xt::empty<double>({n, m});
-  for (std::size_t i = 0; i < n; ++i) {
-    double top = logits(i, 0);
-    for (std::size_t j = 1; j < m; ++j)
-      top = std::max(top, logits(i, j));
-    double sum = 0;
-    for (std::size_t j = 0; j < m; ++j)
-      sum += p(i, j) = std::exp(logits(i, j) - top);
-    for (std::size_t j = 0; j < m; ++j)
-      p(i, j) /= sum;
-  }
-  return p;
-}
-
-/// out = a * b for row-major n x k and k x m matrices.
-xt::xtensor<double, 2> matmul(const xt::xtensor<double, 2>& a, const xt::xtensor<double, 2>& b) {
-  const auto n = a.shape(0), k = a.shape(1), m = b.shape(1);
-  xt::xtensor<double, 2> out = xt::zeros<double>({n, m});
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t l = 0; l < k; ++l) {
-      const double x = a(i, l);
-      if (x == 0)
-        continue;
-      for (std::size_t j = 0; j < m; ++j)
-        out(i, j) += x * b(l, j);
-    }
+/// x / sum(x); empty when the sum is not positive. machin divides by zero there and the whole
+/// loss turns NaN; troupe defines the term as absent instead.
+std::vector<double> shares(const double* x, std::size_t count) {
+  const double total = sum_of(x, count);
+  std::vector<double> out;
+  if (total > 0)
+    for (std::size_t i = 0; i < count; ++i)
+      out.push_back(x[i] / total);
   return out;
 }
 
 } // namespace
 
+prepared_placement::prepared_placement(const placement_tensors& t)
+  : n_(t.model_size.size()), m_(t.size_capacity.size()),
+    size_(t.model_size.begin(), t.model_size.end()),
+    capacity_(t.size_capacity.begin(), t.size_capacity.end()) {
+  dhat_ = shares(t.device_distance.data(), m_ * m_);
+  const double c_total = sum_of(t.model_connection.data(), n_ * n_);
+  if (c_total > 0 && !dhat_.empty())
+    for (std::size_t i = 0; i < n_; ++i)
+      for (std::size_t k = 0; k < n_; ++k)
+        if (i != k && t.model_connection(i, k) != 0) // machin zeroes the diagonal of P D P^T
+          edges_.push_back({i, k, t.model_connection(i, k) / c_total});
+  qhat_ = shares(t.model_complexity.data(), n_);
+  khat_ = shares(t.complexity_capacity.data(), m_);
+  if (qhat_.empty() || khat_.empty()) {
+    qhat_.clear();
+    khat_.clear();
+  }
+}
+
 placement_loss evaluate_placement(const xt::xtensor<double, 2>& logits, const placement_tensors& t,
                                   const loss_weights& w) {
+  return evaluate_placement(logits, prepared_placement{t}, w);
+}
+
+placement_loss evaluate_placement(const xt::xtensor<double, 2>& logits, const prepared_placement& t,
+                                  const loss_weights& w) {
   const auto n = logits.shape(0), m = logits.shape(1);
-  const auto nn = static_cast<double>(n * n), md = static_cast<double>(m);
-  const auto p = row_softmax(logits);
+  const double nn = static_cast<double>(n * n), md = static_cast<double>(m);
   placement_loss out;
-  xt::xtensor<double, 2> g = xt::zeros<double>({n, m}); // d loss / d P
+  out.gradient = xt::zeros<double>({n, m});
+  double* g = out.gradient.data(); // first d loss / d P, then d loss / d logits
 
-  // Connection: mean over i, k of Chat_ik * (P Dhat P^T)_ik, with the i == k terms removed.
-  // The zero diagonal goes into A = Chat, which gives the same value and gradient.
-  auto a = normalised(t.model_connection);
-  for (std::size_t i = 0; i < n; ++i)
-    a(i, i) = 0;
-  const auto d = normalised(t.device_distance);
-  const auto pd = matmul(p, d);                               // P Dhat
-  const auto pdt = matmul(p, xt::xtensor<double, 2>(xt::transpose(d))); // P Dhat^T
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t k = 0; k < n; ++k)
-      if (a(i, k) != 0)
-        for (std::size_t j = 0; j < m; ++j)
-          out.connection += a(i, k) * pd(i, j) * p(k, j);
-  out.connection /= nn;
-  // dL/dP = (A P Dhat^T + A^T P Dhat) / n^2
-  const auto a_pdt = matmul(a, pdt);
-  const auto at_pd = matmul(xt::xtensor<double, 2>(xt::transpose(a)), pd);
-  g += w.connection / nn * (a_pdt + at_pd);
+  // P = row softmax of the logits; log P comes with it, without a log per entry.
+  std::vector<double> p(n * m), log_p(n * m);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* z = &logits(i, 0);
+    const double top = *std::max_element(z, z + m);
+    double sum = 0;
+    for (std::size_t j = 0; j < m; ++j)
+      sum += p[i * m + j] = std::exp(z[j] - top);
+    const double log_sum = std::log(sum);
+    for (std::size_t j = 0; j < m; ++j) {
+      p[i * m + j] /= sum;
+      log_p[i * m + j] = z[j] - top - log_sum;
+    }
+  }
 
-  // Size: mean over devices of relu(load - capacity).
+  // Connection: mean over i != k of Chat_ik (P Dhat P^T)_ik; the gradient is
+  // (A P Dhat^T + A^T P Dhat) / n^2 with A = Chat without its diagonal.
+  if (!t.edges_.empty()) {
+    std::vector<double> pd(n * m, 0.0), pdt(n * m, 0.0); // P Dhat, P Dhat^T
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t l = 0; l < m; ++l) {
+        const double x = p[i * m + l];
+        for (std::size_t j = 0; j < m; ++j) {
+          pd[i * m + j] += x * t.dhat_[l * m + j];
+          pdt[i * m + j] += x * t.dhat_[j * m + l];
+        }
+      }
+    const double scale = w.connection / nn;
+    for (const auto& e : t.edges_)
+      for (std::size_t j = 0; j < m; ++j) {
+        out.connection += e.weight * pd[e.from * m + j] * p[e.to * m + j];
+        g[e.from * m + j] += scale * e.weight * pdt[e.to * m + j];
+        g[e.to * m + j] += scale * e.weight * pd[e.from * m + j];
+      }
+    out.connection /= nn;
+  }
+
+  // Size: mean over devices of relu(load - capacity); relu'(0) = 0, as torch.
   for (std::size_t j = 0; j < m; ++j) {
     double load = 0;
     for (std::size_t i = 0; i < n; ++i)
-      load += t.model_size(i) * p(i, j);
-    const double over = load - t.size_capacity(j);
-    if (over > 0) { // relu'(0) = 0, as torch
+      load += t.size_[i] * p[i * m + j];
+    const double over = load - t.capacity_[j];
+    if (over > 0) {
       out.size_match += over;
       for (std::size_t i = 0; i < n; ++i)
-        g(i, j) += w.size_match / md * t.model_size(i);
+        g[i * m + j] += w.size_match / md * t.size_[i];
     }
   }
   out.size_match /= md;
 
   // Complexity: mean over devices of (share of complexity - share of compute)^2.
-  const auto q = normalised(t.model_complexity);
-  const auto k = normalised(t.complexity_capacity);
-  if (xt::sum(q)() > 0 && xt::sum(k)() > 0) {
+  if (!t.qhat_.empty()) {
     for (std::size_t j = 0; j < m; ++j) {
       double share = 0;
       for (std::size_t i = 0; i < n; ++i)
-        share += q(i) * p(i, j);
-      const double diff = share - k(j);
+        share += t.qhat_[i] * p[i * m + j];
+      const double diff = share - t.khat_[j];
       out.complexity_match += diff * diff;
       for (std::size_t i = 0; i < n; ++i)
-        g(i, j) += w.complexity_match / md * 2 * q(i) * diff;
+        g[i * m + j] += w.complexity_match / md * 2 * t.qhat_[i] * diff;
     }
     out.complexity_match /= md;
   }
 
   // Entropy: mean over modules of -sum_j P log P (terms with P == 0 count 0, as machin).
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < m; ++j)
-      if (p(i, j) > 0) {
-        const double log_p = std::log(p(i, j));
-        out.entropy -= p(i, j) * log_p;
-        g(i, j) -= w.entropy / static_cast<double>(n) * (1 + log_p);
-      }
+  for (std::size_t x = 0; x < n * m; ++x)
+    if (p[x] > 0) {
+      out.entropy -= p[x] * log_p[x];
+      g[x] -= w.entropy / static_cast<double>(n) * (1 + log_p[x]);
+    }
   out.entropy /= static_cast<double>(n);
 
   out.total = w.connection * out.connection + w.size_match * out.size_match +
               w.complexity_match * out.complexity_match + w.entropy * out.entropy;
 
   // Through the row softmax: dL/dZ_ij = P_ij (G_ij - sum_l P_il G_il).
-  out.gradient = xt::empty<double>({n, m});
   for (std::size_t i = 0; i < n; ++i) {
     double dot = 0;
     for (std::size_t j = 0; j < m; ++j)
-      dot += p(i, j) * g(i, j);
+      dot += p[i * m + j] * g[i * m + j];
     for (std::size_t j = 0; j < m; ++j)
-      out.gradient(i, j) = p(i, j) * (g(i, j) - dot);
+      g[i * m + j] = p[i * m + j] * (g[i * m + j] - dot);
   }
   return out;
 }
 
-double optimize_placement(adam_state& adam, xt::xtensor<double, 2>& logits,
-                          const placement_tensors& t, const loss_weights& w) {
+namespace {
+
+template <class Problem>
+double adam_step(adam_state& adam, xt::xtensor<double, 2>& logits, const Problem& t,
+                 const loss_weights& w) {
   auto loss = evaluate_placement(logits, t, w);
   if (adam.step == 0) {
     adam.first_moment = xt::zeros_like(logits);
@@ -155,6 +172,18 @@ double optimize_placement(adam_state& adam, xt::xtensor<double, 2>& logits,
     z[i] -= step_size * m1[i] / (std::sqrt(m2[i]) / sqrt_bias2 + adam.epsilon);
   }
   return loss.total;
+}
+
+} // namespace
+
+double optimize_placement(adam_state& adam, xt::xtensor<double, 2>& logits,
+                          const placement_tensors& t, const loss_weights& w) {
+  return adam_step(adam, logits, t, w);
+}
+
+double optimize_placement(adam_state& adam, xt::xtensor<double, 2>& logits,
+                          const prepared_placement& t, const loss_weights& w) {
+  return adam_step(adam, logits, t, w);
 }
 
 } // namespace troupe

@@ -370,6 +370,29 @@ bool fit_exhaustively(const problem& p, const std::vector<std::size_t>& order, s
 
 } // namespace
 
+std::optional<std::vector<std::size_t>> enumerate_best(const problem& p, std::size_t max_placements) {
+  std::size_t count = 1;
+  for (std::size_t i = 0; i < p.n; ++i)
+    if (__builtin_mul_overflow(count, p.m, &count) || count > max_placements)
+      return std::nullopt;
+  std::optional<std::vector<std::size_t>> best;
+  double best_cost = 0;
+  std::vector<std::size_t> a(p.n, 0);
+  for (std::size_t k = 0; k < count; ++k) {
+    // a = the digits of k in base m
+    for (std::size_t i = 0, rest = k; i < p.n; ++i, rest /= p.m)
+      a[i] = rest % p.m;
+    if (!fits(p, device_loads(p, a)))
+      continue;
+    const double cost = placement_cost(p, a);
+    if (!best || cost < best_cost) {
+      best = a;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 std::optional<std::vector<std::size_t>> construct_fitting(const problem& p, bool& exhausted) {
   std::vector<std::size_t> order(p.n);
   std::iota(order.begin(), order.end(), 0);

@@ -87,6 +87,10 @@ private:
   double cost_ = 0;
 };
 
+/// The best fitting placement by enumerating all m^n of them, when there are at most
+/// `max_placements`; nullopt when there are more, or when none fits.
+std::optional<std::vector<std::size_t>> enumerate_best(const problem& p, std::size_t max_placements);
+
 /// A placement that fits, built greedily (largest modules first, each to the device where it
 /// adds least to J among those with room), or by exhaustive search if that fails. nullopt if
 /// none exists or none was found within the search limit (`exhausted` says which).

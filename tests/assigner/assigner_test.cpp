@@ -219,6 +219,22 @@ TEST(assigner_quality, every_instance_gets_a_placement_that_fits_and_is_near_the
   RecordProperty("worst_ratio", std::to_string(worst));
 }
 
+TEST(assigner_quality, small_problems_are_solved_exactly_by_enumeration) {
+  const auto optimum = read_json(assigner_data("optimum.json"));
+  int checked = 0;
+  for (auto& [name, record] : optimum.items()) {
+    if (record["n"].get<int>() > 8)
+      continue;
+    const auto instance = troupe::load_placement_instance(assigner_data("instances/" + name + ".json"));
+    auto options = instance.options;
+    options.search_rounds = 0; // nothing but the enumeration can make it optimal
+    const auto a = troupe::assign(instance.modules, instance.devices, instance.connections, options);
+    EXPECT_NEAR(a.cost, record["J_best"].get<double>(), 1e-12 * record["J_best"].get<double>()) << name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+}
+
 TEST(assigner_instance_file, a_malformed_instance_names_what_is_wrong) {
   EXPECT_THROW(troupe::load_placement_instance("/nonexistent.json"), troupe::invalid_argument);
   const auto path = ::testing::TempDir() + "bad_instance.json";

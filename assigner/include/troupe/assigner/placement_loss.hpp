@@ -11,6 +11,9 @@
 
 #include <xtensor/xtensor.hpp>
 
+#include <cstddef>
+#include <vector>
+
 namespace troupe {
 
 /// machin's inputs, unnormalised: sizes and capacities in one unit (machin: MB), complexities and
@@ -44,6 +47,32 @@ struct placement_loss {
 placement_loss evaluate_placement(const xt::xtensor<double, 2>& logits, const placement_tensors& t,
                                   const loss_weights& w);
 
+/// placement_tensors with their normalisations done once, for many evaluations on the same
+/// problem (the connection matrix is kept as its list of edges: models are sparse graphs).
+class prepared_placement {
+public:
+  explicit prepared_placement(const placement_tensors& t);
+
+  std::size_t modules() const noexcept { return n_; }
+  std::size_t devices() const noexcept { return m_; }
+
+private:
+  friend placement_loss evaluate_placement(const xt::xtensor<double, 2>&, const prepared_placement&,
+                                           const loss_weights&);
+  struct edge {
+    std::size_t from, to;
+    double weight; // Chat_from,to
+  };
+  std::size_t n_, m_;
+  std::vector<edge> edges_;
+  std::vector<double> dhat_;    // m x m, empty when all distances are 0
+  std::vector<double> size_, capacity_;
+  std::vector<double> qhat_, khat_; // empty when either share is undefined
+};
+
+placement_loss evaluate_placement(const xt::xtensor<double, 2>& logits, const prepared_placement& t,
+                                  const loss_weights& w);
+
 /// torch.optim.Adam's update (single-tensor, no weight decay, no amsgrad).
 struct adam_state {
   double learning_rate = 0.01;
@@ -59,5 +88,7 @@ struct adam_state {
 /// step (machin's optimize_placement).
 double optimize_placement(adam_state& adam, xt::xtensor<double, 2>& logits,
                           const placement_tensors& t, const loss_weights& w);
+double optimize_placement(adam_state& adam, xt::xtensor<double, 2>& logits,
+                          const prepared_placement& t, const loss_weights& w);
 
 } // namespace troupe

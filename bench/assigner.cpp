@@ -1,0 +1,136 @@
+// troupe's assigner on the 20 reference instances (data/assigner/instances): feasibility, the
+// ratio J / J* to the best known value, and wall time, beside the recorded ratios of greedy,
+// greedy + local search, a 10-second iterated local search and machin's own optimiser on the
+// same instances (data/assigner/baselines.json). Then the gradient phase's time per Adam
+// iteration against machin's on PyTorch, measured on the same 9 problems
+// (data/assigner/machin_instances, where machin's time was recorded; PyTorch is not on this
+// machine to run it again).
+//
+//   build/bench/assigner [data/assigner]
+//
+// The last lines are `name value unit`, read by tooling.
+#include <troupe/assigner/assigner.hpp>
+#include <troupe/assigner/instance_file.hpp>
+#include <troupe/assigner/placement_loss.hpp>
+
+#include <nlohmann/json.hpp>
+#include <xtensor/xadapt.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+json read(const std::string& path) {
+  std::ifstream in{path};
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", path.c_str());
+    std::exit(2);
+  }
+  return json::parse(in);
+}
+
+std::string ratio_text(const json& entry, const char* key) {
+  if (!entry.contains(key) || entry[key].is_null())
+    return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", entry[key].get<double>());
+  return text;
+}
+
+/// Median time of one optimize_placement call on machin's recorded problem, in ms.
+double troupe_ms_per_iteration(const json& doc) {
+  troupe::placement_tensors t;
+  const auto sizes = doc["model_sizes_mb"].get<std::vector<double>>();
+  const auto caps = doc["derived"]["device_size_capacity"].get<std::vector<double>>();
+  const auto powers = doc["derived"]["device_complexity_capacity"].get<std::vector<double>>();
+  const std::size_t n = sizes.size(), m = caps.size();
+  t.model_size = xt::adapt(sizes, {n});
+  t.model_complexity = t.model_size;
+  t.size_capacity = xt::adapt(caps, {m});
+  t.complexity_capacity = xt::adapt(powers, {m});
+  t.model_connection = xt::zeros<double>({n, n});
+  for (const auto& c : doc["model_connection"])
+    t.model_connection(c[0].get<std::size_t>(), c[1].get<std::size_t>()) = c[2].get<double>();
+  t.device_distance = xt::zeros<double>({m, m});
+  for (std::size_t a = 0; a < m; ++a)
+    for (std::size_t b = 0; b < m; ++b)
+      t.device_distance(a, b) = doc["derived"]["device_distance"][a][b].get<double>();
+  xt::xtensor<double, 2> logits = xt::zeros<double>({n, m});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < m; ++j)
+      logits(i, j) = doc["initial_placement_logits"][i][j].get<double>();
+  std::vector<double> runs;
+  for (int r = 0; r < 7; ++r) {
+    troupe::adam_state adam;
+    auto z = logits;
+    const auto start = clock_type::now();
+    const troupe::prepared_placement prepared{t}; // what assign() does, once per run
+    for (int k = 0; k < 500; ++k)
+      troupe::optimize_placement(adam, z, prepared, troupe::loss_weights{});
+    runs.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - start).count() / 500);
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[runs.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const std::string data = argc > 1 ? argv[1] : std::string{TROUPE_ASSIGNER_DATA};
+  const auto optimum = read(data + "/optimum.json");
+  const auto baselines = read(data + "/baselines.json");
+
+  std::printf("assigner: troupe (default options, seed 0) on %zu instances; ratio = J / J*\n",
+              optimum.size());
+  std::printf("%-22s %5s %8s %8s | %7s %9s %7s %13s %7s\n", "instance", "fits", "ratio", "ms",
+              "greedy", "greedy+LS", "ILS 10s", "machin median", "feasible");
+  double total = 0, worst = 0, worst_ms = 0;
+  int infeasible = 0;
+  for (auto& [name, record] : optimum.items()) {
+    const auto instance = troupe::load_placement_instance(data + "/instances/" + name + ".json");
+    const auto start = clock_type::now();
+    const auto a = troupe::assign(instance.modules, instance.devices, instance.connections,
+                                  instance.options);
+    const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+    const double ratio = a.cost / record["J_best"].get<double>();
+    infeasible += a.feasible ? 0 : 1;
+    total += ratio;
+    worst = std::max(worst, ratio);
+    worst_ms = std::max(worst_ms, ms);
+    const auto& b = baselines[name];
+    const auto machin_feasible = b["machin_port"]["feasible_rate"].get<double>();
+    std::printf("%-22s %5s %8.3f %8.1f | %7s %9s %7s %13s %6.0f%%\n", name.c_str(),
+                a.feasible ? "yes" : "NO", ratio, ms, ratio_text(b["greedy"], "ratio").c_str(),
+                ratio_text(b["greedy_ls"], "ratio").c_str(), ratio_text(b["ils"], "ratio").c_str(),
+                ratio_text(b["machin_port"], "ratio_median_feasible").c_str(), 100 * machin_feasible);
+  }
+  const double mean = total / static_cast<double>(optimum.size());
+
+  std::printf("\ngradient phase, ms per Adam iteration (machin: PyTorch 1.13, recorded here)\n");
+  std::printf("%-16s %10s %10s %10s\n", "problem", "machin", "troupe", "speedup");
+  double speedup_64_8 = 0;
+  for (const char* name : {"assign_n4_m2", "assign_n16_m4", "assign_n64_m2", "assign_n64_m4",
+                           "assign_n64_m8"}) {
+    const auto doc = read(data + "/machin_instances/" + name + ".json");
+    const double machin = doc["machin"]["wall_s_direct_loop"].get<double>() * 1000 /
+                          doc["iterations"].get<double>();
+    const double ours = troupe_ms_per_iteration(doc);
+    std::printf("%-16s %10.3f %10.4f %9.0fx\n", name, machin, ours, machin / ours);
+    if (std::string{name} == "assign_n64_m8")
+      speedup_64_8 = machin / ours;
+  }
+
+  std::printf("assigner_mean_ratio %.4f ratio\n", mean);
+  std::printf("assigner_max_ratio %.4f ratio\n", worst);
+  std::printf("assigner_infeasible %d count\n", infeasible);
+  std::printf("assigner_max_wall_ms %.1f ms\n", worst_ms);
+  std::printf("assigner_iter_speedup_vs_machin %.1f x\n", speedup_64_8);
+}
