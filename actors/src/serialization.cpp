@@ -1,4 +1,5 @@
 #include "troupe/actors/serialization.hpp"
+#include "troupe/actors/tensor_serialization.hpp"
 
 #include <cxxabi.h>
 
@@ -104,6 +105,11 @@ std::span<const std::byte> unseal(std::span<const std::byte> blob, std::uint64_t
   if (load_u64(blob.data() + checksum_offset) != checksum(payload))
     throw fail("checksum mismatch: the bytes were corrupted");
   return payload;
+}
+
+tensor_store*& active_tensor_store() noexcept {
+  thread_local tensor_store* store = nullptr;
+  return store;
 }
 
 void byte_input_archive::throw_truncated(std::size_t size, const char* what) const {

@@ -5,6 +5,7 @@
 #include <xtensor/xrandom.hpp>
 
 #include <complex>
+#include <map>
 #include <cstdint>
 #include <random>
 
@@ -62,10 +63,11 @@ TEST(tensor_serialization, dynamic_layout_keeps_its_runtime_layout) {
 }
 
 TEST(tensor_serialization, elements_are_written_as_one_block) {
-  // Header + layout + rank + extents + exactly the element bytes: no per-element framing.
+  // Header + layout + rank + extents + storage byte + exactly the element bytes: no per-element
+  // framing.
   xt::xarray<double> a = xt::random::rand<double>({100, 10});
   const auto bytes = troupe::serialize(a);
-  EXPECT_EQ(bytes.size(), troupe::detail::blob_header_size + 1 + 8 + 2 * 8 + 1000 * sizeof(double));
+  EXPECT_EQ(bytes.size(), troupe::detail::blob_header_size + 1 + 8 + 2 * 8 + 1 + 1000 * sizeof(double));
   const double* first = reinterpret_cast<const double*>(bytes.data() + bytes.size() - 8000);
   EXPECT_EQ(std::memcmp(first, a.data(), 8000), 0);
 }
@@ -122,11 +124,49 @@ TEST(tensor_serialization, a_forged_shape_is_rejected_before_allocating) {
 TEST(tensor_serialization, a_bool_tensor_with_a_byte_other_than_0_or_1_is_rejected) {
   const auto row_major = static_cast<std::uint8_t>(xt::layout_type::row_major);
   auto blob = forged<xt::xarray<bool>>({1, 3}, row_major);
+  blob.push_back(std::byte{0}); // inline elements
   blob.push_back(std::byte{1});
   blob.push_back(std::byte{9});
   blob.push_back(std::byte{0});
   troupe::detail::seal(blob, troupe::detail::type_tag(typeid(xt::xarray<bool>).name()));
   EXPECT_THROW((void)troupe::deserialize<xt::xarray<bool>>(blob), troupe::serialization_error);
+}
+
+/// A tensor store over a map, standing in for the queues' shared-memory segments.
+class map_store : public troupe::detail::tensor_store {
+public:
+  bool takes(std::size_t bytes) const override { return bytes >= 64; }
+  std::string keep(const void* data, std::size_t bytes) override {
+    auto name = "t" + std::to_string(kept.size());
+    auto p = static_cast<const std::byte*>(data);
+    kept[name].assign(p, p + bytes);
+    return name;
+  }
+  void fetch(const std::string& handle, void* out, std::size_t bytes) override {
+    auto it = kept.find(handle);
+    if (it == kept.end() || it->second.size() != bytes)
+      throw troupe::serialization_error("no tensor " + handle);
+    std::memcpy(out, it->second.data(), bytes);
+  }
+  std::map<std::string, std::vector<std::byte>> kept;
+};
+
+TEST(tensor_serialization, large_tensors_go_to_an_active_store_and_come_back_from_it) {
+  map_store store;
+  const xt::xarray<float> big = xt::random::rand<float>({8, 8}), small = {1.f, 2.f};
+  std::vector<std::byte> blob;
+  {
+    troupe::detail::tensor_store_scope scope{store};
+    blob = troupe::serialize(std::pair{big, small});
+  }
+  EXPECT_EQ(store.kept.size(), 1u) << "only the large tensor is kept outside";
+  EXPECT_LT(blob.size(), 200u);
+  EXPECT_THROW((void)(troupe::deserialize<std::pair<xt::xarray<float>, xt::xarray<float>>>(blob)),
+               troupe::serialization_error) << "no store active: the handle cannot be resolved";
+  troupe::detail::tensor_store_scope scope{store};
+  const auto back = troupe::deserialize<std::pair<xt::xarray<float>, xt::xarray<float>>>(blob);
+  EXPECT_EQ(back.first, big);
+  EXPECT_EQ(back.second, small);
 }
 
 TEST(tensor_serialization, corrupted_and_truncated_tensor_blobs_are_rejected) {

@@ -5,8 +5,10 @@
 //   auto bytes = troupe::serialize(a);
 //   auto b = troupe::deserialize<xt::xarray<float>>(bytes);
 //
-// Wire format: layout byte, rank, extents, then the elements as one block in storage order. No
-// per-element work, so a tensor costs one memcpy each way.
+// Wire format: layout byte, rank, extents, a storage byte, then either the elements as one
+// block in storage order (no per-element work: one memcpy each way), or, while a tensor_store is
+// active and the tensor is large, the store's handle for a copy of the elements kept elsewhere
+// (the queues keep them in shared-memory segments).
 #pragma once
 
 #include "troupe/actors/serialization.hpp"
@@ -24,6 +26,38 @@ namespace troupe::detail {
 template <class T>
 concept tensor_element = std::is_arithmetic_v<T>;
 
+/// Where large tensors go instead of into the blob, while one is active on this thread.
+class tensor_store {
+public:
+  virtual ~tensor_store() = default;
+  /// Whether a tensor of `bytes` element bytes should go to the store.
+  virtual bool takes(std::size_t bytes) const = 0;
+  /// Keeps a copy of `bytes` bytes at `data`; returns the handle that finds it again.
+  virtual std::string keep(const void* data, std::size_t bytes) = 0;
+  /// Copies the `bytes` bytes kept under `handle` to `out` (throws serialization_error if the
+  /// handle is unknown or the sizes disagree).
+  virtual void fetch(const std::string& handle, void* out, std::size_t bytes) = 0;
+};
+
+/// The store in effect on this thread (null: tensors are inline).
+tensor_store*& active_tensor_store() noexcept;
+
+/// Makes `store` the active one for its lifetime.
+class tensor_store_scope {
+public:
+  explicit tensor_store_scope(tensor_store& store) : previous_(active_tensor_store()) {
+    active_tensor_store() = &store;
+  }
+  ~tensor_store_scope() { active_tensor_store() = previous_; }
+  tensor_store_scope(const tensor_store_scope&) = delete;
+  tensor_store_scope& operator=(const tensor_store_scope&) = delete;
+
+private:
+  tensor_store* previous_;
+};
+
+enum class tensor_storage : std::uint8_t { inline_bytes = 0, external = 1 };
+
 template <class Tensor>
 void save_tensor(byte_output_archive& ar, const Tensor& tensor) {
   using value_type = typename Tensor::value_type;
@@ -31,7 +65,14 @@ void save_tensor(byte_output_archive& ar, const Tensor& tensor) {
   ar(cereal::make_size_tag(static_cast<std::uint64_t>(tensor.dimension())));
   for (auto extent : tensor.shape())
     ar(static_cast<std::uint64_t>(extent));
-  ar(cereal::binary_data(tensor.data(), tensor.size() * sizeof(value_type)));
+  const auto bytes = tensor.size() * sizeof(value_type);
+  if (auto* store = active_tensor_store(); store != nullptr && store->takes(bytes)) {
+    ar(static_cast<std::uint8_t>(tensor_storage::external));
+    ar(store->keep(tensor.data(), bytes));
+    return;
+  }
+  ar(static_cast<std::uint8_t>(tensor_storage::inline_bytes));
+  ar(cereal::binary_data(tensor.data(), bytes));
 }
 
 template <class Tensor>
@@ -70,24 +111,37 @@ void load_tensor(byte_input_archive& ar, Tensor& tensor) {
   std::uint64_t bytes = 0;
   if (__builtin_mul_overflow(count, sizeof(value_type), &bytes))
     throw serialization_error("corrupted tensor: size overflows");
-  // Checked before resize, so a forged shape cannot make us allocate.
-  ar.require(bytes, "tensor elements");
+  std::uint8_t storage = 0;
+  ar(storage);
+  std::string handle;
+  if (storage == static_cast<std::uint8_t>(tensor_storage::external)) {
+    ar(handle);
+    if (active_tensor_store() == nullptr)
+      throw serialization_error("tensor kept outside the blob (" + handle +
+                                "), and no tensor store to fetch it from");
+  } else if (storage != static_cast<std::uint8_t>(tensor_storage::inline_bytes)) {
+    throw serialization_error("corrupted tensor: storage byte " + std::to_string(storage));
+  } else {
+    // Checked before resize, so a forged shape cannot make us allocate.
+    ar.require(bytes, "tensor elements");
+  }
 
   if constexpr (Tensor::static_layout == xt::layout_type::dynamic)
     tensor.resize(shape, layout);
   else
     tensor.resize(shape);
 
+  auto* first = reinterpret_cast<unsigned char*>(tensor.data());
+  if (!handle.empty())
+    active_tensor_store()->fetch(handle, first, bytes);
+  else
+    ar.load_bytes(first, bytes);
   if constexpr (std::is_same_v<value_type, bool>) {
     // Validate the raw bytes before anything reads them as bool (other values are UB).
-    auto first = reinterpret_cast<unsigned char*>(tensor.data());
-    ar.load_bytes(first, bytes);
     if (std::any_of(first, first + bytes, [](unsigned char b) { return b > 1; })) {
       std::fill(first, first + bytes, 0);
       throw serialization_error("corrupted bool tensor: an element byte is neither 0 nor 1");
     }
-  } else {
-    ar.load_bytes(tensor.data(), bytes);
   }
 }
 

@@ -1,0 +1,60 @@
+// The shared-memory ring under troupe::queue<T>: byte messages, many senders, many receivers,
+// safe when a process dies anywhere inside it.
+#pragma once
+
+#include "troupe/queues/queue_options.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+using deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+class byte_queue {
+public:
+  enum class mode { create, open, open_or_create };
+
+  /// Creates and/or opens queue `name` carrying values of the type tagged `type_tag` (named
+  /// `type_name` in errors). Throws invalid_argument for a bad name, for creating an existing
+  /// queue or opening a missing one, and serialization_error for a type mismatch.
+  byte_queue(const std::string& name, mode how, const queue_options& options,
+             std::uint64_t type_tag, const std::string& type_name);
+  ~byte_queue();
+  byte_queue(const byte_queue&) = delete;
+  byte_queue& operator=(const byte_queue&) = delete;
+
+  /// Appends one message; false if `until` passed first. Throws queue_closed.
+  bool put(std::span<const std::byte> message, deadline until);
+
+  /// Takes the oldest message; nullopt if `until` passed first. Throws queue_closed once the
+  /// queue is closed and drained.
+  std::optional<std::vector<std::byte>> get(deadline until);
+
+  void close();
+  bool closed() const;
+  std::size_t size() const;
+  /// Removes the queue's name; processes that have it open keep using it.
+  void unlink();
+
+  const std::string& name() const noexcept;
+  /// The shared-memory object's name, under which segments are held for this queue.
+  const std::string& object_name() const noexcept;
+  std::uint64_t instance_id() const noexcept;
+  const queue_options& options() const noexcept;
+
+private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+/// Throws troupe::invalid_argument unless `name` is 1-200 of [A-Za-z0-9._-].
+void validate_queue_name(const std::string& name);
+
+} // namespace troupe::detail

@@ -1,0 +1,74 @@
+// The tensor store a queue makes active while it encodes or decodes a message: large tensors go
+// to shared-memory segments that the message holds in the queue's name.
+#pragma once
+
+#include "troupe/actors/tensor_serialization.hpp"
+#include "troupe/queues/detail/byte_queue.hpp"
+#include "troupe/queues/shm_segment.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+class segment_store final : public tensor_store {
+public:
+  explicit segment_store(byte_queue& queue) : queue_(queue) {}
+
+  bool takes(std::size_t bytes) const override {
+    return bytes > queue_.options().large_tensor_bytes;
+  }
+
+  /// Copy mode (put): the tensor's bytes, once, into a new segment.
+  std::string keep(const void* data, std::size_t bytes) override {
+    auto segment = shm_segment::create(bytes);
+    std::memcpy(segment.data(), data, bytes);
+    carried_.push_back(segment);
+    return segment.name();
+  }
+
+  /// Copy mode (get): the bytes out, and the segment is done with.
+  void fetch(const std::string& handle, void* out, std::size_t bytes) override {
+    auto segment = adopt(handle);
+    if (segment.size() != bytes)
+      throw serialization_error("segment " + handle + " holds " + std::to_string(segment.size()) +
+                                " bytes, the message says " + std::to_string(bytes));
+    std::memcpy(out, segment.data(), bytes);
+  }
+
+  /// Shared mode (put): the message carries a reference to an existing segment.
+  void carry(const shm_segment& segment) { carried_.push_back(segment.share()); }
+
+  /// Shared mode (get): this process takes over the message's hold on a segment.
+  shm_segment adopt(const std::string& handle) {
+    shm_segment segment = [&] {
+      try {
+        return shm_segment::open(handle);
+      } catch (const invalid_argument&) {
+        throw serialization_error("the message refers to segment " + handle +
+                                  ", which no longer exists");
+      }
+    }();
+    segment.release_for_queue(queue_.object_name(), queue_.instance_id());
+    return segment;
+  }
+
+  /// After encoding: hand every segment the message refers to over to the queue.
+  void hold_for_queue() {
+    for (auto& segment : carried_)
+      segment.hold_for_queue(queue_.object_name(), queue_.instance_id());
+  }
+
+  /// The put did not happen: take the holds back.
+  void release_for_queue() {
+    for (auto& segment : carried_)
+      segment.release_for_queue(queue_.object_name(), queue_.instance_id());
+  }
+
+private:
+  byte_queue& queue_;
+  std::vector<shm_segment> carried_;
+};
+
+} // namespace troupe::detail

@@ -1,0 +1,134 @@
+// troupe::queue<T>: a typed inter-process queue on shared memory, with many senders and many
+// receivers on one host.
+//
+//   auto q = troupe::queue<xt::xarray<float>>::create("frames", {.max_messages = 64});
+//   q.put(frame);                                   // waits while the queue is full
+//   // in another process (or thread):
+//   auto q = troupe::queue<xt::xarray<float>>::open("frames");
+//   xt::xarray<float> f = q.get();                  // or get(timeout), try_get()
+//
+// Every message goes to exactly one receiver; one sender's messages arrive in the order sent.
+// Values are encoded with troupe::serialize, so anything it handles can travel, and corrupted
+// bytes surface as troupe::serialization_error for the message that meets them. Tensors larger
+// than queue_options::large_tensor_bytes are written once into their own shared-memory segment
+// and only a handle goes through the queue (copy mode: the receiver gets its own array);
+// troupe::shared_tensor<T> hands over memory without any copy (shared mode).
+//
+// A process killed anywhere inside put or get never blocks the others; the queue, its
+// segments and their memory are freed when their last holder is gone (see shm_segment.hpp).
+#pragma once
+
+#include "troupe/actors/error.hpp"
+#include "troupe/actors/serialization.hpp"
+#include "troupe/actors/tensor_serialization.hpp"
+#include "troupe/queues/detail/byte_queue.hpp"
+#include "troupe/queues/detail/segment_store.hpp"
+#include "troupe/queues/queue_options.hpp"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace troupe {
+
+template <class T>
+class queue {
+  using mode = detail::byte_queue::mode;
+
+public:
+  /// A new queue; throws troupe::invalid_argument if the name is taken or malformed.
+  static queue create(const std::string& name, const queue_options& options = {}) {
+    return queue{name, mode::create, options};
+  }
+  /// Opens the queue, creating it (with `options`) if it does not exist.
+  static queue open_or_create(const std::string& name, const queue_options& options = {}) {
+    return queue{name, mode::open_or_create, options};
+  }
+  /// Opens an existing queue. Throws troupe::invalid_argument if there is none, and
+  /// troupe::serialization_error naming both types if it carries another type.
+  static queue open(const std::string& name) { return queue{name, mode::open, {}}; }
+
+  /// Sends `value`, waiting while the queue is full. Throws troupe::queue_closed.
+  void put(const T& value) { send(value, std::nullopt); }
+
+  /// As put(), but throws troupe::timeout_error if the queue stays full for `timeout`.
+  template <class Rep, class Period>
+  void put(const T& value, std::chrono::duration<Rep, Period> timeout) {
+    if (!send(value, deadline_after(timeout)))
+      throw timeout_error("queue '" + name() + "' stayed full for the put's timeout");
+  }
+
+  /// The next value, waiting for one. Throws troupe::queue_closed once the queue is closed and
+  /// drained, and troupe::serialization_error if this message's bytes are corrupted (the queue
+  /// goes on with the next).
+  T get() { return *receive(std::nullopt); }
+
+  /// As get(), but throws troupe::timeout_error if nothing arrives within `timeout`.
+  template <class Rep, class Period>
+  T get(std::chrono::duration<Rep, Period> timeout) {
+    auto value = receive(deadline_after(timeout));
+    if (!value)
+      throw timeout_error("nothing arrived on queue '" + name() + "' within the get's timeout");
+    return std::move(*value);
+  }
+
+  /// The next value if one is there now.
+  std::optional<T> try_get() { return receive(std::chrono::steady_clock::now()); }
+
+  /// No more puts; receivers drain what is left, then get queue_closed.
+  void close() { core_->close(); }
+  bool closed() const { return core_->closed(); }
+
+  /// Messages in the queue now (approximate: others may be putting and getting).
+  std::size_t size() const { return core_->size(); }
+
+  /// Removes the queue's name (the creator's job); processes that have it open keep working.
+  void unlink() { core_->unlink(); }
+
+  const std::string& name() const noexcept { return core_->name(); }
+
+private:
+  queue(const std::string& name, mode how, const queue_options& options)
+    : core_(std::make_unique<detail::byte_queue>(name, how, options,
+                                                 detail::type_tag(typeid(T).name()),
+                                                 detail::type_name<T>())) {}
+
+  template <class Rep, class Period>
+  static detail::deadline deadline_after(std::chrono::duration<Rep, Period> timeout) {
+    return std::chrono::steady_clock::now() +
+           std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
+  }
+
+  bool send(const T& value, detail::deadline until) {
+    detail::segment_store store{*core_};
+    std::vector<std::byte> message;
+    {
+      detail::tensor_store_scope scope{store};
+      message = serialize(value);
+    }
+    store.hold_for_queue();
+    try {
+      if (core_->put(message, until))
+        return true;
+    } catch (...) {
+      store.release_for_queue();
+      throw;
+    }
+    store.release_for_queue();
+    return false;
+  }
+
+  std::optional<T> receive(detail::deadline until) {
+    auto message = core_->get(until);
+    if (!message)
+      return std::nullopt;
+    detail::segment_store store{*core_};
+    detail::tensor_store_scope scope{store};
+    return deserialize<T>(*message);
+  }
+
+  std::unique_ptr<detail::byte_queue> core_;
+};
+
+} // namespace troupe

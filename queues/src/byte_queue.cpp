@@ -1,0 +1,311 @@
+// The ring: a header (guarded by a robust process-shared mutex), an array of message
+// descriptors, and a circular data area. Messages [head, tail) are in the queue; message i's
+// bytes are [desc[i % N].start, desc[i % N].end) of the data area (byte positions grow
+// without bound; the area is indexed modulo its size).
+//
+// Crash safety: every change is made under the mutex and committed by advancing `tail` (put)
+// or `head` (get) last, so a process that dies inside either leaves the queue as if it had not
+// started (put), or with the message still there for another receiver (get) unless it already
+// committed. The next locker gets EOWNERDEAD and rebuilds the derived byte positions from the
+// descriptors. Waiting is done on futexes, which keep no per-waiter state a dead waiter could
+// leave behind.
+#include "troupe/queues/detail/byte_queue.hpp"
+
+#include "shm.hpp"
+
+#include "troupe/actors/error.hpp"
+#include "troupe/queues/shm_segment.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cctype>
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <thread>
+
+namespace troupe::detail {
+
+namespace {
+
+constexpr std::array<char, 8> queue_magic{'t', 'r', 'o', 'u', 'p', 'e', 'Q', '1'};
+constexpr std::uint64_t descriptor_salt = 0x9E3779B97F4A7C15ULL;
+
+struct descriptor {
+  std::uint64_t start, end, check; // check = hash of start and end, to spot a scribbled one
+
+  static std::uint64_t checksum(std::uint64_t start, std::uint64_t end) {
+    return (start * descriptor_salt) ^ (end + 0x632BE59BD9B4E019ULL) ^ 0xD6E8FEB86659FD93ULL;
+  }
+  bool valid() const { return check == checksum(start, end) && end >= start; }
+};
+
+struct queue_header {
+  std::atomic<std::uint64_t> magic; // written last by the creator
+  std::uint64_t instance_id;
+  std::uint64_t type_tag;
+  char type_name[240];
+  std::uint64_t max_messages, data_bytes, large_tensor_bytes;
+  pthread_mutex_t mutex;
+  // Under the mutex:
+  std::uint64_t head, tail;           // message indices
+  std::uint64_t data_head, data_tail; // byte positions
+  std::uint32_t closed;
+  std::uint32_t readers_waiting, writers_waiting; // hints: over-counting only costs a wake-up
+  // Futex words, bumped under the mutex when messages arrive / leave or the queue closes.
+  std::atomic<std::uint32_t> arrived, left;
+};
+
+std::size_t data_area_bytes(const queue_options& o) { return (o.max_bytes + 63) / 64 * 64; }
+
+} // namespace
+
+void validate_queue_name(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 200 &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+                           c == '-';
+                  });
+  if (!ok)
+    throw invalid_argument("queue name '" + name +
+                           "' is invalid: use 1-200 characters of A-Z a-z 0-9 . _ -");
+}
+
+struct byte_queue::state {
+  std::string name;        // the user's name
+  std::string object_name; // troupe.q.<name>
+  queue_options options;
+  mapped_object object;
+  queue_header* header = nullptr;
+  descriptor* descriptors = nullptr;
+  std::byte* data = nullptr;
+
+  void bind() {
+    header = static_cast<queue_header*>(object.base);
+    descriptors = reinterpret_cast<descriptor*>(header + 1);
+    data = reinterpret_cast<std::byte*>(descriptors + header->max_messages);
+  }
+
+  descriptor& desc(std::uint64_t index) { return descriptors[index % header->max_messages]; }
+
+  void copy_in(std::uint64_t position, const std::byte* from, std::size_t bytes) {
+    const auto size = header->data_bytes;
+    const auto offset = position % size;
+    const auto first = std::min<std::size_t>(bytes, size - offset);
+    std::memcpy(data + offset, from, first);
+    std::memcpy(data, from + first, bytes - first);
+  }
+
+  void copy_out(std::uint64_t position, std::byte* to, std::size_t bytes) const {
+    const auto size = header->data_bytes;
+    const auto offset = position % size;
+    const auto first = std::min<std::size_t>(bytes, size - offset);
+    std::memcpy(to, data + offset, first);
+    std::memcpy(to + first, data, bytes - first);
+  }
+
+  /// After a holder of the mutex died: rebuild what is derived from head, tail and descriptors.
+  void recover() {
+    auto& h = *header;
+    if (h.tail < h.head || h.tail - h.head > h.max_messages)
+      h.tail = h.head; // cannot trust anything between them
+    if (h.tail > h.head) {
+      if (const auto& first = desc(h.head); first.valid())
+        h.data_head = first.start;
+      if (const auto& last = desc(h.tail - 1); last.valid())
+        h.data_tail = last.end;
+    } else {
+      h.data_tail = h.data_head;
+    }
+    if (h.data_tail < h.data_head || h.data_tail - h.data_head > h.data_bytes)
+      h.data_tail = h.data_head;
+  }
+
+  robust_lock lock() {
+    return robust_lock{header->mutex, [this] { recover(); }};
+  }
+};
+
+byte_queue::byte_queue(const std::string& name, mode how, const queue_options& options,
+                       std::uint64_t type_tag, const std::string& type_name)
+  : state_(std::make_unique<state>()) {
+  validate_queue_name(name);
+  if (options.max_messages < 1 || options.max_bytes < 64)
+    throw invalid_argument("queue_options: max_messages must be >= 1 and max_bytes >= 64, got " +
+                           std::to_string(options.max_messages) + " and " +
+                           std::to_string(options.max_bytes));
+  auto& s = *state_;
+  s.name = name;
+  s.object_name = std::string{queue_prefix} + name;
+  collect_orphan_segments();
+
+  if (how != mode::open) {
+    const auto data_bytes = data_area_bytes(options);
+    const auto bytes = sizeof(queue_header) + options.max_messages * sizeof(descriptor) + data_bytes;
+    if (auto created = create_object(s.object_name, bytes)) {
+      s.object = std::move(*created);
+      auto& h = *static_cast<queue_header*>(s.object.base);
+      h.instance_id = std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(
+                        std::chrono::steady_clock::now().time_since_epoch().count());
+      h.type_tag = type_tag;
+      std::strncpy(h.type_name, type_name.c_str(), sizeof h.type_name - 1);
+      h.max_messages = options.max_messages;
+      h.data_bytes = data_bytes;
+      h.large_tensor_bytes = options.large_tensor_bytes;
+      init_robust_mutex(h.mutex);
+      std::uint64_t word;
+      std::memcpy(&word, queue_magic.data(), sizeof word);
+      h.magic.store(word, std::memory_order_release);
+      s.bind();
+      s.options = options;
+      return;
+    }
+    if (how == mode::create)
+      throw invalid_argument("queue '" + name +
+                             "' already exists (open it, or create it with open_or_create)");
+  }
+
+  // Open: the creator may still be initialising; give it a moment.
+  std::uint64_t word;
+  std::memcpy(&word, queue_magic.data(), sizeof word);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds{2};
+  for (;;) {
+    auto opened = open_object(s.object_name);
+    if (opened && opened->size >= sizeof(queue_header) &&
+        static_cast<queue_header*>(opened->base)->magic.load(std::memory_order_acquire) == word) {
+      s.object = std::move(*opened);
+      break;
+    }
+    if (!opened && !shm_object_exists(s.object_name))
+      throw invalid_argument("no queue named '" + name + "'");
+    if (std::chrono::steady_clock::now() > give_up)
+      throw serialization_error("shared-memory object for queue '" + name +
+                                "' is not a troupe queue");
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+  auto& h = *static_cast<queue_header*>(s.object.base);
+  if (h.type_tag != type_tag)
+    throw serialization_error("queue '" + name + "' carries " + std::string{h.type_name} +
+                              ", but was opened as a queue of " + type_name);
+  s.bind();
+  s.options.max_messages = h.max_messages;
+  s.options.max_bytes = h.data_bytes;
+  s.options.large_tensor_bytes = h.large_tensor_bytes;
+}
+
+byte_queue::~byte_queue() = default;
+
+bool byte_queue::put(std::span<const std::byte> message, deadline until) {
+  auto& s = *state_;
+  auto& h = *s.header;
+  if (message.size() > h.data_bytes)
+    throw invalid_argument("a message of " + std::to_string(message.size()) +
+                           " bytes is larger than queue '" + s.name + "' can hold (" +
+                           std::to_string(h.data_bytes) + " bytes)");
+  auto lock = s.lock();
+  for (;;) {
+    if (h.closed)
+      throw queue_closed("queue '" + s.name + "' is closed");
+    if (h.tail - h.head < h.max_messages && h.data_tail - h.data_head + message.size() <= h.data_bytes)
+      break;
+    if (until && std::chrono::steady_clock::now() >= *until)
+      return false;
+    ++h.writers_waiting;
+    const auto seen = h.left.load();
+    lock.unlock();
+    futex_wait(h.left, seen, until);
+    lock.relock();
+    --h.writers_waiting;
+  }
+  const auto start = h.data_tail, end = start + message.size();
+  s.copy_in(start, message.data(), message.size());
+  s.desc(h.tail) = {start, end, descriptor::checksum(start, end)};
+  ++h.tail; // the commit
+  h.data_tail = end;
+  h.arrived.fetch_add(1);
+  const bool wake = h.readers_waiting > 0;
+  lock.unlock();
+  if (wake)
+    futex_wake_all(h.arrived);
+  return true;
+}
+
+std::optional<std::vector<std::byte>> byte_queue::get(deadline until) {
+  auto& s = *state_;
+  auto& h = *s.header;
+  auto lock = s.lock();
+  while (h.tail == h.head) {
+    if (h.closed)
+      throw queue_closed("queue '" + s.name + "' is closed and drained");
+    if (until && std::chrono::steady_clock::now() >= *until)
+      return std::nullopt;
+    ++h.readers_waiting;
+    const auto seen = h.arrived.load();
+    lock.unlock();
+    futex_wait(h.arrived, seen, until);
+    lock.relock();
+    --h.readers_waiting;
+  }
+  // A scribbled descriptor loses only its own message: its extent is where the next one starts.
+  auto start = h.data_head;
+  auto end = h.data_tail;
+  if (const auto& d = s.desc(h.head); d.valid() && d.start == h.data_head && d.end <= h.data_tail)
+    end = d.end;
+  else if (h.tail - h.head > 1)
+    if (const auto& next = s.desc(h.head + 1); next.valid() && next.start >= start && next.start <= end)
+      end = next.start;
+  std::vector<std::byte> message(end - start);
+  s.copy_out(start, message.data(), message.size());
+  ++h.head; // the commit
+  h.data_head = end;
+  h.left.fetch_add(1);
+  const bool wake = h.writers_waiting > 0;
+  lock.unlock();
+  if (wake)
+    futex_wake_all(h.left);
+  return message;
+}
+
+void byte_queue::close() {
+  auto& h = *state_->header;
+  {
+    auto lock = state_->lock();
+    h.closed = 1;
+    h.arrived.fetch_add(1);
+    h.left.fetch_add(1);
+  }
+  futex_wake_all(h.arrived);
+  futex_wake_all(h.left);
+}
+
+bool byte_queue::closed() const {
+  auto lock = state_->lock();
+  return state_->header->closed != 0;
+}
+
+std::size_t byte_queue::size() const {
+  auto lock = state_->lock();
+  return static_cast<std::size_t>(state_->header->tail - state_->header->head);
+}
+
+void byte_queue::unlink() {
+  shm_unlink(("/" + state_->object_name).c_str());
+  // Segments held only by messages still in this queue are orphans now.
+  collect_orphan_segments();
+}
+
+const std::string& byte_queue::name() const noexcept { return state_->name; }
+const std::string& byte_queue::object_name() const noexcept { return state_->object_name; }
+std::uint64_t byte_queue::instance_id() const noexcept { return state_->header->instance_id; }
+const queue_options& byte_queue::options() const noexcept { return state_->options; }
+
+bool queue_instance_alive(const std::string& object_name, std::uint64_t id) {
+  auto object = open_object(object_name);
+  if (!object || object->size < sizeof(queue_header))
+    return false;
+  return static_cast<queue_header*>(object->base)->instance_id == id;
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,240 @@
+#include "troupe/queues/shm_segment.hpp"
+
+#include "shm.hpp"
+
+#include "troupe/actors/error.hpp"
+
+#include <dirent.h>
+#include <sys/mman.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <random>
+
+namespace troupe {
+
+namespace detail {
+
+bool queue_instance_alive(const std::string& name, std::uint64_t id); // byte_queue.cpp
+
+namespace {
+
+constexpr std::array<char, 8> segment_magic{'t', 'r', 'o', 'u', 'p', 'e', 'S', '1'};
+constexpr std::size_t header_bytes = 8192; // payload starts page-aligned after it
+
+enum class holder_kind : std::uint32_t { none = 0, process = 1, queue = 2 };
+
+struct holder {
+  holder_kind kind;
+  std::uint32_t count;
+  process_id process;
+  std::uint64_t queue_id;
+  char queue_name[96];
+
+  bool is_process(const process_id& p) const { return kind == holder_kind::process && process == p; }
+  bool is_queue(const std::string& name, std::uint64_t id) const {
+    return kind == holder_kind::queue && queue_id == id && name == queue_name;
+  }
+  bool alive() const {
+    switch (kind) {
+    case holder_kind::process: return process.alive();
+    case holder_kind::queue: return queue_instance_alive(queue_name, queue_id);
+    default: return false;
+    }
+  }
+};
+
+struct segment_header {
+  std::atomic<std::uint64_t> magic; // written last: a segment without it is being created
+  std::uint64_t payload_bytes;
+  pthread_mutex_t mutex;
+  std::array<holder, 32> holders;
+  std::byte user[shm_segment::user_header_bytes];
+};
+static_assert(sizeof(segment_header) <= header_bytes);
+
+std::uint64_t magic_word() {
+  std::uint64_t word;
+  std::memcpy(&word, segment_magic.data(), sizeof word);
+  return word;
+}
+
+/// Adds `delta` holds to the holder matching `match`, creating it with `make` if absent.
+/// Returns false if the table is full.
+template <class Match, class Make>
+bool add_hold(segment_header& h, Match&& match, Make&& make) {
+  for (auto& x : h.holders)
+    if (x.kind != holder_kind::none && match(x)) {
+      ++x.count;
+      return true;
+    }
+  for (auto& x : h.holders)
+    if (x.kind == holder_kind::none) {
+      x = make();
+      x.count = 1;
+      return true;
+    }
+  return false;
+}
+
+/// Drops one hold of the matching holder. True if no holder is left at all.
+template <class Match>
+bool drop_hold(segment_header& h, Match&& match) {
+  for (auto& x : h.holders)
+    if (x.kind != holder_kind::none && match(x) && --x.count == 0)
+      x.kind = holder_kind::none;
+  for (auto& x : h.holders)
+    if (x.kind != holder_kind::none)
+      return false;
+  return true;
+}
+
+std::string unique_segment_name() {
+  static std::atomic<std::uint64_t> counter{0};
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::string{segment_prefix} + std::to_string(process_id::self().pid) + "." +
+         std::to_string(counter++) + "." + std::to_string(rng() % 1000000);
+}
+
+} // namespace
+
+/// One mapping of a segment in this process; its destruction releases this process's hold.
+struct segment_mapping {
+  segment_mapping(std::string n, mapped_object o) : name(std::move(n)), object(std::move(o)) {}
+  segment_mapping(const segment_mapping&) = delete;
+  segment_mapping& operator=(const segment_mapping&) = delete;
+
+  std::string name;
+  mapped_object object;
+
+  segment_header& header() const { return *static_cast<segment_header*>(object.base); }
+
+  ~segment_mapping() {
+    if (object.base == nullptr)
+      return;
+    auto& h = header();
+    bool last;
+    {
+      robust_lock lock{h.mutex, [] {}};
+      const auto me = process_id::self();
+      last = drop_hold(h, [&](const holder& x) { return x.is_process(me); });
+    }
+    if (last)
+      shm_unlink(("/" + name).c_str());
+  }
+};
+
+} // namespace detail
+
+shm_segment shm_segment::create(std::size_t bytes) {
+  using namespace detail;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    auto name = unique_segment_name();
+    auto object = create_object(name, header_bytes + std::max<std::size_t>(bytes, 1));
+    if (!object)
+      continue;
+    auto& h = *static_cast<segment_header*>(object->base);
+    h.payload_bytes = bytes;
+    init_robust_mutex(h.mutex);
+    h.holders[0].kind = holder_kind::process;
+    h.holders[0].count = 1;
+    h.holders[0].process = process_id::self();
+    h.magic.store(magic_word(), std::memory_order_release);
+    return shm_segment{std::make_shared<segment_mapping>(name, std::move(*object))};
+  }
+  throw invalid_argument("cannot create a shared-memory segment of " + std::to_string(bytes) +
+                         " bytes (is /dev/shm full?)");
+}
+
+shm_segment shm_segment::open(const std::string& name) {
+  using namespace detail;
+  auto object = open_object(name);
+  if (!object)
+    throw invalid_argument("no shared-memory segment named " + name);
+  if (object->size < header_bytes)
+    throw serialization_error("shared-memory object " + name + " is not a troupe segment");
+  auto& h = *static_cast<segment_header*>(object->base);
+  if (h.magic.load(std::memory_order_acquire) != magic_word() ||
+      h.payload_bytes > object->size - header_bytes)
+    throw serialization_error("shared-memory object " + name + " is not a troupe segment");
+  {
+    robust_lock lock{h.mutex, [] {}};
+    const auto me = process_id::self();
+    if (!add_hold(h, [&](const holder& x) { return x.is_process(me); },
+                  [&] { return holder{holder_kind::process, 0, me, 0, {}}; }))
+      throw invalid_argument("segment " + name + " has too many holders");
+  }
+  return shm_segment{std::make_shared<segment_mapping>(name, std::move(*object))};
+}
+
+const std::string& shm_segment::name() const noexcept { return mapping_->name; }
+
+std::byte* shm_segment::data() const noexcept {
+  return static_cast<std::byte*>(mapping_->object.base) + detail::header_bytes;
+}
+
+std::size_t shm_segment::size() const noexcept { return mapping_->header().payload_bytes; }
+
+std::byte* shm_segment::user_header() const noexcept { return mapping_->header().user; }
+
+void shm_segment::hold_for_queue(const std::string& queue_name, std::uint64_t queue_id) {
+  using namespace detail;
+  auto& h = mapping_->header();
+  robust_lock lock{h.mutex, [] {}};
+  if (!add_hold(h, [&](const holder& x) { return x.is_queue(queue_name, queue_id); },
+                [&] {
+                  holder x{holder_kind::queue, 0, {}, queue_id, {}};
+                  std::strncpy(x.queue_name, queue_name.c_str(), sizeof x.queue_name - 1);
+                  return x;
+                }))
+    throw invalid_argument("segment " + name() + " has too many holders");
+}
+
+void shm_segment::release_for_queue(const std::string& queue_name, std::uint64_t queue_id) {
+  using namespace detail;
+  auto& h = mapping_->header();
+  robust_lock lock{h.mutex, [] {}};
+  // Never the last hold: this process still maps the segment and holds it too.
+  drop_hold(h, [&](const holder& x) { return x.is_queue(queue_name, queue_id); });
+}
+
+bool shm_object_exists(const std::string& name) {
+  return detail::open_object(name).has_value();
+}
+
+std::size_t collect_orphan_segments() {
+  using namespace detail;
+  std::size_t freed = 0;
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr)
+    return 0;
+  while (dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.rfind(segment_prefix, 0) != 0)
+      continue;
+    auto object = open_object(name);
+    if (!object || object->size < header_bytes)
+      continue;
+    auto& h = *static_cast<segment_header*>(object->base);
+    if (h.magic.load(std::memory_order_acquire) != magic_word())
+      continue; // being created
+    bool orphan = true;
+    {
+      robust_lock lock{h.mutex, [] {}};
+      for (auto& x : h.holders)
+        if (x.kind != holder_kind::none) {
+          if (x.alive())
+            orphan = false;
+          else
+            x.kind = holder_kind::none;
+        }
+    }
+    if (orphan && shm_unlink(("/" + name).c_str()) == 0)
+      ++freed;
+  }
+  closedir(dir);
+  return freed;
+}
+
+} // namespace troupe

@@ -1,0 +1,74 @@
+// Child processes for the queue tests: fork, run a function, exit with its status.
+#pragma once
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+
+namespace troupe::testing {
+
+/// Runs `body` in a forked child, which exits 0 if it returns normally and 1 if it throws.
+inline pid_t spawn(const std::function<void()>& body) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    int status = 0;
+    try {
+      body();
+    } catch (...) {
+      status = 1;
+    }
+    _exit(status);
+  }
+  return pid;
+}
+
+/// Waits for `pid` at most `timeout`; its exit status, -signal if killed, nullopt if still
+/// running (then it is killed, so no test leaves a process behind).
+inline std::optional<int> wait_for(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    if (std::chrono::steady_clock::now() > until) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+}
+
+inline void kill_and_reap(pid_t pid) {
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
+/// troupe's shared-memory objects in /dev/shm now.
+inline int troupe_shm_entries() {
+  int count = 0;
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (dirent* e = readdir(dir))
+      if (std::string{e->d_name}.rfind("troupe.", 0) == 0)
+        ++count;
+    closedir(dir);
+  }
+  return count;
+}
+
+/// A queue name no other test run uses.
+inline std::string unique_name(const std::string& stem) {
+  static std::mt19937_64 rng{std::random_device{}()};
+  return stem + "-" + std::to_string(getpid()) + "-" + std::to_string(rng() % 1000000);
+}
+
+} // namespace troupe::testing

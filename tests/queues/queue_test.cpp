@@ -1,0 +1,192 @@
+#include "process_support.hpp"
+
+#include "troupe/queues/queue.hpp"
+
+#include <gtest/gtest.h>
+#include <xtensor/xarray.hpp>
+#include <xtensor/xrandom.hpp>
+
+#include <map>
+#include <set>
+#include <thread>
+
+namespace {
+
+using namespace troupe::testing;
+using namespace std::chrono_literals;
+
+/// Creates a queue and unlinks it when the test ends.
+template <class T>
+struct scoped_queue {
+  explicit scoped_queue(const std::string& stem, troupe::queue_options options = {})
+    : name(unique_name(stem)), q(troupe::queue<T>::create(name, options)) {}
+  ~scoped_queue() { q.unlink(); }
+  std::string name;
+  troupe::queue<T> q;
+};
+
+struct job {
+  int id = 0;
+  std::string label;
+  xt::xarray<float> data;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, label, data);
+  }
+};
+
+TEST(queue, values_go_through_in_order) {
+  scoped_queue<std::string> s{"order"};
+  for (int i = 0; i < 100; ++i)
+    s.q.put("message " + std::to_string(i));
+  EXPECT_EQ(s.q.size(), 100u);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(s.q.get(), "message " + std::to_string(i));
+  EXPECT_FALSE(s.q.try_get().has_value());
+}
+
+TEST(queue, structs_holding_tensors_and_a_second_handle_in_another_thread) {
+  scoped_queue<job> s{"structs"};
+  auto reader = troupe::queue<job>::open(s.name);
+  std::thread producer([&] {
+    for (int i = 0; i < 50; ++i)
+      s.q.put(job{i, "j" + std::to_string(i), xt::ones<float>({3, 4}) * static_cast<float>(i)});
+  });
+  for (int i = 0; i < 50; ++i) {
+    const auto j = reader.get(10s);
+    EXPECT_EQ(j.id, i);
+    EXPECT_EQ(j.label, "j" + std::to_string(i));
+    EXPECT_EQ(j.data, xt::ones<float>({3, 4}) * static_cast<float>(i));
+  }
+  producer.join();
+}
+
+TEST(queue, opening_with_another_type_names_both_types) {
+  scoped_queue<float> s{"typed"};
+  try {
+    (void)troupe::queue<int>::open(s.name);
+    FAIL() << "expected serialization_error";
+  } catch (const troupe::serialization_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("carries float"), std::string::npos) << what;
+    EXPECT_NE(what.find("queue of int"), std::string::npos) << what;
+  }
+}
+
+TEST(queue, names_are_validated_and_not_taken_twice) {
+  for (const std::string& bad : std::vector<std::string>{"", "has space", "slash/inside", std::string(201, 'x'), "dollar$"})
+    EXPECT_THROW((void)troupe::queue<int>::create(bad), troupe::invalid_argument) << bad;
+  scoped_queue<int> s{"taken"};
+  try {
+    (void)troupe::queue<int>::create(s.name);
+    FAIL() << "expected invalid_argument";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("already exists"), std::string::npos);
+  }
+  auto same = troupe::queue<int>::open_or_create(s.name);
+  same.put(7);
+  EXPECT_EQ(s.q.get(), 7);
+  EXPECT_THROW((void)troupe::queue<int>::open(unique_name("missing")), troupe::invalid_argument);
+  const auto fresh = unique_name("fresh");
+  auto created = troupe::queue<int>::open_or_create(fresh);
+  created.unlink();
+}
+
+TEST(queue, a_full_queue_applies_backpressure) {
+  scoped_queue<int> s{"full", {.max_messages = 2}};
+  s.q.put(1);
+  s.q.put(2);
+  EXPECT_THROW(s.q.put(3, 20ms), troupe::timeout_error);
+  std::thread consumer([&] {
+    std::this_thread::sleep_for(30ms);
+    EXPECT_EQ(s.q.get(), 1);
+  });
+  s.q.put(3, 10s); // waits until the consumer makes room
+  consumer.join();
+  EXPECT_EQ(s.q.get(), 2);
+  EXPECT_EQ(s.q.get(), 3);
+}
+
+TEST(queue, the_byte_bound_holds_and_an_oversized_message_is_refused) {
+  scoped_queue<std::string> s{"bytes", {.max_messages = 100, .max_bytes = 1024}};
+  const std::string chunk(300, 'x');
+  s.q.put(chunk);
+  s.q.put(chunk);
+  s.q.put(chunk);
+  EXPECT_THROW(s.q.put(chunk, 20ms), troupe::timeout_error) << "4 x ~340 bytes > 1024";
+  EXPECT_THROW(s.q.put(std::string(5000, 'y')), troupe::invalid_argument);
+  EXPECT_EQ(s.q.get(), chunk);
+  s.q.put(chunk, 1s);
+}
+
+TEST(queue, get_times_out_and_try_get_does_not_wait) {
+  scoped_queue<int> s{"empty"};
+  EXPECT_THROW((void)s.q.get(20ms), troupe::timeout_error);
+  EXPECT_FALSE(s.q.try_get().has_value());
+  s.q.put(5);
+  EXPECT_EQ(s.q.try_get(), 5);
+}
+
+TEST(queue, close_refuses_puts_lets_receivers_drain_then_reports_closed) {
+  scoped_queue<int> s{"close"};
+  s.q.put(1);
+  s.q.close();
+  EXPECT_TRUE(s.q.closed());
+  EXPECT_THROW(s.q.put(2), troupe::queue_closed);
+  EXPECT_EQ(s.q.get(), 1);
+  EXPECT_THROW((void)s.q.get(), troupe::queue_closed);
+  EXPECT_THROW((void)s.q.get(10ms), troupe::queue_closed);
+}
+
+TEST(queue, close_wakes_a_blocked_receiver) {
+  scoped_queue<int> s{"wake"};
+  std::thread closer([&] {
+    std::this_thread::sleep_for(30ms);
+    s.q.close();
+  });
+  EXPECT_THROW((void)s.q.get(), troupe::queue_closed);
+  closer.join();
+}
+
+TEST(queue, many_sender_and_receiver_processes_deliver_each_message_once_in_sender_order) {
+  scoped_queue<std::pair<int, int>> work{"mpmc", {.max_messages = 64}};
+  scoped_queue<std::pair<int, int>> seen{"mpmc-seen", {.max_messages = 100000, .max_bytes = 64 << 20}};
+  constexpr int senders = 3, receivers = 2, per_sender = 2000;
+  std::vector<pid_t> children;
+  for (int r = 0; r < receivers; ++r)
+    children.push_back(spawn([&] {
+      auto in = troupe::queue<std::pair<int, int>>::open(work.name);
+      auto out = troupe::queue<std::pair<int, int>>::open(seen.name);
+      std::map<int, int> last;
+      for (;;) {
+        std::pair<int, int> m;
+        try {
+          m = in.get();
+        } catch (const troupe::queue_closed&) {
+          return;
+        }
+        if (last.count(m.first) && m.second <= last[m.first])
+          throw std::runtime_error("out of order");
+        last[m.first] = m.second;
+        out.put(m);
+      }
+    }));
+  std::vector<pid_t> producers;
+  for (int p = 0; p < senders; ++p)
+    producers.push_back(spawn([&, p] {
+      auto out = troupe::queue<std::pair<int, int>>::open(work.name);
+      for (int i = 0; i < per_sender; ++i)
+        out.put({p, i});
+    }));
+  for (auto pid : producers)
+    EXPECT_EQ(wait_for(pid, 60s), 0);
+  work.q.close();
+  for (auto pid : children)
+    EXPECT_EQ(wait_for(pid, 60s), 0) << "a receiver saw one sender's messages out of order";
+  std::set<std::pair<int, int>> all;
+  while (auto m = seen.q.try_get())
+    EXPECT_TRUE(all.insert(*m).second) << "delivered twice: " << m->first << "/" << m->second;
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(senders * per_sender));
+}
+
+} // namespace

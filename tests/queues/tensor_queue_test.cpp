@@ -1,0 +1,126 @@
+// Large tensors through queues: copy mode (a segment per tensor, freed on receipt) and shared
+// mode (shared_tensor: the same memory in both processes), and segments that never leak.
+#include "process_support.hpp"
+
+#include "troupe/queues/queue.hpp"
+#include "troupe/queues/shared_tensor.hpp"
+
+#include <gtest/gtest.h>
+#include <xtensor/xarray.hpp>
+#include <xtensor/xrandom.hpp>
+
+#include <thread>
+
+namespace {
+
+using namespace troupe::testing;
+using namespace std::chrono_literals;
+
+TEST(tensor_queue, a_large_tensor_crosses_processes_through_a_segment_freed_on_receipt) {
+  troupe::collect_orphan_segments(); // whatever an earlier, aborted run left
+  const int before = troupe_shm_entries();
+  const auto name = unique_name("big");
+  auto q = troupe::queue<xt::xarray<float>>::create(name, {.max_bytes = 1 << 20});
+  const xt::xarray<float> big = xt::random::rand<float>({512, 1024}); // 2 MiB > the ring
+  const auto child = spawn([&] {
+    auto out = troupe::queue<xt::xarray<float>>::open(name);
+    out.put(big);
+    out.put(xt::xarray<float>{1.f, 2.f}); // small ones stay in the ring
+  });
+  ASSERT_EQ(wait_for(child, 30s), 0);
+  EXPECT_EQ(troupe_shm_entries(), before + 2) << "the queue and the one segment in flight";
+  EXPECT_EQ(q.get(), big);
+  EXPECT_EQ(troupe_shm_entries(), before + 1) << "the segment is freed once received";
+  EXPECT_EQ(q.get(), (xt::xarray<float>{1.f, 2.f}));
+  q.unlink();
+  EXPECT_EQ(troupe_shm_entries(), before);
+}
+
+TEST(tensor_queue, unreceived_segments_go_with_their_queue) {
+  troupe::collect_orphan_segments(); // whatever an earlier, aborted run left
+  const int before = troupe_shm_entries();
+  auto q = troupe::queue<xt::xarray<double>>::create(unique_name("left"));
+  q.put(xt::zeros<double>({256, 256}));
+  q.put(xt::zeros<double>({256, 256}));
+  EXPECT_EQ(troupe_shm_entries(), before + 3);
+  q.unlink();
+  EXPECT_EQ(troupe_shm_entries(), before);
+}
+
+TEST(tensor_queue, a_shared_tensor_is_the_same_memory_in_sender_and_receiver) {
+  troupe::collect_orphan_segments(); // whatever an earlier, aborted run left
+  const int before = troupe_shm_entries();
+  const auto name = unique_name("shared");
+  auto q = troupe::queue<troupe::shared_tensor<float>>::create(name);
+  auto back = troupe::queue<int>::create(name + "-ack");
+  {
+    troupe::shared_tensor<float> t{{1000, 1000}};
+    t.view()(0, 0) = 1.5f;
+    q.put(t);
+    const auto child = spawn([&] {
+      auto in = troupe::queue<troupe::shared_tensor<float>>::open(name);
+      auto ack = troupe::queue<int>::open(name + "-ack");
+      auto received = in.get(10s);
+      if (received.view()(0, 0) != 1.5f || received.shape() != std::vector<std::size_t>{1000, 1000})
+        throw std::runtime_error("not the sender's tensor");
+      received.view()(999, 999) = 7.f; // visible to the sender: same memory
+      ack.put(1);
+    });
+    EXPECT_EQ(back.get(10s), 1);
+    EXPECT_EQ(wait_for(child, 10s), 0);
+    EXPECT_EQ(t.view()(999, 999), 7.f);
+    EXPECT_EQ(troupe_shm_entries(), before + 3) << "two queues and the tensor's segment";
+  }
+  EXPECT_EQ(troupe_shm_entries(), before + 2) << "the last holder dropped it";
+  q.unlink();
+  back.unlink();
+  EXPECT_EQ(troupe_shm_entries(), before);
+}
+
+TEST(tensor_queue, a_receiver_that_crashes_holding_a_shared_tensor_leaks_nothing) {
+  troupe::collect_orphan_segments(); // whatever an earlier, aborted run left
+  const int before = troupe_shm_entries();
+  const auto name = unique_name("crash-holder");
+  auto q = troupe::queue<troupe::shared_tensor<std::int32_t>>::create(name);
+  auto ack = troupe::queue<int>::create(name + "-ack");
+  {
+    troupe::shared_tensor<std::int32_t> t{{4096, 256}};
+    q.put(t);
+  } // the sender let go: the message (then the receiver) is the only holder
+  const auto child = spawn([&] {
+    auto in = troupe::queue<troupe::shared_tensor<std::int32_t>>::open(name);
+    auto held = in.get(10s);
+    troupe::queue<int>::open(name + "-ack").put(1);
+    pause(); // holds the tensor until killed
+  });
+  EXPECT_EQ(ack.get(10s), 1);
+  EXPECT_EQ(troupe_shm_entries(), before + 3);
+  kill_and_reap(child);
+  EXPECT_EQ(troupe::collect_orphan_segments(), 1u) << "its only holder is dead";
+  q.unlink();
+  ack.unlink();
+  EXPECT_EQ(troupe_shm_entries(), before);
+}
+
+TEST(tensor_queue, a_segment_whose_creator_died_before_sending_is_collected) {
+  troupe::collect_orphan_segments(); // whatever an earlier, aborted run left
+  const int before = troupe_shm_entries();
+  const auto child = spawn([] {
+    auto segment = troupe::shm_segment::create(1 << 20);
+    pause();
+  });
+  for (int i = 0; i < 1000 && troupe_shm_entries() == before; ++i)
+    std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(troupe_shm_entries(), before + 1);
+  EXPECT_EQ(troupe::collect_orphan_segments(), 0u) << "its creator is alive";
+  kill_and_reap(child);
+  EXPECT_EQ(troupe::collect_orphan_segments(), 1u);
+  EXPECT_EQ(troupe_shm_entries(), before);
+}
+
+TEST(tensor_queue, a_shared_tensor_outside_a_queue_is_refused) {
+  troupe::shared_tensor<float> t{{2, 2}};
+  EXPECT_THROW((void)troupe::serialize(t), troupe::serialization_error);
+}
+
+} // namespace
