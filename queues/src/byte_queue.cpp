@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstring>
 #include <random>
+#include <mutex>
 #include <thread>
 
 namespace troupe::detail {
@@ -56,6 +57,12 @@ struct queue_header {
   std::uint32_t readers_waiting, writers_waiting; // hints: over-counting only costs a wake-up
   // Futex words, bumped under the mutex when messages arrive / leave or the queue closes.
   std::atomic<std::uint32_t> arrived, left;
+  // Spare copy-mode segments, each held for this queue (under the mutex).
+  std::uint32_t spare_limit, spare_count;
+  struct spare {
+    char name[64];
+    std::uint64_t bytes;
+  } spares[16];
 };
 
 std::size_t data_area_bytes(const queue_options& o) { return (o.max_bytes + 63) / 64 * 64; }
@@ -78,6 +85,9 @@ struct byte_queue::state {
   std::string object_name; // troupe.q.<name>
   queue_options options;
   mapped_object object;
+  // This process's mappings of copy-mode segments, most recently used last.
+  std::mutex cache_mutex;
+  std::vector<shm_segment> cache;
   queue_header* header = nullptr;
   descriptor* descriptors = nullptr;
   std::byte* data = nullptr;
@@ -121,12 +131,25 @@ struct byte_queue::state {
     }
     if (h.data_tail < h.data_head || h.data_tail - h.data_head > h.data_bytes)
       h.data_tail = h.data_head;
+    if (h.spare_count > std::size(h.spares))
+      h.spare_count = 0; // the spares leak until the queue goes; the ring works
   }
 
   robust_lock lock() {
     return robust_lock{header->mutex, [this] { recover(); }};
   }
 };
+
+/// Before sleeping on a futex, watch it for a few microseconds: in a stream, the other side
+/// usually moves within that time, and neither side then pays a sleep and a wake-up.
+bool spin_until_changed(const std::atomic<std::uint32_t>& word, std::uint32_t seen) {
+  for (int i = 0; i < 2000; ++i) {
+    if (word.load(std::memory_order_acquire) != seen)
+      return true;
+    __builtin_ia32_pause();
+  }
+  return false;
+}
 
 byte_queue::byte_queue(const std::string& name, mode how, const queue_options& options,
                        std::uint64_t type_tag, const std::string& type_name)
@@ -154,6 +177,8 @@ byte_queue::byte_queue(const std::string& name, mode how, const queue_options& o
       h.max_messages = options.max_messages;
       h.data_bytes = data_bytes;
       h.large_tensor_bytes = options.large_tensor_bytes;
+      h.spare_limit = static_cast<std::uint32_t>(std::min<std::size_t>(options.spare_segments,
+                                                                        std::size(h.spares)));
       init_robust_mutex(h.mutex);
       std::uint64_t word;
       std::memcpy(&word, queue_magic.data(), sizeof word);
@@ -193,6 +218,7 @@ byte_queue::byte_queue(const std::string& name, mode how, const queue_options& o
   s.options.max_messages = h.max_messages;
   s.options.max_bytes = h.data_bytes;
   s.options.large_tensor_bytes = h.large_tensor_bytes;
+  s.options.spare_segments = h.spare_limit;
 }
 
 byte_queue::~byte_queue() = default;
@@ -212,12 +238,20 @@ bool byte_queue::put(std::span<const std::byte> message, deadline until) {
       break;
     if (until && std::chrono::steady_clock::now() >= *until)
       return false;
-    ++h.writers_waiting;
     const auto seen = h.left.load();
     lock.unlock();
-    futex_wait(h.left, seen, until);
-    lock.relock();
-    --h.writers_waiting;
+    if (!spin_until_changed(h.left, seen)) {
+      lock.relock();
+      ++h.writers_waiting;
+      const auto again = h.left.load();
+      lock.unlock();
+      if (again == seen)
+        futex_wait(h.left, seen, until);
+      lock.relock();
+      --h.writers_waiting;
+    } else {
+      lock.relock();
+    }
   }
   const auto start = h.data_tail, end = start + message.size();
   s.copy_in(start, message.data(), message.size());
@@ -241,12 +275,20 @@ std::optional<std::vector<std::byte>> byte_queue::get(deadline until) {
       throw queue_closed("queue '" + s.name + "' is closed and drained");
     if (until && std::chrono::steady_clock::now() >= *until)
       return std::nullopt;
-    ++h.readers_waiting;
     const auto seen = h.arrived.load();
     lock.unlock();
-    futex_wait(h.arrived, seen, until);
-    lock.relock();
-    --h.readers_waiting;
+    if (!spin_until_changed(h.arrived, seen)) {
+      lock.relock();
+      ++h.readers_waiting;
+      const auto again = h.arrived.load();
+      lock.unlock();
+      if (again == seen)
+        futex_wait(h.arrived, seen, until);
+      lock.relock();
+      --h.readers_waiting;
+    } else {
+      lock.relock();
+    }
   }
   // A scribbled descriptor loses only its own message: its extent is where the next one starts.
   auto start = h.data_head;
@@ -292,8 +334,81 @@ std::size_t byte_queue::size() const {
 
 void byte_queue::unlink() {
   shm_unlink(("/" + state_->object_name).c_str());
-  // Segments held only by messages still in this queue are orphans now.
+  {
+    std::lock_guard guard{state_->cache_mutex};
+    state_->cache.clear();
+  }
+  // Segments held only by this queue's spares and messages are orphans now.
   collect_orphan_segments();
+}
+
+namespace {
+constexpr std::size_t cache_limit = 32;
+} // namespace
+
+shm_segment byte_queue::new_segment(std::size_t bytes) {
+  auto segment = shm_segment::create(bytes);
+  std::lock_guard guard{state_->cache_mutex};
+  auto& cache = state_->cache;
+  if (cache.size() >= cache_limit)
+    cache.erase(cache.begin());
+  cache.push_back(segment.share());
+  return segment;
+}
+
+shm_segment byte_queue::segment(const std::string& name) {
+  std::lock_guard guard{state_->cache_mutex};
+  auto& cache = state_->cache;
+  auto it = std::find_if(cache.begin(), cache.end(),
+                         [&](const shm_segment& x) { return x.name() == name; });
+  if (it != cache.end()) {
+    auto found = it->share();
+    std::rotate(it, it + 1, cache.end()); // most recently used last
+    return found;
+  }
+  auto opened = shm_segment::open(name);
+  if (cache.size() >= cache_limit)
+    cache.erase(cache.begin());
+  cache.push_back(opened.share());
+  return opened;
+}
+
+std::optional<shm_segment> byte_queue::take_spare(std::size_t bytes) {
+  auto& h = *state_->header;
+  std::string name;
+  {
+    auto lock = state_->lock();
+    for (std::uint32_t i = 0; i < h.spare_count; ++i)
+      if (h.spares[i].bytes >= bytes && h.spares[i].bytes <= 2 * bytes + 4096) {
+        name = h.spares[i].name;
+        h.spares[i] = h.spares[--h.spare_count];
+        break;
+      }
+  }
+  if (name.empty())
+    return std::nullopt;
+  try {
+    return segment(name);
+  } catch (const error&) {
+    return std::nullopt; // freed meanwhile (its queue hold was stale): use a new one
+  }
+}
+
+bool byte_queue::offer_spare(const shm_segment& segment) {
+  auto& h = *state_->header;
+  auto lock = state_->lock();
+  if (h.closed || h.spare_count >= h.spare_limit || segment.name().size() >= sizeof h.spares[0].name)
+    return false;
+  auto& slot = h.spares[h.spare_count++];
+  std::strncpy(slot.name, segment.name().c_str(), sizeof slot.name - 1);
+  slot.name[sizeof slot.name - 1] = '\0';
+  slot.bytes = segment.size();
+  return true;
+}
+
+void byte_queue::forget(const std::string& name) {
+  std::lock_guard guard{state_->cache_mutex};
+  std::erase_if(state_->cache, [&](const shm_segment& x) { return x.name() == name; });
 }
 
 const std::string& byte_queue::name() const noexcept { return state_->name; }

@@ -20,7 +20,7 @@ TEST(tensor_queue, a_large_tensor_crosses_processes_through_a_segment_freed_on_r
   troupe::collect_orphan_segments(); // whatever an earlier, aborted run left
   const int before = troupe_shm_entries();
   const auto name = unique_name("big");
-  auto q = troupe::queue<xt::xarray<float>>::create(name, {.max_bytes = 1 << 20});
+  auto q = troupe::queue<xt::xarray<float>>::create(name, {.max_bytes = 1 << 20, .spare_segments = 0});
   const xt::xarray<float> big = xt::random::rand<float>({512, 1024}); // 2 MiB > the ring
   const auto child = spawn([&] {
     auto out = troupe::queue<xt::xarray<float>>::open(name);
@@ -34,6 +34,37 @@ TEST(tensor_queue, a_large_tensor_crosses_processes_through_a_segment_freed_on_r
   EXPECT_EQ(q.get(), (xt::xarray<float>{1.f, 2.f}));
   q.unlink();
   EXPECT_EQ(troupe_shm_entries(), before);
+}
+
+TEST(tensor_queue, received_segments_are_reused_by_later_puts_and_go_with_the_queue) {
+  troupe::collect_orphan_segments();
+  const int before = troupe_shm_entries();
+  auto q = troupe::queue<xt::xarray<float>>::create(unique_name("spares"), {.spare_segments = 2});
+  const xt::xarray<float> big = xt::ones<float>({1 << 18}); // 1 MiB
+  for (int round = 0; round < 20; ++round) {
+    q.put(big * static_cast<float>(round));
+    EXPECT_EQ(q.get(), big * static_cast<float>(round));
+  }
+  EXPECT_EQ(troupe_shm_entries(), before + 2) << "one segment, reused 19 times, and the queue";
+  q.unlink();
+  EXPECT_EQ(troupe_shm_entries(), before);
+}
+
+TEST(tensor_queue, get_into_reuses_the_receivers_array_when_the_shape_matches) {
+  auto q = troupe::queue<xt::xarray<float>>::create(unique_name("into"));
+  xt::xarray<float> into = xt::zeros<float>({256, 512});
+  const float* storage = into.data();
+  for (int round = 1; round <= 3; ++round) {
+    q.put(xt::ones<float>({256, 512}) * static_cast<float>(round));
+    q.get_into(into, 1s);
+    EXPECT_EQ(into, xt::ones<float>({256, 512}) * static_cast<float>(round));
+    EXPECT_EQ(into.data(), storage) << "same shape: no new allocation";
+  }
+  q.put(xt::ones<float>({3}));
+  q.get_into(into);
+  EXPECT_EQ(into, xt::ones<float>({3})) << "another shape: resized";
+  EXPECT_THROW(q.get_into(into, 10ms), troupe::timeout_error);
+  q.unlink();
 }
 
 TEST(tensor_queue, unreceived_segments_go_with_their_queue) {

@@ -124,13 +124,14 @@ std::vector<std::byte> serialize(const T& value) {
   return blob;
 }
 
-/// Decodes a blob written by `serialize<T>`. Throws `troupe::serialization_error` if the bytes are
-/// truncated, corrupted, were written for another type, or carry trailing bytes.
+/// Decodes a blob written by `serialize<T>` into `value`, reusing what it can of it (a tensor of
+/// the same shape keeps its memory). Throws `troupe::serialization_error` if the bytes are
+/// truncated, corrupted, were written for another type, or carry trailing bytes; `value` is then
+/// unspecified.
 template <class T>
-T deserialize(std::span<const std::byte> blob) {
+void deserialize_into(std::span<const std::byte> blob, T& value) {
   const auto payload = detail::unseal(blob, detail::type_tag(typeid(T).name()),
                                       detail::type_name<T>());
-  T value{};
   detail::byte_input_archive archive{payload};
   try {
     archive(value);
@@ -143,6 +144,14 @@ T deserialize(std::span<const std::byte> blob) {
     throw serialization_error("cannot decode " + detail::type_name<T>() + ": " +
                               std::to_string(archive.remaining()) +
                               " bytes left over after the value");
+}
+
+/// Decodes a blob written by `serialize<T>`. Throws `troupe::serialization_error` if the bytes are
+/// truncated, corrupted, were written for another type, or carry trailing bytes.
+template <class T>
+T deserialize(std::span<const std::byte> blob) {
+  T value{};
+  deserialize_into(blob, value);
   return value;
 }
 

@@ -76,6 +76,16 @@ public:
   /// The next value if one is there now.
   std::optional<T> try_get() { return receive(std::chrono::steady_clock::now()); }
 
+  /// As get(), decoding into `value` and reusing its memory where the shapes allow (a tensor of
+  /// the same shape is not reallocated): for consumers that want no allocation per message.
+  void get_into(T& value) { (void)receive_into(value, std::nullopt); }
+
+  template <class Rep, class Period>
+  void get_into(T& value, std::chrono::duration<Rep, Period> timeout) {
+    if (!receive_into(value, deadline_after(timeout)))
+      throw timeout_error("nothing arrived on queue '" + name() + "' within the get's timeout");
+  }
+
   /// No more puts; receivers drain what is left, then get queue_closed.
   void close() { core_->close(); }
   bool closed() const { return core_->closed(); }
@@ -120,12 +130,20 @@ private:
   }
 
   std::optional<T> receive(detail::deadline until) {
+    T value{};
+    if (!receive_into(value, until))
+      return std::nullopt;
+    return value;
+  }
+
+  bool receive_into(T& value, detail::deadline until) {
     auto message = core_->get(until);
     if (!message)
-      return std::nullopt;
+      return false;
     detail::segment_store store{*core_};
     detail::tensor_store_scope scope{store};
-    return deserialize<T>(*message);
+    deserialize_into(*message, value);
+    return true;
   }
 
   std::unique_ptr<detail::byte_queue> core_;

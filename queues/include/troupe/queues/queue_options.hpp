@@ -14,6 +14,10 @@ struct queue_options {
   /// Tensors with more element bytes than this travel through their own shared-memory segment
   /// instead of the queue's ring.
   std::size_t large_tensor_bytes = 64 << 10;
+  /// Received copy-mode segments the queue keeps (at most 16) for later puts to reuse, so a
+  /// stream of large tensors costs no system calls or page faults per message. 0: each
+  /// segment is freed as soon as it is received. Spares are freed when the queue is unlinked.
+  std::size_t spare_segments = 4;
 };
 
 } // namespace troupe

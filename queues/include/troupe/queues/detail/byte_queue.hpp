@@ -3,6 +3,7 @@
 #pragma once
 
 #include "troupe/queues/queue_options.hpp"
+#include "troupe/queues/shm_segment.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -42,6 +43,21 @@ public:
   std::size_t size() const;
   /// Removes the queue's name; processes that have it open keep using it.
   void unlink();
+
+  // Segments for copy mode, recycled through the queue's spares and mapped once per process.
+
+  /// A new segment of `bytes`, mapped and cached here.
+  shm_segment new_segment(std::size_t bytes);
+  /// A spare segment of at least `bytes` (not much more), taken from the queue; it keeps the
+  /// queue's hold, which becomes the message's. nullopt if none fits.
+  std::optional<shm_segment> take_spare(std::size_t bytes);
+  /// This process's mapping of segment `name` (opened and cached on first use).
+  shm_segment segment(const std::string& name);
+  /// Gives a received segment (still held for the queue) to the spares; false if they are full,
+  /// in which case the caller releases it.
+  bool offer_spare(const shm_segment& segment);
+  /// Drops this process's cached mapping of `name`.
+  void forget(const std::string& name);
 
   const std::string& name() const noexcept;
   /// The shared-memory object's name, under which segments are held for this queue.

@@ -20,21 +20,33 @@ public:
     return bytes > queue_.options().large_tensor_bytes;
   }
 
-  /// Copy mode (put): the tensor's bytes, once, into a new segment.
+  /// Copy mode (put): the tensor's bytes, once, into a spare segment of the queue or a new one.
   std::string keep(const void* data, std::size_t bytes) override {
-    auto segment = shm_segment::create(bytes);
+    auto spare = queue_.take_spare(bytes);
+    auto segment = spare ? std::move(*spare) : queue_.new_segment(bytes);
     std::memcpy(segment.data(), data, bytes);
-    carried_.push_back(segment);
+    (spare ? already_held_ : carried_).push_back(segment);
     return segment.name();
   }
 
-  /// Copy mode (get): the bytes out, and the segment is done with.
+  /// Copy mode (get): the bytes out; the segment then becomes a spare, or is released.
   void fetch(const std::string& handle, void* out, std::size_t bytes) override {
-    auto segment = adopt(handle);
-    if (segment.size() != bytes)
+    auto segment = [&] {
+      try {
+        return queue_.segment(handle);
+      } catch (const invalid_argument&) {
+        throw serialization_error("the message refers to segment " + handle +
+                                  ", which no longer exists");
+      }
+    }();
+    if (segment.size() < bytes)
       throw serialization_error("segment " + handle + " holds " + std::to_string(segment.size()) +
                                 " bytes, the message says " + std::to_string(bytes));
     std::memcpy(out, segment.data(), bytes);
+    if (!queue_.offer_spare(segment)) {
+      segment.release_for_queue(queue_.object_name(), queue_.instance_id());
+      queue_.forget(handle);
+    }
   }
 
   /// Shared mode (put): the message carries a reference to an existing segment.
@@ -62,13 +74,17 @@ public:
 
   /// The put did not happen: take the holds back.
   void release_for_queue() {
-    for (auto& segment : carried_)
-      segment.release_for_queue(queue_.object_name(), queue_.instance_id());
+    for (auto* list : {&carried_, &already_held_})
+      for (auto& segment : *list) {
+        segment.release_for_queue(queue_.object_name(), queue_.instance_id());
+        queue_.forget(segment.name());
+      }
   }
 
 private:
   byte_queue& queue_;
-  std::vector<shm_segment> carried_;
+  std::vector<shm_segment> carried_;      // to be held for the queue
+  std::vector<shm_segment> already_held_; // spares: held for the queue already
 };
 
 } // namespace troupe::detail
