@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -36,22 +37,33 @@ void lock_robust(pthread_mutex_t& mutex, Recover&& recover) {
   }
 }
 
+/// Holds a robust mutex for a scope; unlock() and relock() let a waiter step out and back in.
 class robust_lock {
 public:
-  template <class Recover>
-  robust_lock(pthread_mutex_t& mutex, Recover&& recover) : mutex_(mutex) {
-    lock_robust(mutex_, std::forward<Recover>(recover));
+  /// `recover` runs whenever the lock is taken (here or in relock) from an owner that died.
+  robust_lock(pthread_mutex_t& mutex, std::function<void()> recover)
+    : mutex_(mutex), recover_(std::move(recover)) {
+    lock_robust(mutex_, recover_);
   }
-  ~robust_lock() { pthread_mutex_unlock(&mutex_); }
+  ~robust_lock() {
+    if (owned_)
+      pthread_mutex_unlock(&mutex_);
+  }
   robust_lock(const robust_lock&) = delete;
   robust_lock& operator=(const robust_lock&) = delete;
-  void unlock() { pthread_mutex_unlock(&mutex_); }
+  void unlock() {
+    owned_ = false;
+    pthread_mutex_unlock(&mutex_);
+  }
   void relock() {
-    lock_robust(mutex_, [] {});
+    lock_robust(mutex_, recover_);
+    owned_ = true;
   }
 
 private:
   pthread_mutex_t& mutex_;
+  std::function<void()> recover_;
+  bool owned_ = true;
 };
 
 /// Waits until `word` differs from `expected` or `deadline` passes (cross-process futex).
