@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -50,7 +51,16 @@ runtime_state::runtime_state(int threads) : scheduler_threads(threads) {
 
 namespace {
 
+detail::worker_main installed_worker_main = nullptr;
+
+} // namespace
+
+void detail::install_worker_main(worker_main main) noexcept { installed_worker_main = main; }
+
+namespace {
+
 constexpr int default_scheduler_threads = 2;
+constexpr std::string_view worker_flag = "--troupe-worker=";
 constexpr std::string_view flag_prefix = "--troupe-";
 constexpr std::string_view threads_flag = "--troupe-scheduler-threads=";
 
@@ -75,11 +85,17 @@ runtime_options with_flags(int argc, char** argv, runtime_options options) {
     std::string_view arg{argv[i]};
     if (!arg.starts_with(flag_prefix))
       continue;
-    if (arg.starts_with(threads_flag))
+    if (arg.starts_with(threads_flag)) {
       options.scheduler_threads = parse_positive(arg.substr(threads_flag.size()), threads_flag);
-    else
+    } else if (arg.starts_with(worker_flag)) {
+      if (installed_worker_main == nullptr)
+        throw state_error("started as a troupe worker (" + std::string{arg} +
+                          "), but this program starts no worker processes");
+      std::exit(installed_worker_main(std::string{arg.substr(worker_flag.size())}));
+    } else {
       throw invalid_argument("unknown troupe flag '" + std::string{arg} +
                              "' (known: --troupe-scheduler-threads=N)");
+    }
   }
   return options;
 }

@@ -4,6 +4,7 @@
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/runtime.hpp"
 #include "troupe/actors/serialization.hpp"
+#include "troupe/actors/task.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/assigner/assigner.hpp"
 #include "troupe/assigner/devices.hpp"
@@ -15,4 +16,5 @@
 #include "troupe/pools/ctx_thread_pool.hpp"
 #include "troupe/pools/imap_stream.hpp"
 #include "troupe/pools/pool_options.hpp"
+#include "troupe/pools/process_pool.hpp"
 #include "troupe/pools/thread_pool.hpp"

@@ -64,12 +64,16 @@ private:
   bool stopped_ = false;
 };
 
+struct process_settings;
+
 /// What the dispatcher needs to start (and restart) workers.
 struct worker_setup {
   std::size_t workers = 1;
   std::function<void()> initializer;
   std::size_t max_tasks = 0; // 0: unlimited
   std::vector<void*> contexts;
+  /// Set for process pools: each worker actor then drives a worker process.
+  std::shared_ptr<const process_settings> process;
 };
 
 /// The address TSAN builds synchronize a mailbox on (see troupe/actors/tsan.hpp).

@@ -7,6 +7,7 @@
 // the unstarted chunks of the fullest lease another worker holds, so one slow item never holds
 // up the items queued behind it.
 #include "actors.hpp"
+#include "process_link.hpp"
 
 #include "troupe/actors/error.hpp"
 
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <exception>
 #include <string>
 #include <vector>
@@ -30,6 +32,9 @@ struct worker_state {
   worker_env env;
   bool initialized = false;
   std::exception_ptr initializer_error;
+  // Process pools: the worker process this actor drives, and its chunks in flight.
+  std::unique_ptr<process_link> link;
+  std::uint64_t next_request = 0;
   static inline const char* name = "troupe.worker";
 };
 
@@ -63,6 +68,82 @@ void run_lease(worker_state& st, const std::function<void()>& initializer, lease
   work.job()->ended(work.ran);
 }
 
+/// Process pools: streams the lease's chunks to the worker process, several in flight, and
+/// completes them from its replies. A process that dies or freezes fails (or, within
+/// max_retries, re-sends) the chunks it held, and is replaced.
+void run_lease_remotely(worker_state& st, const process_settings& settings, std::size_t slot,
+                        lease& work) {
+  const auto& job = work.job();
+  struct sent {
+    std::size_t chunk;
+    std::size_t attempts;
+  };
+  std::map<std::uint64_t, sent> in_flight;
+  std::deque<sent> resend;
+  const auto fail = [&](std::size_t chunk, std::exception_ptr why) {
+    job->abandon(chunk, chunk + 1, std::move(why));
+    job->ended(1);
+  };
+  const auto connect = [&] {
+    st.link = std::make_unique<process_link>("worker " + std::to_string(slot), settings);
+  };
+  if (!st.link || !st.link->alive())
+    connect();
+  for (;;) {
+    while (in_flight.size() < settings.in_flight) {
+      sent next{0, 0};
+      if (!resend.empty()) {
+        next = resend.front();
+        resend.pop_front();
+      } else if (!work.claim(next.chunk)) {
+        break;
+      }
+      try {
+        const auto id = st.next_request++;
+        st.link->send({id, job->task_name(), job->encode_chunk(next.chunk)});
+        in_flight.emplace(id, next);
+      } catch (...) {
+        fail(next.chunk, std::current_exception());
+      }
+    }
+    if (in_flight.empty())
+      return;
+    if (auto reply = st.link->receive(std::chrono::milliseconds{20})) {
+      auto it = in_flight.find(reply->id);
+      if (it == in_flight.end())
+        continue; // an answer from before a replacement
+      const auto chunk = it->second.chunk;
+      in_flight.erase(it);
+      ++work.ran;
+      if (reply->error.empty()) {
+        job->accept_chunk(chunk, reply->outcomes, st.link->label());
+        job->ended(1);
+      } else if (!reply->error_type.empty()) {
+        fail(chunk, std::make_exception_ptr(
+                      task_error(reply->error_type, reply->error, st.link->label())));
+      } else {
+        fail(chunk, std::make_exception_ptr(serialization_error(reply->error)));
+      }
+      continue;
+    }
+    if (st.link->alive())
+      continue;
+    // Dead or frozen: what it held is re-sent (within max_retries) or failed, and it is replaced.
+    const auto pid = st.link->pid();
+    st.link->kill();
+    for (auto& [id, s] : in_flight) {
+      if (++s.attempts <= settings.max_retries)
+        resend.push_back(s);
+      else
+        fail(s.chunk, std::make_exception_ptr(worker_lost(
+                        st.link->label() + " (pid " + std::to_string(pid) +
+                        ") died or stopped answering while running this work")));
+    }
+    in_flight.clear();
+    connect();
+  }
+}
+
 worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> self,
                                    dispatcher_actor dispatcher, std::size_t slot,
                                    std::size_t generation, std::shared_ptr<const worker_setup> setup) {
@@ -73,7 +154,10 @@ worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> 
   return {
     [=](lease_ptr& work) {
       handling guard{self};
-      run_lease(self->state, setup->initializer, *work);
+      if (setup->process)
+        run_lease_remotely(self->state, *setup->process, slot, *work);
+      else
+        run_lease(self->state, setup->initializer, *work);
       send_from(self, dispatcher, done_atom::value, slot, generation, std::move(work));
     },
   };

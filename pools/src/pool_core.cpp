@@ -1,6 +1,7 @@
 #include "troupe/pools/detail/pool_core.hpp"
 
 #include "actors.hpp"
+#include "process_link.hpp"
 
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/runtime_state.hpp"
@@ -117,6 +118,29 @@ struct pool_core::impl final : service {
 
 pool_core::pool_core(runtime& rt, const pool_options& options, std::vector<void*> contexts)
   : impl_(std::make_unique<impl>(rt, setup_from(options, std::move(contexts)))) {}
+
+namespace {
+
+worker_setup setup_from(const process_pool_options& options) {
+  pool_options common;
+  common.workers = options.workers;
+  common.max_tasks_per_worker = options.max_tasks_per_worker;
+  auto setup = setup_from(common, {});
+  if (options.heartbeat_timeout <= std::chrono::milliseconds{0})
+    throw invalid_argument("process_pool_options::heartbeat_timeout must be positive, got " +
+                           std::to_string(options.heartbeat_timeout.count()) + " ms");
+  auto settings = std::make_shared<process_settings>();
+  settings->initializer = options.initializer;
+  settings->max_retries = options.max_retries;
+  settings->heartbeat_timeout = options.heartbeat_timeout;
+  setup.process = std::move(settings);
+  return setup;
+}
+
+} // namespace
+
+pool_core::pool_core(runtime& rt, const process_pool_options& options)
+  : impl_(std::make_unique<impl>(rt, setup_from(options))) {}
 
 pool_core::~pool_core() = default;
 

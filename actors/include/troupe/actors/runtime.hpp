@@ -13,11 +13,18 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace troupe {
 
 namespace detail {
 struct runtime_state;
+
+/// The main loop of a worker process, installed by the module that starts worker processes
+/// (pools/). `runtime`'s constructor hands a process started with `--troupe-worker=SPEC` to it
+/// and exits with what it returns.
+using worker_main = int (*)(const std::string& spec);
+void install_worker_main(worker_main main) noexcept;
 } // namespace detail
 
 struct runtime_options {
@@ -33,6 +40,10 @@ public:
 
   /// Reads troupe's own flags (`--troupe-...`) from the command line and ignores the rest, so
   /// the program's own argument parsing is unaffected. Flags override `options`.
+  ///
+  /// In a worker process started by a process pool (`--troupe-worker=...`) this constructor
+  /// never returns: it runs the worker until the pool lets it go, then exits the process.
+  /// So create the runtime first thing in `main`, before anything a worker should not do.
   runtime(int argc, char** argv, runtime_options options = {});
 
   runtime(const runtime&) = delete;

@@ -12,6 +12,7 @@
 // A worker replaced under max_tasks_per_worker keeps its context.
 #pragma once
 
+#include "troupe/actors/runtime.hpp"
 #include "troupe/pools/detail/basic_pool.hpp"
 
 #include <functional>

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
 
 namespace troupe {
 
@@ -18,6 +20,26 @@ struct pool_options {
   /// A worker is replaced by a fresh one (new thread, initializer run again) after running this
   /// many tasks, a task being one chunk. Unset: workers live as long as the pool. At least 1.
   std::optional<std::size_t> max_tasks_per_worker;
+};
+
+struct process_pool_options {
+  /// Number of worker processes, at least 1. Default: std::thread::hardware_concurrency().
+  std::optional<int> workers;
+
+  /// Name of a registered task without arguments (TROUPE_TASK) each worker process runs once
+  /// before its first task. If it throws, the chunks given to that worker fail with task_error.
+  std::string initializer;
+
+  /// A worker process is replaced by a fresh one after running this many tasks (chunks).
+  std::optional<std::size_t> max_tasks_per_worker;
+
+  /// A chunk whose worker process died or froze is run again on the replacement up to this
+  /// many times before its items fail with troupe::worker_lost.
+  std::size_t max_retries = 0;
+
+  /// A worker whose heartbeat has been still this long is taken for frozen: it is killed and
+  /// replaced, and what it held fails (or is retried).
+  std::chrono::milliseconds heartbeat_timeout{2000};
 };
 
 } // namespace troupe

@@ -13,6 +13,7 @@
 // (work not yet started fails with troupe::pool_closed) and waits for running tasks to finish.
 #pragma once
 
+#include "troupe/actors/runtime.hpp"
 #include "troupe/pools/detail/basic_pool.hpp"
 
 namespace troupe {

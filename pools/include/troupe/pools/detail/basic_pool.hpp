@@ -62,9 +62,6 @@ template <class Call, class Item>
 using item_result_t =
   std::remove_cvref_t<std::invoke_result_t<Call&, const worker_env&, Item>>;
 
-template <class Range>
-concept borrowable_range = std::ranges::random_access_range<Range> && std::ranges::sized_range<Range>;
-
 template <class Binder>
 class basic_pool {
   template <class F>

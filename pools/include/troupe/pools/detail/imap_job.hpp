@@ -30,39 +30,46 @@ public:
   virtual void wait_ended() = 0;
 };
 
-template <class R, class Items, class Call, bool Ordered>
-class imap_job final : public job, public imap_source<R> {
+/// The consumer side of a streaming job: results are published per chunk (by whatever runs the
+/// chunk: a thread, or a worker process's reply) and taken in input or completion order.
+template <class R, bool Ordered>
+class streaming_job : public job, public imap_source<R> {
+protected:
   struct outcome {
     std::optional<R> value;
     std::exception_ptr error;
   };
 
-public:
-  imap_job(Items items, std::size_t chunk_size, std::size_t window, Call call,
-           std::function<void()> wake_dispatcher)
-    : job(chunking{items.size(), chunk_size}.chunk_count()),
-      items_(std::move(items)),
-      chunks_{items_.size(), chunk_size},
+  streaming_job(chunking chunks, std::size_t window, std::function<void()> wake_dispatcher)
+    : job(chunks.chunk_count()),
+      chunks_(chunks),
       window_(window),
-      call_(std::move(call)),
       wake_dispatcher_(std::move(wake_dispatcher)) {
     limit_starts(window_);
   }
 
-  void run(std::size_t chunk, const worker_env& env) noexcept override {
-    const auto first = chunks_.begin(chunk);
-    const auto last = chunks_.end(chunk);
-    std::vector<outcome> results(last - first);
-    for (auto i = first; i < last; ++i) {
-      try {
-        results[i - first].value.emplace(call_(env, items_[i]));
-      } catch (...) {
-        results[i - first].error = std::current_exception();
+  /// Hands the outcomes of items [first, first + size) to the consumer.
+  void publish(std::size_t first, std::vector<outcome>& results) {
+    {
+      std::lock_guard guard{mutex_};
+      if constexpr (Ordered) {
+        // pending_[k] holds item taken_ + k; items arrive in any order, gaps stay empty.
+        const auto offset = first - taken_;
+        if (pending_.size() < offset + results.size())
+          pending_.resize(offset + results.size());
+        for (std::size_t k = 0; k < results.size(); ++k)
+          pending_[offset + k] = std::move(results[k]);
+      } else {
+        for (auto& r : results)
+          pending_.push_back(std::move(r));
       }
     }
-    publish(first, results);
+    arrived_.notify_all();
   }
 
+  const chunking chunks_;
+
+public:
   void abandon(std::size_t first, std::size_t last, std::exception_ptr why) noexcept override {
     for (auto chunk = first; chunk < last; ++chunk) {
       std::vector<outcome> results(chunks_.end(chunk) - chunks_.begin(chunk));
@@ -108,24 +115,6 @@ public:
   }
 
 private:
-  void publish(std::size_t first, std::vector<outcome>& results) {
-    {
-      std::lock_guard guard{mutex_};
-      if constexpr (Ordered) {
-        // pending_[k] holds item taken_ + k; items arrive in any order, gaps stay empty.
-        const auto offset = first - taken_;
-        if (pending_.size() < offset + results.size())
-          pending_.resize(offset + results.size());
-        for (std::size_t k = 0; k < results.size(); ++k)
-          pending_[offset + k] = std::move(results[k]);
-      } else {
-        for (auto& r : results)
-          pending_.push_back(std::move(r));
-      }
-    }
-    arrived_.notify_all();
-  }
-
   void complete() noexcept override {
     {
       std::lock_guard guard{mutex_};
@@ -134,12 +123,8 @@ private:
     arrived_.notify_all();
   }
 
-  Items items_;
-  chunking chunks_;
   std::size_t window_;
-  Call call_;
   std::function<void()> wake_dispatcher_;
-
   std::mutex mutex_;
   std::condition_variable arrived_;
   std::size_t taken_ = 0;
@@ -147,6 +132,37 @@ private:
   // Ordered: slots for items from taken_ on, empty until their result arrives.
   // Unordered: results in arrival order.
   std::deque<std::optional<outcome>> pending_;
+};
+
+/// imap and imap_unordered on a thread pool: each chunk runs in the worker's thread.
+template <class R, class Items, class Call, bool Ordered>
+class imap_job final : public streaming_job<R, Ordered> {
+  using base = streaming_job<R, Ordered>;
+
+public:
+  imap_job(Items items, std::size_t chunk_size, std::size_t window, Call call,
+           std::function<void()> wake_dispatcher)
+    : base(chunking{items.size(), chunk_size}, window, std::move(wake_dispatcher)),
+      items_(std::move(items)),
+      call_(std::move(call)) {}
+
+  void run(std::size_t chunk, const worker_env& env) noexcept override {
+    const auto first = this->chunks_.begin(chunk);
+    const auto last = this->chunks_.end(chunk);
+    std::vector<typename base::outcome> results(last - first);
+    for (auto i = first; i < last; ++i) {
+      try {
+        results[i - first].value.emplace(call_(env, items_[i]));
+      } catch (...) {
+        results[i - first].error = std::current_exception();
+      }
+    }
+    this->publish(first, results);
+  }
+
+private:
+  Items items_;
+  Call call_;
 };
 
 } // namespace troupe::detail

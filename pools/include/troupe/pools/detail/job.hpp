@@ -7,6 +7,9 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace troupe::detail {
 
@@ -34,11 +37,25 @@ public:
       complete();
   }
 
-  /// Runs chunk `chunk` on a worker. Exceptions of the task become the job's results.
-  virtual void run(std::size_t chunk, const worker_env& env) noexcept = 0;
+  /// Runs chunk `chunk` on a worker thread. Exceptions of the task become the job's results.
+  /// (Jobs of process pools run remotely instead: see encode_chunk.)
+  virtual void run(std::size_t chunk, const worker_env& env) noexcept { (void)chunk, (void)env; }
 
   /// Ends chunks [first, last) without running them; `why` becomes their result.
   virtual void abandon(std::size_t first, std::size_t last, std::exception_ptr why) noexcept = 0;
+
+  // Jobs of process pools run their chunks in another process instead:
+
+  /// The chunk's calls, encoded for a worker process (the task's name goes alongside).
+  virtual std::vector<std::byte> encode_chunk(std::size_t chunk) const { (void)chunk; return {}; }
+  /// The registered task the chunk's calls are for.
+  virtual const char* task_name() const noexcept { return ""; }
+  /// A worker's encoded outcomes for the chunk (see task.hpp), from worker `worker`. Bytes that
+  /// do not decode fail the chunk's items with serialization_error.
+  virtual void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
+                            const std::string& worker) noexcept {
+    (void)chunk, (void)outcomes, (void)worker;
+  }
 
   /// Counts `count` chunks as ended (by run or abandon); the last one completes the job.
   /// Workers call it once per batch rather than per chunk, to keep the counter cold.

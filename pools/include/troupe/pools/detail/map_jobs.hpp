@@ -98,6 +98,7 @@ public:
   explicit owned_items(std::vector<T> items) : items_(std::move(items)) {}
   std::size_t size() const noexcept { return items_.size(); }
   T& operator[](std::size_t i) { return items_[i]; }
+  const T& operator[](std::size_t i) const { return items_[i]; }
 
 private:
   std::vector<T> items_;
@@ -105,6 +106,10 @@ private:
 
 template <class Range>
 using range_value_t = std::ranges::range_value_t<std::remove_cvref_t<Range>>;
+
+/// Ranges a blocking call may read in place, by index, from its workers.
+template <class Range>
+concept borrowable_range = std::ranges::random_access_range<Range> && std::ranges::sized_range<Range>;
 
 /// Copies (or moves, for an rvalue range) a range's items into a vector.
 template <class Range>

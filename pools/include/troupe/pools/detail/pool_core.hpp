@@ -18,8 +18,10 @@ namespace troupe::detail {
 
 class pool_core {
 public:
-  /// `contexts` is empty, or holds one context pointer per worker.
+  /// A thread pool. `contexts` is empty, or holds one context pointer per worker.
   pool_core(runtime& rt, const pool_options& options, std::vector<void*> contexts);
+  /// A process pool.
+  pool_core(runtime& rt, const process_pool_options& options);
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
   /// Terminates and joins.

@@ -1,0 +1,181 @@
+// Tasks registered by name, so that another process running the same program can run them.
+//
+//   TROUPE_TASK(square, [](int x) { return x * x; });     // at namespace scope
+//   ...
+//   procs.map(square, xs);                                 // runs in worker processes
+//
+// A task is called with its arguments decoded from bytes in the worker and its result encoded
+// back, so its parameter and result types must be serializable (troupe/actors/serialization.hpp)
+// and its parameters concrete (not `auto`). Names must be unique within a program.
+#pragma once
+
+#include "troupe/actors/serialization.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace troupe {
+
+namespace detail {
+
+/// Parameter and result types of a non-generic callable.
+template <class F>
+struct callable_traits : callable_traits<decltype(&F::operator())> {};
+template <class C, class R, class... A>
+struct callable_traits<R (C::*)(A...) const> {
+  using result = R;
+  using params = std::tuple<A...>;
+};
+template <class C, class R, class... A>
+struct callable_traits<R (C::*)(A...)> : callable_traits<R (C::*)(A...) const> {};
+template <class R, class... A>
+struct callable_traits<R (*)(A...)> {
+  using result = R;
+  using params = std::tuple<A...>;
+};
+
+template <class F>
+concept non_generic_callable = requires { &std::decay_t<F>::operator(); } ||
+                               std::is_function_v<std::remove_pointer_t<std::decay_t<F>>>;
+
+/// Whether troupe can encode T (cereal finds a save or serialize for it).
+template <class T>
+concept serializable = cereal::traits::is_output_serializable<T, byte_output_archive>::value &&
+                       cereal::traits::is_input_serializable<T, byte_input_archive>::value;
+
+/// What a worker knows of a task: how to run a chunk of encoded calls. The request is a
+/// serialized std::vector<std::tuple<Args...>>; the reply a serialized
+/// std::vector<item_outcome>.
+using chunk_invoker = std::function<std::vector<std::byte>(std::span<const std::byte> request)>;
+
+/// An item's result as it travels back: its encoded value, or what its exception was.
+struct item_outcome {
+  bool ok = true;
+  std::vector<std::byte> value; // serialize(result), empty for void
+  std::string error_type, error_message;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(ok, value, error_type, error_message);
+  }
+};
+
+class task_registry {
+public:
+  static task_registry& instance();
+  /// Registering a name twice makes it ambiguous: calls to it then fail with
+  /// serialization_error rather than run the wrong function.
+  void add(const std::string& name, chunk_invoker invoker);
+  /// nullptr if no task of that name is registered in this program.
+  const chunk_invoker* find(const std::string& name) const;
+
+private:
+  std::map<std::string, chunk_invoker> tasks_;
+};
+
+/// Describes the exception being handled (inside a catch block).
+std::pair<std::string, std::string> describe_current_exception();
+
+} // namespace detail
+
+/// A registered task: its name, and the callable (usable locally too: thread pools call it).
+template <class F>
+struct task {
+  const char* name;
+  F fn;
+
+  template <class... A>
+  decltype(auto) operator()(A&&... args) const {
+    return std::invoke(fn, std::forward<A>(args)...);
+  }
+};
+
+namespace detail {
+
+template <class Params>
+struct decayed;
+template <class... A>
+struct decayed<std::tuple<A...>> {
+  using type = std::tuple<std::decay_t<A>...>;
+};
+
+/// A chunk's calls as bytes. Calls without arguments travel as their count: a list of empty
+/// tuples has no bytes per element, which the decoder's length check (no more elements than
+/// bytes left) would rightly refuse.
+template <class Args>
+std::vector<std::byte> encode_calls(const std::vector<Args>& calls) {
+  if constexpr (std::tuple_size_v<Args> == 0)
+    return serialize(static_cast<std::uint64_t>(calls.size()));
+  else
+    return serialize(calls);
+}
+
+template <class Args>
+std::vector<Args> decode_calls(std::span<const std::byte> bytes) {
+  if constexpr (std::tuple_size_v<Args> == 0) {
+    const auto count = deserialize<std::uint64_t>(bytes);
+    if (count > (std::uint64_t{1} << 32))
+      throw serialization_error("corrupted chunk: " + std::to_string(count) + " calls");
+    return std::vector<Args>(static_cast<std::size_t>(count));
+  } else {
+    return deserialize<std::vector<Args>>(bytes);
+  }
+}
+
+/// Runs each call of a chunk and encodes its outcome.
+template <class Args, class F>
+std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> request) {
+  auto calls = decode_calls<Args>(request);
+  std::vector<item_outcome> outcomes(calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    try {
+      auto call = [&](auto&... a) -> decltype(auto) { return std::invoke(fn, a...); };
+      using result = decltype(std::apply(call, calls[i]));
+      if constexpr (std::is_void_v<result>)
+        std::apply(call, calls[i]);
+      else
+        outcomes[i].value = serialize(std::decay_t<result>(std::apply(call, calls[i])));
+    } catch (...) {
+      outcomes[i].ok = false;
+      std::tie(outcomes[i].error_type, outcomes[i].error_message) = describe_current_exception();
+    }
+  }
+  return serialize(outcomes);
+}
+
+/// The argument tuple a task's calls travel as.
+template <class F>
+using task_args = typename decayed<typename callable_traits<std::decay_t<F>>::params>::type;
+
+/// Registers `t` with the registry at static initialisation.
+template <class F>
+bool register_task(const task<F>& t) {
+  task_registry::instance().add(t.name, [fn = t.fn](std::span<const std::byte> request) {
+    return invoke_chunk<task_args<F>>(fn, request);
+  });
+  return true;
+}
+
+} // namespace detail
+
+template <class F>
+task<std::decay_t<F>> make_task(const char* name, F&& fn) {
+  static_assert(detail::non_generic_callable<F>,
+                "TROUPE_TASK needs a callable with concrete parameter types (no `auto`): "
+                "the worker decodes the arguments by type");
+  return {name, std::forward<F>(fn)};
+}
+
+} // namespace troupe
+
+/// Defines the task `name` at namespace scope and registers it under that name, so worker
+/// processes of the same program can run it.
+#define TROUPE_TASK(name, ...)                                                                  \
+  inline const auto name = ::troupe::make_task(#name, __VA_ARGS__);                             \
+  inline const bool troupe_task_registered_##name = ::troupe::detail::register_task(name)

@@ -1,0 +1,203 @@
+// Jobs of process pools: their chunks are encoded for a worker process (the registered task's
+// name plus one argument tuple per item) and completed from the worker's reply.
+#pragma once
+
+#include "troupe/actors/error.hpp"
+#include "troupe/actors/task.hpp"
+#include "troupe/pools/detail/imap_job.hpp"
+#include "troupe/pools/detail/map_jobs.hpp"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace troupe::detail {
+
+/// How a process job turns its items into a task's calls and a worker's reply into results.
+/// `Spread`: each item is a tuple of arguments (starmap); otherwise the single argument.
+template <class F, bool Spread>
+struct task_calls {
+  using args = task_args<F>;
+
+  template <class Item>
+  static args to_args(const Item& item) {
+    if constexpr (Spread)
+      return std::apply([](const auto&... a) { return args(a...); }, item);
+    else
+      return args(item);
+  }
+
+  template <class Items>
+  static std::vector<std::byte> encode(const Items& items, std::size_t first, std::size_t last) {
+    std::vector<args> calls;
+    calls.reserve(last - first);
+    for (auto i = first; i < last; ++i)
+      calls.push_back(to_args(items[i]));
+    return encode_calls(calls);
+  }
+
+  /// Per item: the value, or the exception to rethrow (task_error with what the worker said).
+  template <class R>
+  static std::vector<std::pair<std::optional<stored_t<R>>, std::exception_ptr>>
+  decode(std::span<const std::byte> bytes, std::size_t count, const std::string& worker) {
+    std::vector<std::pair<std::optional<stored_t<R>>, std::exception_ptr>> out(count);
+    try {
+      const auto outcomes = deserialize<std::vector<item_outcome>>(bytes);
+      if (outcomes.size() != count)
+        throw serialization_error("worker " + worker + " answered " +
+                                  std::to_string(outcomes.size()) + " items for " +
+                                  std::to_string(count));
+      for (std::size_t k = 0; k < count; ++k) {
+        if (!outcomes[k].ok)
+          out[k].second = std::make_exception_ptr(
+            task_error(outcomes[k].error_type, outcomes[k].error_message, worker));
+        else if constexpr (std::is_void_v<R>)
+          out[k].first.emplace();
+        else
+          out[k].first.emplace(deserialize<R>(outcomes[k].value));
+      }
+    } catch (...) {
+      for (auto& o : out)
+        o = {std::nullopt, std::current_exception()};
+    }
+    return out;
+  }
+};
+
+template <class F>
+using task_result_t = std::remove_cvref_t<typename callable_traits<F>::result>;
+
+/// apply / apply_async on a process pool.
+template <class F>
+class process_apply_job final : public job {
+  using R = task_result_t<F>;
+
+public:
+  process_apply_job(const task<F>& t, task_args<F> args, std::shared_ptr<result_state<R>> result)
+    : job(1), name_(t.name), args_(std::move(args)), result_(std::move(result)) {}
+
+  const char* task_name() const noexcept override { return name_; }
+  std::vector<std::byte> encode_chunk(std::size_t) const override {
+    return encode_calls(std::vector<task_args<F>>{args_});
+  }
+  void accept_chunk(std::size_t, std::span<const std::byte> outcomes,
+                    const std::string& worker) noexcept override {
+    auto decoded = task_calls<F, false>::template decode<R>(outcomes, 1, worker);
+    outcome_ = std::move(decoded[0]);
+  }
+  void abandon(std::size_t, std::size_t, std::exception_ptr why) noexcept override {
+    outcome_ = {std::nullopt, std::move(why)};
+  }
+
+private:
+  void complete() noexcept override {
+    if (outcome_.first)
+      result_->set_value(std::move(*outcome_.first));
+    else
+      result_->set_error(outcome_.second);
+  }
+
+  const char* name_;
+  task_args<F> args_;
+  std::shared_ptr<result_state<R>> result_;
+  std::pair<std::optional<stored_t<R>>, std::exception_ptr> outcome_;
+};
+
+/// map / starmap (and their _async forms) on a process pool.
+template <class Items, class F, bool Spread>
+class process_map_job final : public job {
+  using R = task_result_t<F>;
+  using V = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
+  using output = std::conditional_t<std::is_void_v<R>, std::monostate, indexed_results<R>>;
+
+public:
+  process_map_job(const task<F>& t, Items items, std::size_t chunk_size,
+                  std::shared_ptr<result_state<V>> result)
+    : job(chunking{items.size(), chunk_size}.chunk_count()),
+      name_(t.name),
+      items_(std::move(items)),
+      chunks_{items_.size(), chunk_size},
+      output_(make_output(items_.size())),
+      result_(std::move(result)) {}
+
+  const char* task_name() const noexcept override { return name_; }
+  std::vector<std::byte> encode_chunk(std::size_t chunk) const override {
+    return task_calls<F, Spread>::encode(items_, chunks_.begin(chunk), chunks_.end(chunk));
+  }
+  void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
+                    const std::string& worker) noexcept override {
+    const auto first = chunks_.begin(chunk);
+    auto decoded =
+      task_calls<F, Spread>::template decode<R>(outcomes, chunks_.end(chunk) - first, worker);
+    for (std::size_t k = 0; k < decoded.size(); ++k) {
+      if (decoded[k].second)
+        failure_.record(first + k, decoded[k].second);
+      else if constexpr (!std::is_void_v<R>)
+        output_.set(first + k, std::move(*decoded[k].first));
+    }
+  }
+  void abandon(std::size_t first, std::size_t, std::exception_ptr why) noexcept override {
+    failure_.record(chunks_.begin(first), std::move(why));
+  }
+
+private:
+  static output make_output(std::size_t size) {
+    if constexpr (std::is_void_v<R>)
+      return {};
+    else
+      return output(size);
+  }
+
+  void complete() noexcept override {
+    if (failure_.error())
+      result_->set_error(failure_.error());
+    else if constexpr (std::is_void_v<R>)
+      result_->set_value({});
+    else
+      result_->set_value(std::move(output_).take());
+  }
+
+  const char* name_;
+  Items items_;
+  chunking chunks_;
+  output output_;
+  first_failure failure_;
+  std::shared_ptr<result_state<V>> result_;
+};
+
+/// imap / imap_unordered on a process pool.
+template <class Items, class F, bool Ordered>
+class process_imap_job final : public streaming_job<task_result_t<F>, Ordered> {
+  using R = task_result_t<F>;
+  using base = streaming_job<R, Ordered>;
+
+public:
+  process_imap_job(const task<F>& t, Items items, std::size_t chunk_size, std::size_t window,
+                   std::function<void()> wake_dispatcher)
+    : base(chunking{items.size(), chunk_size}, window, std::move(wake_dispatcher)),
+      name_(t.name),
+      items_(std::move(items)) {}
+
+  const char* task_name() const noexcept override { return name_; }
+  std::vector<std::byte> encode_chunk(std::size_t chunk) const override {
+    return task_calls<F, false>::encode(items_, this->chunks_.begin(chunk), this->chunks_.end(chunk));
+  }
+  void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
+                    const std::string& worker) noexcept override {
+    const auto first = this->chunks_.begin(chunk);
+    auto decoded =
+      task_calls<F, false>::template decode<R>(outcomes, this->chunks_.end(chunk) - first, worker);
+    std::vector<typename base::outcome> results(decoded.size());
+    for (std::size_t k = 0; k < decoded.size(); ++k) {
+      results[k].value = std::move(decoded[k].first);
+      results[k].error = decoded[k].second;
+    }
+    this->publish(first, results);
+  }
+
+private:
+  const char* name_;
+  Items items_;
+};
+
+} // namespace troupe::detail

@@ -1,0 +1,213 @@
+// process_pool: the thread pool's API over worker processes, for work that must not share a
+// process (a crash-prone or non-thread-safe library, a device per worker), with registered tasks.
+//
+//   TROUPE_TASK(square, [](int x) { return x * x; });   // at namespace scope
+//
+//   int main(int argc, char** argv) {
+//     troupe::runtime rt{argc, argv};                   // a worker process never gets past this
+//     troupe::process_pool procs{rt, {.workers = 2}};
+//     auto ys = procs.map(square, xs);
+//     for (int y : procs.imap_unordered(square, xs)) ...
+//     auto r = procs.apply_async(square, 7);             // troupe::async_result<int>
+//   }
+//
+// Workers are this program, re-executed; they die with the pool's process. Arguments and results
+// travel encoded through shared-memory queues. A task's exception comes back as
+// troupe::task_error (its type, message and worker). A worker that dies or freezes mid-task
+// fails what it held with troupe::worker_lost (or re-runs it, see max_retries) and is replaced:
+// nothing hangs, nothing is silently lost.
+#pragma once
+
+#include "troupe/actors/runtime.hpp"
+#include "troupe/actors/task.hpp"
+#include "troupe/pools/async_result.hpp"
+#include "troupe/pools/detail/map_jobs.hpp"
+#include "troupe/pools/detail/pool_core.hpp"
+#include "troupe/pools/detail/process_jobs.hpp"
+#include "troupe/pools/imap_stream.hpp"
+#include "troupe/pools/pool_options.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <ranges>
+#include <tuple>
+#include <type_traits>
+
+namespace troupe {
+
+namespace detail {
+
+template <class T>
+struct is_task : std::false_type {
+  using function = int (*)(int); // a stand-in, so misuse reports only check_task's message
+};
+template <class F>
+struct is_task<task<F>> : std::true_type {
+  using function = F;
+};
+
+/// The callable of task type Task.
+template <class Task>
+using task_function = typename is_task<std::remove_cvref_t<Task>>::function;
+
+template <class T>
+constexpr bool all_serializable = false;
+template <class... A>
+constexpr bool all_serializable<std::tuple<A...>> = (serializable<A> && ...);
+
+/// The checks that make misuse a compile-time error that says what to do.
+template <class Task>
+constexpr void check_task() {
+  static_assert(is_task<std::remove_cvref_t<Task>>::value,
+                "a process pool runs registered tasks: declare the function at namespace scope "
+                "with TROUPE_TASK(name, callable) and pass `name`");
+  if constexpr (is_task<std::remove_cvref_t<Task>>::value) {
+    using F = task_function<Task>;
+    static_assert(all_serializable<task_args<F>>,
+                  "a task's argument types must be serializable to cross to a worker process: "
+                  "give the type a `template <class Archive> void serialize(Archive&)` member");
+    using R = task_result_t<F>;
+    static_assert(std::is_void_v<R> || serializable<R>,
+                  "a task's result type must be serializable to come back from a worker "
+                  "process: give the type a `template <class Archive> void serialize(Archive&)` "
+                  "member");
+  }
+}
+
+} // namespace detail
+
+class process_pool {
+public:
+  explicit process_pool(runtime& rt, const process_pool_options& options = {})
+    : core_(std::make_shared<detail::pool_core>(rt, options)) {}
+
+  ~process_pool() {
+    core_->terminate();
+    core_->join();
+  }
+  process_pool(const process_pool&) = delete;
+  process_pool& operator=(const process_pool&) = delete;
+
+  /// Runs `t(args...)` in a worker process and returns its result (task_error if it threw).
+  template <class Task, class... Args>
+  auto apply(const Task& t, Args&&... args) {
+    return apply_async(t, std::forward<Args>(args)...).get();
+  }
+
+  template <class Task, class... Args>
+  auto apply_async(const Task& t, Args&&... args) {
+    detail::check_task<Task>();
+    using F = detail::task_function<Task>;
+    using R = detail::task_result_t<F>;
+    auto state = std::make_shared<detail::result_state<R>>();
+    core_->submit(std::make_shared<detail::process_apply_job<F>>(
+      t, detail::task_args<F>(std::forward<Args>(args)...), state));
+    return async_result<R>{std::move(state)};
+  }
+
+  /// `[t(x) for x in items]` in input order, `chunksize` items per message to a worker
+  /// (default ceil(n / (4 workers))). Rethrows the failure of the first failing item.
+  template <class Task, std::ranges::input_range Range>
+  auto map(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+    return run_map<false>(t, std::forward<Range>(items), chunksize);
+  }
+
+  template <class Task, std::ranges::input_range Range>
+  auto map_async(const Task& t, Range&& items,
+                 std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+    return submit_map<false>(t, detail::owned_items{detail::collect(std::forward<Range>(items))},
+                             chunksize);
+  }
+
+  /// `[t(*args) for args in items]`: each item is a tuple-like of arguments.
+  template <class Task, std::ranges::input_range Range>
+  auto starmap(const Task& t, Range&& items,
+               std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+    return run_map<true>(t, std::forward<Range>(items), chunksize);
+  }
+
+  template <class Task, std::ranges::input_range Range>
+  auto starmap_async(const Task& t, Range&& items,
+                     std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+    return submit_map<true>(t, detail::owned_items{detail::collect(std::forward<Range>(items))},
+                            chunksize);
+  }
+
+  /// Results in input order as they arrive (default chunksize 1), a bounded window ahead.
+  template <class Task, std::ranges::input_range Range>
+  auto imap(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+    return stream<true>(t, std::forward<Range>(items), chunksize);
+  }
+
+  /// Results in completion order as they arrive (default chunksize 1).
+  template <class Task, std::ranges::input_range Range>
+  auto imap_unordered(const Task& t, Range&& items,
+                      std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+    return stream<false>(t, std::forward<Range>(items), chunksize);
+  }
+
+  /// No new work; what was submitted still runs. Does not block.
+  void close() { core_->close(); }
+  /// Stops now: work not yet started fails with troupe::pool_closed.
+  void terminate() { core_->terminate(); }
+  /// Waits until every worker process has stopped (after close or terminate).
+  void join() { core_->join(); }
+  std::size_t size() const noexcept { return core_->size(); }
+
+private:
+  template <bool Spread, class Task, class Range>
+  auto run_map(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize) {
+    if constexpr (detail::borrowable_range<Range>)
+      return submit_map<Spread>(
+               t, detail::borrowed_items{std::ranges::begin(items), std::ranges::size(items)},
+               chunksize)
+        .get();
+    else
+      return submit_map<Spread>(
+               t, detail::owned_items{detail::collect(std::forward<Range>(items))}, chunksize)
+        .get();
+  }
+
+  template <bool Spread, class Task, class Items>
+  auto submit_map(const Task& t, Items items, std::optional<std::ptrdiff_t> chunksize) {
+    detail::check_task<Task>();
+    using F = detail::task_function<Task>;
+    using R = detail::task_result_t<F>;
+    using V = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
+    const auto chunk_size = detail::chunk_size_for(chunksize, items.size(), size());
+    auto state = std::make_shared<detail::result_state<V>>();
+    core_->submit(std::make_shared<detail::process_map_job<Items, F, Spread>>(
+      t, std::move(items), chunk_size, state));
+    return async_result<V>{std::move(state)};
+  }
+
+  template <bool Ordered, class Task, class Range>
+  auto stream(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize) {
+    detail::check_task<Task>();
+    using F = detail::task_function<Task>;
+    using R = detail::task_result_t<F>;
+    static_assert(!std::is_void_v<R>, "imap needs a task that returns a value");
+    auto start = [&](auto owned_or_borrowed) {
+      using Items = decltype(owned_or_borrowed);
+      const auto chunk_size =
+        chunksize ? detail::chunk_size_for(chunksize, owned_or_borrowed.size(), size()) : 1;
+      const auto window = std::max<std::size_t>(64, 8 * size());
+      std::weak_ptr<detail::pool_core> core = core_;
+      auto job = std::make_shared<detail::process_imap_job<Items, F, Ordered>>(
+        t, std::move(owned_or_borrowed), chunk_size, window, [core] {
+          if (auto c = core.lock())
+            c->wake();
+        });
+      core_->submit(job);
+      return imap_stream<R>{job, job, core_};
+    };
+    if constexpr (detail::borrowable_range<Range> && std::is_lvalue_reference_v<Range>)
+      return start(detail::borrowed_items{std::ranges::begin(items), std::ranges::size(items)});
+    else
+      return start(detail::owned_items{detail::collect(std::forward<Range>(items))});
+  }
+
+  std::shared_ptr<detail::pool_core> core_;
+};
+
+} // namespace troupe

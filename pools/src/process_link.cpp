@@ -1,0 +1,209 @@
+#include "process_link.hpp"
+
+#include "troupe/actors/error.hpp"
+#include "troupe/actors/runtime.hpp"
+#include "troupe/actors/task.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+#include <random>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace troupe::detail {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto beat_interval = 20ms;
+
+std::atomic<std::uint64_t>& beat_of(const shm_segment& segment) {
+  return *reinterpret_cast<std::atomic<std::uint64_t>*>(segment.data());
+}
+
+/// Installed at static initialisation: a program that starts process pools serves as their
+/// worker when run with --troupe-worker=...
+const bool worker_main_installed = (install_worker_main(&run_worker_process), true);
+
+constexpr std::string_view pool_queue_prefix = "troupe.q.pool-";
+
+} // namespace
+
+std::size_t collect_orphan_pool_queues() {
+  std::size_t freed = 0;
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr)
+    return 0;
+  while (dirent* entry = readdir(dir)) {
+    const std::string_view name{entry->d_name};
+    if (!name.starts_with(pool_queue_prefix))
+      continue;
+    const auto pid = std::atol(std::string{name.substr(pool_queue_prefix.size())}.c_str());
+    // A pool's queues are named after its process; once that is gone, nobody can use them.
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH &&
+        shm_unlink(("/" + std::string{name}).c_str()) == 0)
+      ++freed;
+  }
+  closedir(dir);
+  return freed;
+}
+
+process_link::process_link(const std::string& label, const process_settings& settings)
+  : label_(label), settings_(settings) {
+  (void)worker_main_installed;
+  collect_orphan_pool_queues(); // of pools whose process was killed
+  static std::atomic<std::uint64_t> counter{0};
+  name_ = "pool-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
+          std::to_string(std::random_device{}() % 1000000);
+  requests_.emplace(queue<chunk_request>::create(name_ + "-req", {.max_messages = 256,
+                                                                  .max_bytes = 64 << 20}));
+  replies_.emplace(queue<chunk_reply>::create(name_ + "-rep", {.max_messages = 256,
+                                                               .max_bytes = 64 << 20}));
+  heartbeat_.emplace(shm_segment::create(64));
+  beat_of(*heartbeat_).store(0);
+
+  const std::string flag = "--troupe-worker=" + name_ + "," + heartbeat_->name() + "," +
+                           std::to_string(getpid()) + "," + label_ + "," + settings.initializer;
+  std::vector<std::string> args{"troupe-worker", flag};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  if (posix_spawn(&pid_, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0)
+    throw state_error("cannot start worker process " + label_);
+  last_beat_change_ = std::chrono::steady_clock::now();
+}
+
+process_link::~process_link() {
+  // Closing the request queue lets the worker drain and exit; a stuck one is killed.
+  requests_->close();
+  const auto until = std::chrono::steady_clock::now() + 1s;
+  while (!exited_ && std::chrono::steady_clock::now() < until) {
+    if (waitpid(pid_, nullptr, WNOHANG) == pid_)
+      exited_ = true;
+    else
+      std::this_thread::sleep_for(1ms);
+  }
+  kill();
+  requests_->unlink();
+  replies_->unlink();
+}
+
+void process_link::send(const chunk_request& request) { requests_->put(request); }
+
+std::optional<chunk_reply> process_link::receive(std::chrono::milliseconds wait) {
+  try {
+    return replies_->get(wait);
+  } catch (const timeout_error&) {
+    return std::nullopt;
+  }
+}
+
+bool process_link::alive() {
+  if (exited_)
+    return false;
+  if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+    exited_ = true;
+    return false;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  const auto beat = beat_of(*heartbeat_).load();
+  if (beat != last_beat_) {
+    last_beat_ = beat;
+    last_beat_change_ = now;
+    return true;
+  }
+  return now - last_beat_change_ < settings_.heartbeat_timeout;
+}
+
+void process_link::kill() {
+  if (exited_)
+    return;
+  ::kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  exited_ = true;
+}
+
+int run_worker_process(const std::string& spec) {
+  // spec: queue name, heartbeat segment, parent pid, label, initializer task (maybe empty)
+  std::vector<std::string> fields;
+  std::stringstream in{spec};
+  for (std::string field; std::getline(in, field, ',');)
+    fields.push_back(field);
+  if (fields.size() < 4)
+    return 2;
+  fields.resize(5);
+  const auto parent = static_cast<pid_t>(std::stol(fields[2]));
+  // Die with the pool's process: no orphans, whatever way it ends.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent)
+    return 3;
+
+  auto requests = queue<chunk_request>::open(fields[0] + "-req");
+  auto replies = queue<chunk_reply>::open(fields[0] + "-rep");
+  auto heartbeat = shm_segment::open(fields[1]);
+  const std::string& label = fields[3];
+  std::thread([&beat = beat_of(heartbeat)] {
+    for (;;) {
+      beat.fetch_add(1);
+      std::this_thread::sleep_for(beat_interval);
+    }
+  }).detach();
+
+  // An initializer that throws makes every chunk fail with its exception, as in thread pools.
+  std::pair<std::string, std::string> init_failure; // type, message
+  if (!fields[4].empty()) {
+    const auto* init = task_registry::instance().find(fields[4]);
+    try {
+      if (init == nullptr)
+        throw serialization_error("no task named '" + fields[4] + "' to initialize workers");
+      const auto outcomes = deserialize<std::vector<item_outcome>>(
+        (*init)(encode_calls(std::vector<std::tuple<>>(1))));
+      if (!outcomes.empty() && !outcomes[0].ok)
+        init_failure = {outcomes[0].error_type, outcomes[0].error_message};
+    } catch (...) {
+      init_failure = describe_current_exception();
+    }
+  }
+
+  for (;;) {
+    chunk_request request;
+    try {
+      request = requests.get();
+    } catch (const queue_closed&) {
+      return 0;
+    } catch (const serialization_error& e) {
+      continue; // garbage in the queue: that request is lost to it, the worker goes on
+    }
+    chunk_reply reply;
+    reply.id = request.id;
+    if (!init_failure.first.empty()) {
+      std::tie(reply.error_type, reply.error) = init_failure;
+    } else if (const auto* run = task_registry::instance().find(request.task)) {
+      try {
+        reply.outcomes = (*run)(request.calls);
+      } catch (...) {
+        reply.error = describe_current_exception().second;
+      }
+    } else {
+      reply.error = "no task named '" + request.task + "' in worker " + label +
+                    " (is it registered with TROUPE_TASK, in the same program version?)";
+    }
+    replies.put(reply);
+  }
+}
+
+} // namespace troupe::detail

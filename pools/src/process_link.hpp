@@ -1,0 +1,86 @@
+// One worker process of a process pool, seen from the pool's side: started by re-executing this
+// program, fed chunks through a shared-memory queue, answering on another, and beating a heart
+// the pool watches so a frozen process is noticed as surely as a dead one.
+#pragma once
+
+#include "troupe/queues/queue.hpp"
+#include "troupe/queues/shm_segment.hpp"
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+struct chunk_request {
+  std::uint64_t id = 0;
+  std::string task;
+  std::vector<std::byte> calls;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, task, calls);
+  }
+};
+
+struct chunk_reply {
+  std::uint64_t id = 0;
+  // Non-empty: the chunk could not be run at all. With error_type, because the worker's
+  // initializer threw (a task_error); without, because of its bytes or its task's name.
+  std::string error, error_type;
+  std::vector<std::byte> outcomes;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, error, error_type, outcomes);
+  }
+};
+
+struct process_settings {
+  std::string initializer;                   // registered task run once per worker, or empty
+  std::size_t max_retries = 0;               // re-runs of a chunk whose worker died
+  std::chrono::milliseconds heartbeat_timeout{2000};
+  std::size_t in_flight = 8;                 // chunks sent ahead to one worker
+};
+
+class process_link {
+public:
+  /// Starts worker process `label` and waits until it is serving.
+  process_link(const std::string& label, const process_settings& settings);
+  /// Lets the worker go (it finishes what it has), then makes sure it is gone.
+  ~process_link();
+  process_link(const process_link&) = delete;
+  process_link& operator=(const process_link&) = delete;
+
+  void send(const chunk_request& request);
+  std::optional<chunk_reply> receive(std::chrono::milliseconds wait);
+
+  /// False once the process has exited or its heartbeat has been still for the timeout.
+  bool alive();
+  void kill();
+
+  const std::string& label() const noexcept { return label_; }
+  pid_t pid() const noexcept { return pid_; }
+
+private:
+  std::string label_;
+  process_settings settings_;
+  std::string name_; // of its queues
+  std::optional<queue<chunk_request>> requests_;
+  std::optional<queue<chunk_reply>> replies_;
+  std::optional<shm_segment> heartbeat_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  std::uint64_t last_beat_ = 0;
+  std::chrono::steady_clock::time_point last_beat_change_;
+};
+
+/// Unlinks the queues of pools whose process is gone (killed before it could clean up).
+std::size_t collect_orphan_pool_queues();
+
+/// The worker process's side (installed as runtime's worker main).
+int run_worker_process(const std::string& spec);
+
+} // namespace troupe::detail

@@ -1,0 +1,297 @@
+// Process pools: the pool API over worker processes, and what happens when those processes
+// die, freeze, abort, or are handed tasks they do not know.
+#include "troupe/pools/process_pool.hpp"
+
+#include "troupe/actors/runtime.hpp"
+#include "troupe/queues/shm_segment.hpp"
+
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+using namespace std::chrono_literals;
+
+TROUPE_TASK(square, [](int x) { return x * x; });
+TROUPE_TASK(add, [](int a, int b) { return a + b; });
+TROUPE_TASK(worker_pid, [](int) { return static_cast<int>(getpid()); });
+TROUPE_TASK(fails_on_13, [](int x) {
+  if (x == 13)
+    throw std::domain_error("unlucky " + std::to_string(x));
+  return x;
+});
+TROUPE_TASK(crashes, [](int) -> int { std::abort(); });
+/// Writes its process id to `path`, then sleeps: a busy worker the test can find and kill.
+TROUPE_TASK(busy_until_killed, [](std::string path) {
+  std::ofstream{path} << getpid();
+  std::this_thread::sleep_for(std::chrono::seconds{30});
+  return 0;
+});
+/// Dies the first time (the marker file does not exist yet), succeeds when run again.
+TROUPE_TASK(dies_once, [](std::string marker) {
+  if (!std::ifstream{marker}) {
+    std::ofstream{marker} << "tried";
+    std::abort();
+  }
+  return 42;
+});
+
+namespace {
+
+int initialised = 0;
+
+} // namespace
+
+TROUPE_TASK(initialise, []() { initialised = 7; });
+TROUPE_TASK(read_initialised, [](int) { return initialised; });
+TROUPE_TASK(initialiser_fails, []() { throw std::runtime_error("no device"); });
+
+namespace {
+
+class process_pool_test : public ::testing::Test {
+protected:
+  troupe::runtime rt;
+};
+
+std::vector<int> iota(int n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    v[static_cast<std::size_t>(i)] = i;
+  return v;
+}
+
+std::string temp_path(const std::string& stem) {
+  return ::testing::TempDir() + stem + "-" + std::to_string(getpid()) + "-" +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+int read_pid(const std::string& path) {
+  for (int i = 0; i < 5000; ++i) {
+    int pid = 0;
+    if (std::ifstream in{path}; in >> pid && pid > 0)
+      return pid;
+    std::this_thread::sleep_for(1ms);
+  }
+  return -1;
+}
+
+TEST_F(process_pool_test, maps_and_applies_in_worker_processes) {
+  troupe::process_pool pool{rt, {.workers = 2}};
+  EXPECT_EQ(pool.size(), 2u);
+  const auto ys = pool.map(square, iota(1000));
+  ASSERT_EQ(ys.size(), 1000u);
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_EQ(ys[static_cast<std::size_t>(i)], i * i);
+  EXPECT_EQ(pool.map(square, iota(300), 1), pool.map(square, iota(300), 50));
+  EXPECT_EQ(pool.apply(add, 2, 3), 5);
+  EXPECT_EQ(pool.apply_async(square, 9).get(5s), 81);
+  EXPECT_EQ(pool.map_async(square, std::vector<int>{1, 2, 3}).get(5s), (std::vector<int>{1, 4, 9}));
+  const std::vector<std::tuple<int, int>> pairs{{1, 2}, {3, 4}};
+  EXPECT_EQ(pool.starmap(add, pairs), (std::vector<int>{3, 7}));
+  EXPECT_EQ(pool.starmap_async(add, pairs).get(5s), (std::vector<int>{3, 7}));
+  const auto pids = pool.map(worker_pid, iota(200), 1);
+  const std::set<int> distinct(pids.begin(), pids.end());
+  EXPECT_EQ(distinct.count(getpid()), 0u) << "tasks run in other processes";
+  EXPECT_LE(distinct.size(), 2u);
+}
+
+TEST_F(process_pool_test, imap_streams_in_order_and_imap_unordered_as_they_come) {
+  troupe::process_pool pool{rt, {.workers = 2}};
+  std::vector<int> ordered;
+  for (int y : pool.imap(square, iota(500)))
+    ordered.push_back(y);
+  ASSERT_EQ(ordered.size(), 500u);
+  for (int i = 0; i < 500; ++i)
+    ASSERT_EQ(ordered[static_cast<std::size_t>(i)], i * i);
+  std::multiset<int> unordered;
+  for (int y : pool.imap_unordered(square, iota(500), 7))
+    unordered.insert(y);
+  EXPECT_EQ(unordered.size(), 500u);
+  EXPECT_EQ(*unordered.rbegin(), 499 * 499);
+}
+
+TEST_F(process_pool_test, a_tasks_exception_comes_back_as_task_error_with_type_message_and_worker) {
+  troupe::process_pool pool{rt, {.workers = 2}};
+  try {
+    (void)pool.map(fails_on_13, iota(40), 3);
+    FAIL() << "expected troupe::task_error";
+  } catch (const troupe::task_error& e) {
+    EXPECT_EQ(e.type_name(), "std::domain_error");
+    EXPECT_EQ(e.message(), "unlucky 13");
+    EXPECT_NE(e.worker().find("worker"), std::string::npos) << e.worker();
+  }
+  auto stream = pool.imap(fails_on_13, iota(16));
+  for (int i = 0; i < 13; ++i)
+    EXPECT_EQ(stream.next(), i);
+  EXPECT_THROW((void)stream.next(), troupe::task_error);
+  EXPECT_EQ(stream.next(), 14) << "the stream goes on after a failed item";
+  EXPECT_EQ(pool.apply(square, 4), 16) << "the pool stays usable";
+}
+
+TEST_F(process_pool_test, an_unknown_task_name_or_mismatched_signature_gives_serialization_error) {
+  troupe::process_pool pool{rt, {.workers = 1}};
+  // Not registered anywhere: as if the worker ran another version of the program.
+  const auto unknown = troupe::task<int (*)(int)>{"no_such_task", [](int x) { return x; }};
+  try {
+    (void)pool.apply(unknown, 1);
+    FAIL() << "expected serialization_error";
+  } catch (const troupe::serialization_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("no_such_task"), std::string::npos) << e.what();
+  }
+  // Registered, but with another signature than the caller's: the bytes do not decode.
+  const auto skewed = troupe::task<int (*)(std::string)>{"square", [](std::string) { return 0; }};
+  EXPECT_THROW((void)pool.apply(skewed, std::string{"x"}), troupe::serialization_error);
+  EXPECT_EQ(pool.apply(square, 5), 25) << "the worker survives both";
+}
+
+TEST_F(process_pool_test, a_busy_worker_killed_fails_its_work_with_worker_lost_and_is_replaced) {
+  troupe::process_pool pool{rt, {.workers = 2}};
+  const auto path = temp_path("busy");
+  auto doomed = pool.apply_async(busy_until_killed, path);
+  const int pid = read_pid(path);
+  ASSERT_GT(pid, 0);
+  kill(pid, SIGKILL);
+  EXPECT_THROW((void)doomed.get(10s), troupe::worker_lost);
+  EXPECT_EQ(pool.map(square, iota(100)).size(), 100u) << "the pool keeps serving";
+}
+
+TEST_F(process_pool_test, a_frozen_worker_is_detected_by_its_heartbeat) {
+  troupe::process_pool pool{rt, {.workers = 1, .heartbeat_timeout = 300ms}};
+  const auto path = temp_path("frozen");
+  auto doomed = pool.apply_async(busy_until_killed, path);
+  const int pid = read_pid(path);
+  ASSERT_GT(pid, 0);
+  kill(pid, SIGSTOP);
+  EXPECT_THROW((void)doomed.get(10s), troupe::worker_lost);
+  EXPECT_NE(kill(pid, 0) == 0 && waitpid(pid, nullptr, WNOHANG) == 0, true)
+    << "the frozen process was killed";
+  EXPECT_EQ(pool.apply(square, 3), 9);
+}
+
+TEST_F(process_pool_test, a_task_that_aborts_fails_with_worker_lost) {
+  troupe::process_pool pool{rt, {.workers = 2}};
+  EXPECT_THROW((void)pool.apply(crashes, 1), troupe::worker_lost);
+  EXPECT_THROW((void)pool.map(crashes, iota(4), 1), troupe::worker_lost);
+  EXPECT_EQ(pool.apply(square, 6), 36);
+}
+
+TEST_F(process_pool_test, max_retries_reruns_the_work_of_a_dead_worker) {
+  troupe::process_pool pool{rt, {.workers = 1, .max_retries = 1}};
+  EXPECT_EQ(pool.apply(dies_once, temp_path("retry")), 42);
+}
+
+TEST_F(process_pool_test, killed_idle_workers_are_replaced_and_close_join_does_not_hang) {
+  troupe::process_pool pool{rt, {.workers = 2}};
+  const auto pids = pool.map(worker_pid, iota(100), 1);
+  for (int pid : std::set<int>(pids.begin(), pids.end()))
+    kill(pid, SIGKILL);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(pool.map(square, iota(50), 1).size(), 50u);
+  for (int pid : std::set<int>(pids.begin(), pids.end()))
+    kill(pid, SIGKILL);
+  pool.close();
+  pool.join();
+}
+
+TEST_F(process_pool_test, twenty_kill_rounds_never_hang) {
+  troupe::process_pool pool{rt, {.workers = 2, .heartbeat_timeout = 500ms}};
+  for (int round = 0; round < 20; ++round) {
+    const auto path = temp_path("round" + std::to_string(round));
+    auto doomed = pool.apply_async(busy_until_killed, path);
+    auto fine = pool.map_async(square, iota(20), 1);
+    const int pid = read_pid(path);
+    ASSERT_GT(pid, 0) << "round " << round;
+    kill(pid, round % 3 == 0 ? SIGSTOP : SIGKILL);
+    EXPECT_THROW((void)doomed.get(10s), troupe::worker_lost) << "round " << round;
+    EXPECT_EQ(fine.get(10s).size(), 20u) << "round " << round;
+  }
+}
+
+TEST_F(process_pool_test, the_initializer_task_runs_in_each_worker_and_its_failure_is_reported) {
+  {
+    troupe::process_pool pool{rt, {.workers = 2, .initializer = "initialise"}};
+    for (int v : pool.map(read_initialised, iota(20), 1))
+      EXPECT_EQ(v, 7);
+  }
+  troupe::process_pool broken{rt, {.workers = 1, .initializer = "initialiser_fails"}};
+  try {
+    (void)broken.apply(square, 1);
+    FAIL() << "expected task_error";
+  } catch (const troupe::task_error& e) {
+    EXPECT_EQ(e.type_name(), "std::runtime_error");
+    EXPECT_EQ(e.message(), "no device");
+  }
+}
+
+TEST_F(process_pool_test, max_tasks_per_worker_recycles_the_process) {
+  troupe::process_pool pool{rt, {.workers = 1, .max_tasks_per_worker = 2}};
+  const auto pids = pool.map(worker_pid, iota(6), 1);
+  EXPECT_EQ(std::set<int>(pids.begin(), pids.end()).size(), 3u);
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(pids[i], pids[i / 2 * 2]) << "item " << i;
+}
+
+TEST(process_pool_orphans, workers_die_with_the_pools_process) {
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0); // or the workers would keep the write end open
+  const pid_t owner = fork();
+  if (owner == 0) {
+    troupe::runtime rt;
+    troupe::process_pool pool{rt, {.workers = 2}};
+    const auto pids = pool.map(worker_pid, iota(50), 1);
+    for (int pid : std::set<int>(pids.begin(), pids.end()))
+      (void)!write(fds[1], &pid, sizeof pid);
+    close(fds[1]);
+    pause();
+    _exit(0);
+  }
+  close(fds[1]);
+  std::set<int> workers;
+  int pid;
+  while (read(fds[0], &pid, sizeof pid) == sizeof pid)
+    workers.insert(pid);
+  close(fds[0]);
+  ASSERT_FALSE(workers.empty());
+  kill(owner, SIGKILL);
+  waitpid(owner, nullptr, 0);
+  for (int w : workers) {
+    bool gone = false;
+    for (int i = 0; i < 2000 && !gone; ++i) {
+      gone = kill(w, 0) != 0;
+      if (!gone)
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_TRUE(gone) << "worker " << w << " outlived its pool's process";
+  }
+  // What the killed pool left in /dev/shm goes when the next pool starts.
+  troupe::runtime rt;
+  troupe::process_pool next{rt, {.workers = 1}};
+  EXPECT_EQ(next.apply(square, 2), 4);
+  troupe::collect_orphan_segments();
+  const std::string prefix = "troupe.q.pool-" + std::to_string(owner) + "-";
+  for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"}) {
+    EXPECT_NE(entry.path().filename().string().rfind(prefix, 0), 0u)
+      << entry.path() << " of the killed pool is still there";
+    EXPECT_NE(entry.path().filename().string().find("troupe.seg." + std::to_string(owner) + "."), 0u)
+      << entry.path() << " of the killed pool is still there";
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // This binary is also the pools' worker program: a worker never gets past this line.
+  { troupe::runtime serve_if_worker{argc, argv}; }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
