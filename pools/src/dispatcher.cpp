@@ -89,8 +89,26 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
   };
   if (!st.link || !st.link->alive())
     connect();
+  const auto settle = [&](const chunk_reply& reply) {
+    auto it = in_flight.find(reply.id);
+    if (it == in_flight.end())
+      return; // an answer from before a replacement
+    const auto chunk = it->second.chunk;
+    in_flight.erase(it);
+    ++work.ran;
+    if (reply.error.empty()) {
+      job->accept_chunk(chunk, reply.outcomes, st.link->label());
+      job->ended(1);
+    } else if (!reply.error_type.empty()) {
+      fail(chunk, std::make_exception_ptr(task_error(reply.error_type, reply.error, st.link->label())));
+    } else {
+      fail(chunk, std::make_exception_ptr(serialization_error(reply.error)));
+    }
+  };
   for (;;) {
-    while (in_flight.size() < settings.in_flight) {
+    request_batch batch;
+    while (in_flight.size() + batch.chunks.size() < settings.in_flight &&
+           batch.chunks.size() < settings.batch) {
       sent next{0, 0};
       if (!resend.empty()) {
         next = resend.front();
@@ -100,30 +118,19 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
       }
       try {
         const auto id = st.next_request++;
-        st.link->send({id, job->task_name(), job->encode_chunk(next.chunk)});
+        batch.chunks.push_back({id, job->task_name(), job->encode_chunk(next.chunk)});
         in_flight.emplace(id, next);
       } catch (...) {
         fail(next.chunk, std::current_exception());
       }
     }
+    if (!batch.chunks.empty())
+      st.link->send(batch);
     if (in_flight.empty())
       return;
-    if (auto reply = st.link->receive(std::chrono::milliseconds{20})) {
-      auto it = in_flight.find(reply->id);
-      if (it == in_flight.end())
-        continue; // an answer from before a replacement
-      const auto chunk = it->second.chunk;
-      in_flight.erase(it);
-      ++work.ran;
-      if (reply->error.empty()) {
-        job->accept_chunk(chunk, reply->outcomes, st.link->label());
-        job->ended(1);
-      } else if (!reply->error_type.empty()) {
-        fail(chunk, std::make_exception_ptr(
-                      task_error(reply->error_type, reply->error, st.link->label())));
-      } else {
-        fail(chunk, std::make_exception_ptr(serialization_error(reply->error)));
-      }
+    if (auto replies = st.link->receive(std::chrono::milliseconds{20})) {
+      for (const auto& reply : replies->chunks)
+        settle(reply);
       continue;
     }
     if (st.link->alive())

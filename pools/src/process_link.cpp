@@ -68,9 +68,9 @@ process_link::process_link(const std::string& label, const process_settings& set
   static std::atomic<std::uint64_t> counter{0};
   name_ = "pool-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
           std::to_string(std::random_device{}() % 1000000);
-  requests_.emplace(queue<chunk_request>::create(name_ + "-req", {.max_messages = 256,
+  requests_.emplace(queue<request_batch>::create(name_ + "-req", {.max_messages = 256,
                                                                   .max_bytes = 64 << 20}));
-  replies_.emplace(queue<chunk_reply>::create(name_ + "-rep", {.max_messages = 256,
+  replies_.emplace(queue<reply_batch>::create(name_ + "-rep", {.max_messages = 256,
                                                                .max_bytes = 64 << 20}));
   heartbeat_.emplace(shm_segment::create(64));
   beat_of(*heartbeat_).store(0);
@@ -102,9 +102,9 @@ process_link::~process_link() {
   replies_->unlink();
 }
 
-void process_link::send(const chunk_request& request) { requests_->put(request); }
+void process_link::send(const request_batch& requests) { requests_->put(requests); }
 
-std::optional<chunk_reply> process_link::receive(std::chrono::milliseconds wait) {
+std::optional<reply_batch> process_link::receive(std::chrono::milliseconds wait) {
   try {
     return replies_->get(wait);
   } catch (const timeout_error&) {
@@ -152,8 +152,8 @@ int run_worker_process(const std::string& spec) {
   if (getppid() != parent)
     return 3;
 
-  auto requests = queue<chunk_request>::open(fields[0] + "-req");
-  auto replies = queue<chunk_reply>::open(fields[0] + "-rep");
+  auto requests = queue<request_batch>::open(fields[0] + "-req");
+  auto replies = queue<reply_batch>::open(fields[0] + "-rep");
   auto heartbeat = shm_segment::open(fields[1]);
   const std::string& label = fields[3];
   std::thread([&beat = beat_of(heartbeat)] {
@@ -170,31 +170,23 @@ int run_worker_process(const std::string& spec) {
     try {
       if (init == nullptr)
         throw serialization_error("no task named '" + fields[4] + "' to initialize workers");
-      const auto outcomes = deserialize<std::vector<item_outcome>>(
+      const auto outcomes = deserialize<chunk_outcomes<void>>(
         (*init)(encode_calls(std::vector<std::tuple<>>(1))));
-      if (!outcomes.empty() && !outcomes[0].ok)
-        init_failure = {outcomes[0].error_type, outcomes[0].error_message};
+      if (!outcomes.second.empty())
+        init_failure = {outcomes.second[0].type, outcomes.second[0].message};
     } catch (...) {
       init_failure = describe_current_exception();
     }
   }
 
-  for (;;) {
-    chunk_request request;
-    try {
-      request = requests.get();
-    } catch (const queue_closed&) {
-      return 0;
-    } catch (const serialization_error& e) {
-      continue; // garbage in the queue: that request is lost to it, the worker goes on
-    }
+  const auto run = [&](const chunk_request& request) {
     chunk_reply reply;
     reply.id = request.id;
     if (!init_failure.first.empty()) {
       std::tie(reply.error_type, reply.error) = init_failure;
-    } else if (const auto* run = task_registry::instance().find(request.task)) {
+    } else if (const auto* task = task_registry::instance().find(request.task)) {
       try {
-        reply.outcomes = (*run)(request.calls);
+        reply.outcomes = (*task)(request.calls);
       } catch (...) {
         reply.error = describe_current_exception().second;
       }
@@ -202,7 +194,32 @@ int run_worker_process(const std::string& spec) {
       reply.error = "no task named '" + request.task + "' in worker " + label +
                     " (is it registered with TROUPE_TASK, in the same program version?)";
     }
-    replies.put(reply);
+    return reply;
+  };
+
+  for (;;) {
+    request_batch batch;
+    try {
+      batch = requests.get();
+    } catch (const queue_closed&) {
+      return 0;
+    } catch (const serialization_error&) {
+      continue; // garbage in the queue: that batch is lost to it, the worker goes on
+    }
+    // Replies go back together, but none waits behind a slow chunk for more than a moment.
+    reply_batch replies_out;
+    auto oldest = std::chrono::steady_clock::now();
+    for (const auto& request : batch.chunks) {
+      if (replies_out.chunks.empty())
+        oldest = std::chrono::steady_clock::now();
+      replies_out.chunks.push_back(run(request));
+      if (std::chrono::steady_clock::now() - oldest > 1ms) {
+        replies.put(replies_out);
+        replies_out.chunks.clear();
+      }
+    }
+    if (!replies_out.chunks.empty())
+      replies.put(replies_out);
   }
 }
 

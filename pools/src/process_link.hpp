@@ -38,11 +38,30 @@ struct chunk_reply {
   }
 };
 
+/// Several chunks travel in one message each way: the per-message costs (a lock, a wake-up)
+/// are paid once per batch, whatever the chunk size.
+struct request_batch {
+  std::vector<chunk_request> chunks;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(chunks);
+  }
+};
+
+struct reply_batch {
+  std::vector<chunk_reply> chunks;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(chunks);
+  }
+};
+
 struct process_settings {
   std::string initializer;                   // registered task run once per worker, or empty
   std::size_t max_retries = 0;               // re-runs of a chunk whose worker died
   std::chrono::milliseconds heartbeat_timeout{2000};
-  std::size_t in_flight = 8;                 // chunks sent ahead to one worker
+  std::size_t in_flight = 32;                // chunks sent ahead to one worker
+  std::size_t batch = 16;                    // chunks per message, at most
 };
 
 class process_link {
@@ -54,8 +73,8 @@ public:
   process_link(const process_link&) = delete;
   process_link& operator=(const process_link&) = delete;
 
-  void send(const chunk_request& request);
-  std::optional<chunk_reply> receive(std::chrono::milliseconds wait);
+  void send(const request_batch& requests);
+  std::optional<reply_batch> receive(std::chrono::milliseconds wait);
 
   /// False once the process has exited or its heartbeat has been still for the timeout.
   bool alive();
@@ -68,8 +87,8 @@ private:
   std::string label_;
   process_settings settings_;
   std::string name_; // of its queues
-  std::optional<queue<chunk_request>> requests_;
-  std::optional<queue<chunk_reply>> replies_;
+  std::optional<queue<request_batch>> requests_;
+  std::optional<queue<reply_batch>> replies_;
   std::optional<shm_segment> heartbeat_;
   pid_t pid_ = -1;
   bool exited_ = false;

@@ -49,22 +49,28 @@ template <class T>
 concept serializable = cereal::traits::is_output_serializable<T, byte_output_archive>::value &&
                        cereal::traits::is_input_serializable<T, byte_input_archive>::value;
 
-/// What a worker knows of a task: how to run a chunk of encoded calls. The request is a
-/// serialized std::vector<std::tuple<Args...>>; the reply a serialized
-/// std::vector<item_outcome>.
+/// What a worker knows of a task: how to run a chunk of encoded calls (encode_calls) and
+/// encode their outcomes (encode_outcomes).
 using chunk_invoker = std::function<std::vector<std::byte>(std::span<const std::byte> request)>;
 
-/// An item's result as it travels back: its encoded value, or what its exception was.
-struct item_outcome {
-  bool ok = true;
-  std::vector<std::byte> value; // serialize(result), empty for void
-  std::string error_type, error_message;
+/// An item of a chunk whose call threw: which, and what the exception was.
+struct call_failure {
+  std::uint64_t index = 0;
+  std::string type, message;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(ok, value, error_type, error_message);
+    ar(index, type, message);
   }
 };
+
+/// A result as it travels: the value (a placeholder byte for void).
+template <class R>
+using wire_value = std::conditional_t<std::is_void_v<R>, std::uint8_t, R>;
+
+/// A chunk's outcomes: the values of the calls that returned, in order, and the failures.
+template <class R>
+using chunk_outcomes = std::pair<std::vector<wire_value<R>>, std::vector<call_failure>>;
 
 class task_registry {
 public:
@@ -105,48 +111,66 @@ struct decayed<std::tuple<A...>> {
   using type = std::tuple<std::decay_t<A>...>;
 };
 
-/// A chunk's calls as bytes. Calls without arguments travel as their count: a list of empty
-/// tuples has no bytes per element, which the decoder's length check (no more elements than
-/// bytes left) would rightly refuse.
+/// A chunk's calls as bytes, in the plainest form the arguments allow, since this is the
+/// per-item cost of a process pool: one argument travels as std::vector<A> (a single memcpy for
+/// numbers), none as a count (a list of empty tuples has no bytes per element, which the
+/// decoder's length check would rightly refuse), several as a vector of tuples.
 template <class Args>
 std::vector<std::byte> encode_calls(const std::vector<Args>& calls) {
-  if constexpr (std::tuple_size_v<Args> == 0)
+  if constexpr (std::tuple_size_v<Args> == 0) {
     return serialize(static_cast<std::uint64_t>(calls.size()));
-  else
+  } else if constexpr (std::tuple_size_v<Args> == 1) {
+    std::vector<std::tuple_element_t<0, Args>> single;
+    single.reserve(calls.size());
+    for (const auto& c : calls)
+      single.push_back(std::get<0>(c));
+    return serialize(single);
+  } else {
     return serialize(calls);
+  }
 }
 
-template <class Args>
-std::vector<Args> decode_calls(std::span<const std::byte> bytes) {
+/// Decodes encode_calls<Args> and calls `each(arguments...)` for every call, in order.
+template <class Args, class Each>
+void for_each_call(std::span<const std::byte> bytes, Each&& each) {
   if constexpr (std::tuple_size_v<Args> == 0) {
     const auto count = deserialize<std::uint64_t>(bytes);
     if (count > (std::uint64_t{1} << 32))
       throw serialization_error("corrupted chunk: " + std::to_string(count) + " calls");
-    return std::vector<Args>(static_cast<std::size_t>(count));
+    for (std::uint64_t i = 0; i < count; ++i)
+      each();
+  } else if constexpr (std::tuple_size_v<Args> == 1) {
+    auto single = deserialize<std::vector<std::tuple_element_t<0, Args>>>(bytes);
+    for (auto& a : single)
+      each(a);
   } else {
-    return deserialize<std::vector<Args>>(bytes);
+    auto calls = deserialize<std::vector<Args>>(bytes);
+    for (auto& c : calls)
+      std::apply(each, c);
   }
 }
 
-/// Runs each call of a chunk and encodes its outcome.
+/// Runs each call of a chunk and encodes the outcomes.
 template <class Args, class F>
 std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> request) {
-  auto calls = decode_calls<Args>(request);
-  std::vector<item_outcome> outcomes(calls.size());
-  for (std::size_t i = 0; i < calls.size(); ++i) {
+  using R = std::remove_cvref_t<typename callable_traits<F>::result>;
+  chunk_outcomes<R> out;
+  std::uint64_t index = 0;
+  for_each_call<Args>(request, [&](auto&... a) {
     try {
-      auto call = [&](auto&... a) -> decltype(auto) { return std::invoke(fn, a...); };
-      using result = decltype(std::apply(call, calls[i]));
-      if constexpr (std::is_void_v<result>)
-        std::apply(call, calls[i]);
-      else
-        outcomes[i].value = serialize(std::decay_t<result>(std::apply(call, calls[i])));
+      if constexpr (std::is_void_v<R>) {
+        std::invoke(fn, a...);
+        out.first.push_back(0);
+      } else {
+        out.first.push_back(std::invoke(fn, a...));
+      }
     } catch (...) {
-      outcomes[i].ok = false;
-      std::tie(outcomes[i].error_type, outcomes[i].error_message) = describe_current_exception();
+      auto [type, message] = describe_current_exception();
+      out.second.push_back({index, std::move(type), std::move(message)});
     }
-  }
-  return serialize(outcomes);
+    ++index;
+  });
+  return serialize(out);
 }
 
 /// The argument tuple a task's calls travel as.

@@ -42,20 +42,25 @@ struct task_calls {
   decode(std::span<const std::byte> bytes, std::size_t count, const std::string& worker) {
     std::vector<std::pair<std::optional<stored_t<R>>, std::exception_ptr>> out(count);
     try {
-      const auto outcomes = deserialize<std::vector<item_outcome>>(bytes);
-      if (outcomes.size() != count)
+      auto [values, failures] = deserialize<chunk_outcomes<R>>(bytes);
+      if (values.size() + failures.size() != count)
         throw serialization_error("worker " + worker + " answered " +
-                                  std::to_string(outcomes.size()) + " items for " +
-                                  std::to_string(count));
-      for (std::size_t k = 0; k < count; ++k) {
-        if (!outcomes[k].ok)
-          out[k].second = std::make_exception_ptr(
-            task_error(outcomes[k].error_type, outcomes[k].error_message, worker));
-        else if constexpr (std::is_void_v<R>)
-          out[k].first.emplace();
-        else
-          out[k].first.emplace(deserialize<R>(outcomes[k].value));
+                                  std::to_string(values.size() + failures.size()) +
+                                  " items for " + std::to_string(count));
+      for (auto& f : failures) {
+        if (f.index >= count || out[f.index].second)
+          throw serialization_error("worker " + worker + " answered a bad item index");
+        out[f.index].second = std::make_exception_ptr(task_error(f.type, f.message, worker));
       }
+      std::size_t next = 0;
+      for (auto& o : out)
+        if (!o.second) {
+          if constexpr (std::is_void_v<R>)
+            o.first.emplace();
+          else
+            o.first.emplace(std::move(values[next]));
+          ++next;
+        }
     } catch (...) {
       for (auto& o : out)
         o = {std::nullopt, std::current_exception()};
