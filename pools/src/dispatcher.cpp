@@ -84,9 +84,7 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
     job->abandon(chunk, chunk + 1, std::move(why));
     job->ended(1);
   };
-  const auto connect = [&] {
-    st.link = std::make_unique<process_link>("worker " + std::to_string(slot), settings);
-  };
+  const auto connect = [&] { st.link = std::make_unique<process_link>(slot, settings); };
   if (!st.link || !st.link->alive())
     connect();
   const auto settle = [&](const chunk_reply& reply) {
@@ -118,7 +116,8 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
       }
       try {
         const auto id = st.next_request++;
-        batch.chunks.push_back({id, job->task_name(), job->encode_chunk(next.chunk)});
+        batch.chunks.push_back(
+          {id, job->task_name(), job->with_context(), job->encode_chunk(next.chunk)});
         in_flight.emplace(id, next);
       } catch (...) {
         fail(next.chunk, std::current_exception());

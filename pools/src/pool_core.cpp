@@ -121,7 +121,7 @@ pool_core::pool_core(runtime& rt, const pool_options& options, std::vector<void*
 
 namespace {
 
-worker_setup setup_from(const process_pool_options& options) {
+worker_setup setup_from(const process_pool_options& options, context_settings contexts) {
   pool_options common;
   common.workers = options.workers;
   common.max_tasks_per_worker = options.max_tasks_per_worker;
@@ -133,14 +133,17 @@ worker_setup setup_from(const process_pool_options& options) {
   settings->initializer = options.initializer;
   settings->max_retries = options.max_retries;
   settings->heartbeat_timeout = options.heartbeat_timeout;
+  settings->context_factory = std::move(contexts.factory);
+  settings->context_type = std::move(contexts.type);
+  settings->context_values = std::move(contexts.values);
   setup.process = std::move(settings);
   return setup;
 }
 
 } // namespace
 
-pool_core::pool_core(runtime& rt, const process_pool_options& options)
-  : impl_(std::make_unique<impl>(rt, setup_from(options))) {}
+pool_core::pool_core(runtime& rt, const process_pool_options& options, context_settings contexts)
+  : impl_(std::make_unique<impl>(rt, setup_from(options, std::move(contexts)))) {}
 
 pool_core::~pool_core() = default;
 

@@ -61,8 +61,8 @@ std::size_t collect_orphan_pool_queues() {
   return freed;
 }
 
-process_link::process_link(const std::string& label, const process_settings& settings)
-  : label_(label), settings_(settings) {
+process_link::process_link(std::size_t index, const process_settings& settings)
+  : label_("worker " + std::to_string(index)), settings_(settings) {
   (void)worker_main_installed;
   collect_orphan_pool_queues(); // of pools whose process was killed
   static std::atomic<std::uint64_t> counter{0};
@@ -76,7 +76,8 @@ process_link::process_link(const std::string& label, const process_settings& set
   beat_of(*heartbeat_).store(0);
 
   const std::string flag = "--troupe-worker=" + name_ + "," + heartbeat_->name() + "," +
-                           std::to_string(getpid()) + "," + label_ + "," + settings.initializer;
+                           std::to_string(getpid()) + "," + std::to_string(index) + "," +
+                           settings.initializer;
   std::vector<std::string> args{"troupe-worker", flag};
   std::vector<char*> argv;
   for (auto& a : args)
@@ -85,6 +86,13 @@ process_link::process_link(const std::string& label, const process_settings& set
   if (posix_spawn(&pid_, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0)
     throw state_error("cannot start worker process " + label_);
   last_beat_change_ = std::chrono::steady_clock::now();
+  if (!settings.context_factory.empty() || !settings.context_type.empty()) {
+    request_batch setup;
+    setup.context = context_setup{settings.context_factory, settings.context_type,
+                                  settings.context_values.empty() ? std::vector<std::byte>{}
+                                                                  : settings.context_values.at(index)};
+    requests_->put(setup);
+  }
 }
 
 process_link::~process_link() {
@@ -138,7 +146,7 @@ void process_link::kill() {
 }
 
 int run_worker_process(const std::string& spec) {
-  // spec: queue name, heartbeat segment, parent pid, label, initializer task (maybe empty)
+  // spec: queue name, heartbeat segment, parent pid, worker index, initializer (maybe empty)
   std::vector<std::string> fields;
   std::stringstream in{spec};
   for (std::string field; std::getline(in, field, ',');)
@@ -155,7 +163,10 @@ int run_worker_process(const std::string& spec) {
   auto requests = queue<request_batch>::open(fields[0] + "-req");
   auto replies = queue<reply_batch>::open(fields[0] + "-rep");
   auto heartbeat = shm_segment::open(fields[1]);
-  const std::string& label = fields[3];
+  const std::size_t index = std::stoul(fields[3]);
+  const std::string label = "worker " + fields[3];
+  std::shared_ptr<void> context;
+  std::pair<std::string, std::string> context_failure; // type, message
   std::thread([&beat = beat_of(heartbeat)] {
     for (;;) {
       beat.fetch_add(1);
@@ -184,6 +195,18 @@ int run_worker_process(const std::string& spec) {
     reply.id = request.id;
     if (!init_failure.first.empty()) {
       std::tie(reply.error_type, reply.error) = init_failure;
+    } else if (request.with_context) {
+      if (!context_failure.first.empty()) {
+        std::tie(reply.error_type, reply.error) = context_failure;
+      } else if (const auto* task = task_registry::instance().find_context_task(request.task)) {
+        try {
+          reply.outcomes = (*task)(context.get(), request.calls);
+        } catch (...) {
+          reply.error = describe_current_exception().second;
+        }
+      } else {
+        reply.error = "no context task named '" + request.task + "' in worker " + label;
+      }
     } else if (const auto* task = task_registry::instance().find(request.task)) {
       try {
         reply.outcomes = (*task)(request.calls);
@@ -205,6 +228,24 @@ int run_worker_process(const std::string& spec) {
       return 0;
     } catch (const serialization_error&) {
       continue; // garbage in the queue: that batch is lost to it, the worker goes on
+    }
+    if (batch.context) {
+      try {
+        const auto& setup = *batch.context;
+        if (!setup.factory.empty()) {
+          const auto* make = task_registry::instance().find_context_factory(setup.factory);
+          if (make == nullptr)
+            throw serialization_error("no context factory named '" + setup.factory + "'");
+          context = (*make)(index);
+        } else {
+          const auto* decode = task_registry::instance().find_context_type(setup.type);
+          if (decode == nullptr)
+            throw serialization_error("no context type " + setup.type + " in this program");
+          context = (*decode)(setup.value);
+        }
+      } catch (...) {
+        context_failure = describe_current_exception();
+      }
     }
     // Replies go back together, but none waits behind a slow chunk for more than a moment.
     reply_batch replies_out;

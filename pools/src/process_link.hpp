@@ -19,10 +19,23 @@ namespace troupe::detail {
 struct chunk_request {
   std::uint64_t id = 0;
   std::string task;
+  bool with_context = false; // call as task(worker's context, args...)
   std::vector<std::byte> calls;
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(id, task, calls);
+    ar(id, task, with_context, calls);
+  }
+};
+
+/// How a context pool's worker gets its context: made by a registered factory from the worker's
+/// index, or decoded from a value of a registered context type.
+struct context_setup {
+  std::string factory;
+  std::string type;
+  std::vector<std::byte> value;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(factory, type, value);
   }
 };
 
@@ -42,9 +55,10 @@ struct chunk_reply {
 /// are paid once per batch, whatever the chunk size.
 struct request_batch {
   std::vector<chunk_request> chunks;
+  std::optional<context_setup> context; // in a worker's first batch, for context pools
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(chunks);
+    ar(chunks, context);
   }
 };
 
@@ -62,12 +76,16 @@ struct process_settings {
   std::chrono::milliseconds heartbeat_timeout{2000};
   std::size_t in_flight = 32;                // chunks sent ahead to one worker
   std::size_t batch = 16;                    // chunks per message, at most
+  // Context pools: a factory's name, or a context type and one encoded value per worker.
+  std::string context_factory;
+  std::string context_type;
+  std::vector<std::vector<std::byte>> context_values;
 };
 
 class process_link {
 public:
-  /// Starts worker process `label` and waits until it is serving.
-  process_link(const std::string& label, const process_settings& settings);
+  /// Starts the worker process of slot `index` (and hands it its context, in context pools).
+  process_link(std::size_t index, const process_settings& settings);
   /// Lets the worker go (it finishes what it has), then makes sure it is gone.
   ~process_link();
   process_link(const process_link&) = delete;

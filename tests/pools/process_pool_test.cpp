@@ -53,6 +53,25 @@ int initialised = 0;
 } // namespace
 
 TROUPE_TASK(initialise, []() { initialised = 7; });
+
+/// A context that cannot travel (no serialize member): it must be made in the worker.
+struct device {
+  std::size_t index;
+  int owner_pid;
+  int calls = 0;
+};
+
+TROUPE_CONTEXT_FACTORY(open_device, [](std::size_t index) {
+  return device{index, static_cast<int>(getpid())};
+});
+TROUPE_TASK(use_device, [](device& d, int x) {
+  ++d.calls; // state that lives with the worker
+  return std::tuple<int, int, int>{static_cast<int>(d.index), d.owner_pid == getpid(), x};
+});
+TROUPE_TASK(device_calls, [](device& d, int) { return ++d.calls; });
+TROUPE_TASK(worker_pid_with_context, [](device&, int) { return static_cast<int>(getpid()); });
+TROUPE_TASK(tag_with_context, [](int& ctx, int x) { return std::pair<int, int>{ctx, x}; });
+TROUPE_TASK(add_with_context, [](int& ctx, int a, int b) { return ctx + a + b; });
 TROUPE_TASK(read_initialised, [](int) { return initialised; });
 TROUPE_TASK(initialiser_fails, []() { throw std::runtime_error("no device"); });
 
@@ -239,6 +258,57 @@ TEST_F(process_pool_test, max_tasks_per_worker_recycles_the_process) {
   EXPECT_EQ(std::set<int>(pids.begin(), pids.end()).size(), 3u);
   for (std::size_t i = 0; i < 6; ++i)
     EXPECT_EQ(pids[i], pids[i / 2 * 2]) << "item " << i;
+}
+
+TEST_F(process_pool_test, context_values_are_sent_to_their_workers) {
+  troupe::ctx_process_pool<int> pool{rt, std::vector<int>{10, 20}};
+  EXPECT_EQ(pool.size(), 2u);
+  const auto tagged = pool.map(tag_with_context, iota(200), 1);
+  ASSERT_EQ(tagged.size(), 200u);
+  std::set<int> contexts;
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(tagged[static_cast<std::size_t>(i)].second, i);
+    contexts.insert(tagged[static_cast<std::size_t>(i)].first);
+  }
+  for (int c : contexts)
+    EXPECT_TRUE(c == 10 || c == 20) << c;
+  EXPECT_EQ(pool.starmap(add_with_context, std::vector<std::tuple<int, int>>{{1, 2}}).size(), 1u);
+  const int sum = pool.apply(add_with_context, 1, 2);
+  EXPECT_TRUE(sum == 13 || sum == 23) << sum;
+  EXPECT_THROW((troupe::ctx_process_pool<int>{rt, std::vector<int>{1, 2, 3}, {.workers = 2}}),
+               troupe::invalid_argument);
+}
+
+TEST_F(process_pool_test, a_context_factory_makes_each_workers_context_in_that_worker) {
+  troupe::ctx_process_pool<device> pool{rt, open_device, {.workers = 2}};
+  std::set<int> indices;
+  for (auto [index, made_here, x] : pool.map(use_device, iota(100), 1)) {
+    EXPECT_EQ(made_here, 1) << "the context was made in the process that uses it";
+    indices.insert(index);
+  }
+  for (int i : indices)
+    EXPECT_TRUE(i == 0 || i == 1) << i;
+  // The context lives with its worker: its call count keeps growing.
+  troupe::ctx_process_pool<device> one{rt, open_device, {.workers = 1}};
+  const auto counts = one.map(device_calls, iota(5), 1);
+  EXPECT_EQ(counts, (std::vector<int>{1, 2, 3, 4, 5}));
+}
+
+TEST_F(process_pool_test, a_replaced_worker_gets_its_context_again) {
+  troupe::ctx_process_pool<int> pool{rt, std::vector<int>{7}, {.max_tasks_per_worker = 1}};
+  for (auto [ctx, x] : pool.map(tag_with_context, iota(4), 1))
+    EXPECT_EQ(ctx, 7) << "item " << x << ": each task ran on a fresh worker process";
+  // A worker killed mid-task is replaced by one made with the same factory and index.
+  troupe::ctx_process_pool<device> devices{rt, open_device, {.workers = 1}};
+  auto before = devices.apply(use_device, 1);
+  EXPECT_EQ(std::get<0>(before), 0);
+  const auto pids = devices.map(worker_pid_with_context, iota(1));
+  kill(pids[0], SIGKILL);
+  waitpid(pids[0], nullptr, WNOHANG);
+  std::this_thread::sleep_for(20ms);
+  const auto after = devices.apply(use_device, 2);
+  EXPECT_EQ(std::get<0>(after), 0);
+  EXPECT_EQ(std::get<1>(after), 1);
 }
 
 TEST(process_pool_orphans, workers_die_with_the_pools_process) {

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <tuple>
@@ -72,17 +73,36 @@ using wire_value = std::conditional_t<std::is_void_v<R>, std::uint8_t, R>;
 template <class R>
 using chunk_outcomes = std::pair<std::vector<wire_value<R>>, std::vector<call_failure>>;
 
+/// A task of context pools: a chunk of calls, each given the worker's context first.
+using context_invoker =
+  std::function<std::vector<std::byte>(void* context, std::span<const std::byte> request)>;
+
+/// Makes a worker's context: from its index (a factory run in the worker), or from bytes (a
+/// value sent to it).
+using context_maker = std::function<std::shared_ptr<void>(std::size_t index)>;
+using context_decoder = std::function<std::shared_ptr<void>(std::span<const std::byte> bytes)>;
+
 class task_registry {
 public:
   static task_registry& instance();
   /// Registering a name twice makes it ambiguous: calls to it then fail with
   /// serialization_error rather than run the wrong function.
   void add(const std::string& name, chunk_invoker invoker);
-  /// nullptr if no task of that name is registered in this program.
+  void add_context_task(const std::string& name, context_invoker invoker);
+  void add_context_factory(const std::string& name, context_maker maker);
+  void add_context_type(const std::string& type, context_decoder decoder);
+
+  /// nullptr if no such task (or factory, or context type) is registered in this program.
   const chunk_invoker* find(const std::string& name) const;
+  const context_invoker* find_context_task(const std::string& name) const;
+  const context_maker* find_context_factory(const std::string& name) const;
+  const context_decoder* find_context_type(const std::string& type) const;
 
 private:
   std::map<std::string, chunk_invoker> tasks_;
+  std::map<std::string, context_invoker> context_tasks_;
+  std::map<std::string, context_maker> context_factories_;
+  std::map<std::string, context_decoder> context_types_;
 };
 
 /// Describes the exception being handled (inside a catch block).
@@ -150,19 +170,26 @@ void for_each_call(std::span<const std::byte> bytes, Each&& each) {
   }
 }
 
-/// Runs each call of a chunk and encodes the outcomes.
-template <class Args, class F>
-std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> request) {
+/// Runs each call of a chunk and encodes the outcomes; `Context` (if not void) is passed first.
+template <class Args, class Context = void, class F>
+std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> request,
+                                    void* context = nullptr) {
   using R = std::remove_cvref_t<typename callable_traits<F>::result>;
   chunk_outcomes<R> out;
   std::uint64_t index = 0;
+  const auto call = [&](auto&... a) -> decltype(auto) {
+    if constexpr (std::is_void_v<Context>)
+      return std::invoke(fn, a...);
+    else
+      return std::invoke(fn, *static_cast<Context*>(context), a...);
+  };
   for_each_call<Args>(request, [&](auto&... a) {
     try {
       if constexpr (std::is_void_v<R>) {
-        std::invoke(fn, a...);
+        call(a...);
         out.first.push_back(0);
       } else {
-        out.first.push_back(std::invoke(fn, a...));
+        out.first.push_back(call(a...));
       }
     } catch (...) {
       auto [type, message] = describe_current_exception();
@@ -177,14 +204,74 @@ std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> requ
 template <class F>
 using task_args = typename decayed<typename callable_traits<std::decay_t<F>>::params>::type;
 
-/// Registers `t` with the registry at static initialisation.
+template <class Params>
+struct context_split; // (Ctx&, Args...): the context type, and Args... decayed
+template <class First, class... Rest>
+struct context_split<std::tuple<First, Rest...>> {
+  using context = std::remove_reference_t<First>;
+  using args = std::tuple<std::decay_t<Rest>...>;
+};
+
+/// Whether F's first parameter is a non-const reference: a task context pools can run.
+template <class F>
+constexpr bool takes_context = [] {
+  using params = typename callable_traits<std::decay_t<F>>::params;
+  if constexpr (std::tuple_size_v<params> == 0) {
+    return false;
+  } else {
+    using first = std::tuple_element_t<0, params>;
+    return std::is_lvalue_reference_v<first> && !std::is_const_v<std::remove_reference_t<first>>;
+  }
+}();
+
+template <class F>
+using context_of = typename context_split<typename callable_traits<std::decay_t<F>>::params>::context;
+template <class F>
+using context_task_args =
+  typename context_split<typename callable_traits<std::decay_t<F>>::params>::args;
+
+template <class T>
+constexpr bool all_serializable = false;
+template <class... A>
+constexpr bool all_serializable<std::tuple<A...>> = (serializable<A> && ...);
+
+/// Registers `t` with the registry at static initialisation: for plain pools when its
+/// parameters can travel, for context pools when its first parameter can take a context.
 template <class F>
 bool register_task(const task<F>& t) {
-  task_registry::instance().add(t.name, [fn = t.fn](std::span<const std::byte> request) {
-    return invoke_chunk<task_args<F>>(fn, request);
+  if constexpr (all_serializable<task_args<F>>)
+    task_registry::instance().add(t.name, [fn = t.fn](std::span<const std::byte> request) {
+      return invoke_chunk<task_args<F>>(fn, request);
+    });
+  if constexpr (takes_context<F>)
+    task_registry::instance().add_context_task(
+      t.name, [fn = t.fn](void* context, std::span<const std::byte> request) {
+        return invoke_chunk<context_task_args<F>, context_of<F>>(fn, request, context);
+      });
+  return true;
+}
+
+/// Registers a context factory: `fn(worker index)` makes a worker's context, in the worker.
+template <class F>
+bool register_context_factory(const task<F>& t) {
+  using context = std::remove_cvref_t<typename callable_traits<std::decay_t<F>>::result>;
+  task_registry::instance().add_context_factory(t.name, [fn = t.fn](std::size_t index) {
+    return std::shared_ptr<void>(std::make_shared<context>(fn(index)));
   });
   return true;
 }
+
+/// Context types that travel as values: registered by the pools that send them.
+template <class Context>
+struct context_type {
+  static std::string name() { return type_name<Context>(); }
+  static inline const bool registered = [] {
+    task_registry::instance().add_context_type(name(), [](std::span<const std::byte> bytes) {
+      return std::shared_ptr<void>(std::make_shared<Context>(deserialize<Context>(bytes)));
+    });
+    return true;
+  }();
+};
 
 } // namespace detail
 
@@ -199,7 +286,16 @@ task<std::decay_t<F>> make_task(const char* name, F&& fn) {
 } // namespace troupe
 
 /// Defines the task `name` at namespace scope and registers it under that name, so worker
-/// processes of the same program can run it.
+/// processes of the same program can run it. A task whose first parameter is a non-const
+/// reference, `[](model& m, batch b) {...}`, also runs on context pools, given the worker's own
+/// context first.
 #define TROUPE_TASK(name, ...)                                                                  \
   inline const auto name = ::troupe::make_task(#name, __VA_ARGS__);                             \
   inline const bool troupe_task_registered_##name = ::troupe::detail::register_task(name)
+
+/// Defines a context factory: `callable(std::size_t worker_index)` returns the context of a
+/// context process pool's worker, and runs in that worker (to open a device there, say).
+#define TROUPE_CONTEXT_FACTORY(name, ...)                                                       \
+  inline const auto name = ::troupe::make_task(#name, __VA_ARGS__);                             \
+  inline const bool troupe_context_factory_registered_##name =                                  \
+    ::troupe::detail::register_context_factory(name)

@@ -28,6 +28,8 @@
 #include "troupe/pools/pool_options.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 #include <memory>
 #include <ranges>
 #include <tuple>
@@ -50,20 +52,24 @@ struct is_task<task<F>> : std::true_type {
 template <class Task>
 using task_function = typename is_task<std::remove_cvref_t<Task>>::function;
 
-template <class T>
-constexpr bool all_serializable = false;
-template <class... A>
-constexpr bool all_serializable<std::tuple<A...>> = (serializable<A> && ...);
-
-/// The checks that make misuse a compile-time error that says what to do.
-template <class Task>
+/// The checks that make misuse a compile-time error that says what to do. `Ctx` is the pool's
+/// context type, void for plain process pools.
+template <class Task, class Ctx>
 constexpr void check_task() {
   static_assert(is_task<std::remove_cvref_t<Task>>::value,
                 "a process pool runs registered tasks: declare the function at namespace scope "
                 "with TROUPE_TASK(name, callable) and pass `name`");
+  if constexpr (!std::is_void_v<Ctx> && is_task<std::remove_cvref_t<Task>>::value) {
+    using F = task_function<Task>;
+    static_assert(takes_context<F>, "a context pool calls f(ctx, args...): the task's first "
+                                    "parameter must be a non-const reference to the context");
+    if constexpr (takes_context<F>)
+      static_assert(std::is_same_v<context_of<F>, Ctx>,
+                    "the task's context parameter is not the pool's context type");
+  }
   if constexpr (is_task<std::remove_cvref_t<Task>>::value) {
     using F = task_function<Task>;
-    static_assert(all_serializable<task_args<F>>,
+    static_assert(all_serializable<call_args<F, !std::is_void_v<Ctx>>>,
                   "a task's argument types must be serializable to cross to a worker process: "
                   "give the type a `template <class Archive> void serialize(Archive&)` member");
     using R = task_result_t<F>;
@@ -76,17 +82,44 @@ constexpr void check_task() {
 
 } // namespace detail
 
-class process_pool {
-public:
-  explicit process_pool(runtime& rt, const process_pool_options& options = {})
-    : core_(std::make_shared<detail::pool_core>(rt, options)) {}
+/// A process pool; `Ctx` is its workers' context type (void: no context). Use the aliases
+/// process_pool and ctx_process_pool<Ctx>.
+template <class Ctx>
+class basic_process_pool {
+  static constexpr bool with_context = !std::is_void_v<Ctx>;
 
-  ~process_pool() {
+public:
+  /// A pool without contexts.
+  explicit basic_process_pool(runtime& rt, const process_pool_options& options = {})
+    requires(!with_context)
+    : core_(std::make_shared<detail::pool_core>(rt, options, detail::context_settings{})) {}
+
+  /// One worker per context value; each is encoded and sent to its worker. If
+  /// `options.workers` is set it must equal contexts.size().
+  basic_process_pool(runtime& rt, const std::vector<Ctx>& contexts,
+                     const process_pool_options& options = {})
+    requires(with_context)
+    : core_(std::make_shared<detail::pool_core>(rt, with_workers(options, contexts.size()),
+                                                values_of(contexts, options))) {}
+
+  /// `options.workers` workers, each making its context in its own process with the
+  /// registered factory (TROUPE_CONTEXT_FACTORY): `factory(worker index)`.
+  template <class Factory>
+  basic_process_pool(runtime& rt, const task<Factory>& factory,
+                     const process_pool_options& options = {})
+    requires(with_context)
+    : core_(std::make_shared<detail::pool_core>(rt, options,
+                                                detail::context_settings{factory.name, "", {}})) {
+    static_assert(std::is_same_v<std::remove_cvref_t<detail::task_result_t<Factory>>, Ctx>,
+                  "the context factory must return the pool's context type");
+  }
+
+  ~basic_process_pool() {
     core_->terminate();
     core_->join();
   }
-  process_pool(const process_pool&) = delete;
-  process_pool& operator=(const process_pool&) = delete;
+  basic_process_pool(const basic_process_pool&) = delete;
+  basic_process_pool& operator=(const basic_process_pool&) = delete;
 
   /// Runs `t(args...)` in a worker process and returns its result (task_error if it threw).
   template <class Task, class... Args>
@@ -96,12 +129,12 @@ public:
 
   template <class Task, class... Args>
   auto apply_async(const Task& t, Args&&... args) {
-    detail::check_task<Task>();
+    detail::check_task<Task, Ctx>();
     using F = detail::task_function<Task>;
     using R = detail::task_result_t<F>;
     auto state = std::make_shared<detail::result_state<R>>();
-    core_->submit(std::make_shared<detail::process_apply_job<F>>(
-      t, detail::task_args<F>(std::forward<Args>(args)...), state));
+    core_->submit(std::make_shared<detail::process_apply_job<F, with_context>>(
+      t, detail::call_args<F, with_context>(std::forward<Args>(args)...), state));
     return async_result<R>{std::move(state)};
   }
 
@@ -155,6 +188,30 @@ public:
   std::size_t size() const noexcept { return core_->size(); }
 
 private:
+  static process_pool_options with_workers(process_pool_options options, std::size_t n) {
+    if (n == 0)
+      throw invalid_argument("ctx_process_pool needs at least one context, got none");
+    if (options.workers && static_cast<std::size_t>(*options.workers) != n)
+      throw invalid_argument("ctx_process_pool: " + std::to_string(n) + " contexts given for " +
+                             std::to_string(*options.workers) +
+                             " workers; there must be one context per worker");
+    options.workers = static_cast<int>(n);
+    return options;
+  }
+
+  static detail::context_settings values_of(const std::vector<Ctx>& contexts,
+                                            const process_pool_options&) {
+    static_assert(detail::serializable<Ctx>,
+                  "context values are sent to the worker processes: give the context type a "
+                  "`template <class Archive> void serialize(Archive&)` member, or make it in the "
+                  "workers with a TROUPE_CONTEXT_FACTORY");
+    (void)detail::context_type<Ctx>::registered;
+    detail::context_settings settings{"", detail::context_type<Ctx>::name(), {}};
+    for (const auto& c : contexts)
+      settings.values.push_back(serialize(c));
+    return settings;
+  }
+
   template <bool Spread, class Task, class Range>
   auto run_map(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize) {
     if constexpr (detail::borrowable_range<Range>)
@@ -170,20 +227,20 @@ private:
 
   template <bool Spread, class Task, class Items>
   auto submit_map(const Task& t, Items items, std::optional<std::ptrdiff_t> chunksize) {
-    detail::check_task<Task>();
+    detail::check_task<Task, Ctx>();
     using F = detail::task_function<Task>;
     using R = detail::task_result_t<F>;
     using V = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
     const auto chunk_size = detail::chunk_size_for(chunksize, items.size(), size());
     auto state = std::make_shared<detail::result_state<V>>();
-    core_->submit(std::make_shared<detail::process_map_job<Items, F, Spread>>(
+    core_->submit(std::make_shared<detail::process_map_job<Items, F, Spread, with_context>>(
       t, std::move(items), chunk_size, state));
     return async_result<V>{std::move(state)};
   }
 
   template <bool Ordered, class Task, class Range>
   auto stream(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize) {
-    detail::check_task<Task>();
+    detail::check_task<Task, Ctx>();
     using F = detail::task_function<Task>;
     using R = detail::task_result_t<F>;
     static_assert(!std::is_void_v<R>, "imap needs a task that returns a value");
@@ -193,7 +250,7 @@ private:
         chunksize ? detail::chunk_size_for(chunksize, owned_or_borrowed.size(), size()) : 1;
       const auto window = std::max<std::size_t>(64, 8 * size());
       std::weak_ptr<detail::pool_core> core = core_;
-      auto job = std::make_shared<detail::process_imap_job<Items, F, Ordered>>(
+      auto job = std::make_shared<detail::process_imap_job<Items, F, Ordered, with_context>>(
         t, std::move(owned_or_borrowed), chunk_size, window, [core] {
           if (auto c = core.lock())
             c->wake();
@@ -209,5 +266,14 @@ private:
 
   std::shared_ptr<detail::pool_core> core_;
 };
+
+/// A pool of worker processes running registered tasks.
+using process_pool = basic_process_pool<void>;
+
+/// A pool of worker processes that each own a context of type Ctx (a device, a model replica)
+/// and call every task as f(ctx, args...) with it. The context lives in the worker process:
+/// sent as a value, or made there by a registered factory; a replacement worker gets it again.
+template <class Ctx>
+using ctx_process_pool = basic_process_pool<Ctx>;
 
 } // namespace troupe

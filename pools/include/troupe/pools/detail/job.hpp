@@ -48,8 +48,9 @@ public:
 
   /// The chunk's calls, encoded for a worker process (the task's name goes alongside).
   virtual std::vector<std::byte> encode_chunk(std::size_t chunk) const { (void)chunk; return {}; }
-  /// The registered task the chunk's calls are for.
+  /// The registered task the chunk's calls are for, and whether it takes the worker's context.
   virtual const char* task_name() const noexcept { return ""; }
+  virtual bool with_context() const noexcept { return false; }
   /// A worker's encoded outcomes for the chunk (see task.hpp), from worker `worker`. Bytes that
   /// do not decode fail the chunk's items with serialization_error.
   virtual void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace troupe {
@@ -16,12 +17,19 @@ class runtime;
 
 namespace troupe::detail {
 
+/// How a context process pool's workers get their contexts (all empty: no contexts).
+struct context_settings {
+  std::string factory;                     // a registered context factory, or
+  std::string type;                        // a registered context type, with
+  std::vector<std::vector<std::byte>> values; // one encoded value per worker
+};
+
 class pool_core {
 public:
   /// A thread pool. `contexts` is empty, or holds one context pointer per worker.
   pool_core(runtime& rt, const pool_options& options, std::vector<void*> contexts);
   /// A process pool.
-  pool_core(runtime& rt, const process_pool_options& options);
+  pool_core(runtime& rt, const process_pool_options& options, context_settings contexts);
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
   /// Terminates and joins.

@@ -13,11 +13,15 @@
 
 namespace troupe::detail {
 
+/// The argument tuple of F's calls: all its parameters, or all but the context.
+template <class F, bool WithContext>
+using call_args = std::conditional_t<WithContext, context_task_args<F>, task_args<F>>;
+
 /// How a process job turns its items into a task's calls and a worker's reply into results.
 /// `Spread`: each item is a tuple of arguments (starmap); otherwise the single argument.
-template <class F, bool Spread>
+template <class F, bool Spread, bool WithContext>
 struct task_calls {
-  using args = task_args<F>;
+  using args = call_args<F, WithContext>;
 
   template <class Item>
   static args to_args(const Item& item) {
@@ -73,21 +77,23 @@ template <class F>
 using task_result_t = std::remove_cvref_t<typename callable_traits<F>::result>;
 
 /// apply / apply_async on a process pool.
-template <class F>
+template <class F, bool WithContext>
 class process_apply_job final : public job {
   using R = task_result_t<F>;
+  using args = call_args<F, WithContext>;
 
 public:
-  process_apply_job(const task<F>& t, task_args<F> args, std::shared_ptr<result_state<R>> result)
-    : job(1), name_(t.name), args_(std::move(args)), result_(std::move(result)) {}
+  process_apply_job(const task<F>& t, args a, std::shared_ptr<result_state<R>> result)
+    : job(1), name_(t.name), args_(std::move(a)), result_(std::move(result)) {}
 
   const char* task_name() const noexcept override { return name_; }
+  bool with_context() const noexcept override { return WithContext; }
   std::vector<std::byte> encode_chunk(std::size_t) const override {
-    return encode_calls(std::vector<task_args<F>>{args_});
+    return encode_calls(std::vector<args>{args_});
   }
   void accept_chunk(std::size_t, std::span<const std::byte> outcomes,
                     const std::string& worker) noexcept override {
-    auto decoded = task_calls<F, false>::template decode<R>(outcomes, 1, worker);
+    auto decoded = task_calls<F, false, WithContext>::template decode<R>(outcomes, 1, worker);
     outcome_ = std::move(decoded[0]);
   }
   void abandon(std::size_t, std::size_t, std::exception_ptr why) noexcept override {
@@ -103,13 +109,13 @@ private:
   }
 
   const char* name_;
-  task_args<F> args_;
+  args args_;
   std::shared_ptr<result_state<R>> result_;
   std::pair<std::optional<stored_t<R>>, std::exception_ptr> outcome_;
 };
 
 /// map / starmap (and their _async forms) on a process pool.
-template <class Items, class F, bool Spread>
+template <class Items, class F, bool Spread, bool WithContext>
 class process_map_job final : public job {
   using R = task_result_t<F>;
   using V = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
@@ -126,14 +132,16 @@ public:
       result_(std::move(result)) {}
 
   const char* task_name() const noexcept override { return name_; }
+  bool with_context() const noexcept override { return WithContext; }
   std::vector<std::byte> encode_chunk(std::size_t chunk) const override {
-    return task_calls<F, Spread>::encode(items_, chunks_.begin(chunk), chunks_.end(chunk));
+    return task_calls<F, Spread, WithContext>::encode(items_, chunks_.begin(chunk),
+                                                      chunks_.end(chunk));
   }
   void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
                     const std::string& worker) noexcept override {
     const auto first = chunks_.begin(chunk);
-    auto decoded =
-      task_calls<F, Spread>::template decode<R>(outcomes, chunks_.end(chunk) - first, worker);
+    auto decoded = task_calls<F, Spread, WithContext>::template decode<R>(
+      outcomes, chunks_.end(chunk) - first, worker);
     for (std::size_t k = 0; k < decoded.size(); ++k) {
       if (decoded[k].second)
         failure_.record(first + k, decoded[k].second);
@@ -171,7 +179,7 @@ private:
 };
 
 /// imap / imap_unordered on a process pool.
-template <class Items, class F, bool Ordered>
+template <class Items, class F, bool Ordered, bool WithContext>
 class process_imap_job final : public streaming_job<task_result_t<F>, Ordered> {
   using R = task_result_t<F>;
   using base = streaming_job<R, Ordered>;
@@ -184,14 +192,16 @@ public:
       items_(std::move(items)) {}
 
   const char* task_name() const noexcept override { return name_; }
+  bool with_context() const noexcept override { return WithContext; }
   std::vector<std::byte> encode_chunk(std::size_t chunk) const override {
-    return task_calls<F, false>::encode(items_, this->chunks_.begin(chunk), this->chunks_.end(chunk));
+    return task_calls<F, false, WithContext>::encode(items_, this->chunks_.begin(chunk),
+                                                     this->chunks_.end(chunk));
   }
   void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
                     const std::string& worker) noexcept override {
     const auto first = this->chunks_.begin(chunk);
-    auto decoded =
-      task_calls<F, false>::template decode<R>(outcomes, this->chunks_.end(chunk) - first, worker);
+    auto decoded = task_calls<F, false, WithContext>::template decode<R>(
+      outcomes, this->chunks_.end(chunk) - first, worker);
     std::vector<typename base::outcome> results(decoded.size());
     for (std::size_t k = 0; k < decoded.size(); ++k) {
       results[k].value = std::move(decoded[k].first);
