@@ -72,8 +72,12 @@ public:
     : OutputArchive(this), out_(out) {}
 
   void save_bytes(const void* data, std::size_t size) {
-    auto p = static_cast<const std::byte*>(data);
-    out_.insert(out_.end(), p, p + size);
+    // resize + memcpy rather than insert: GCC 12 misreads insert after a sized construction
+    // as writing out of bounds (-Warray-bounds).
+    const auto at = out_.size();
+    out_.resize(at + size);
+    if (size != 0)
+      std::memcpy(out_.data() + at, data, size);
   }
 
 private:
