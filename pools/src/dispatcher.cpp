@@ -87,7 +87,9 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
   const auto connect = [&] { st.link = std::make_unique<process_link>(slot, settings); };
   if (!st.link || !st.link->alive())
     connect();
-  const auto settle = [&](const chunk_reply& reply) {
+  // Large tensors in arguments go into the request queue's segments; those in results come from
+  // the reply queue's.
+  const auto settle = [&](const chunk_reply& reply, tensor_store& results) {
     auto it = in_flight.find(reply.id);
     if (it == in_flight.end())
       return; // an answer from before a replacement
@@ -95,6 +97,7 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
     in_flight.erase(it);
     ++work.ran;
     if (reply.error.empty()) {
+      tensor_store_scope scope{results};
       job->accept_chunk(chunk, reply.outcomes, st.link->label());
       job->ended(1);
     } else if (!reply.error_type.empty()) {
@@ -105,6 +108,8 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
   };
   for (;;) {
     request_batch batch;
+    segment_store arguments{st.link->request_ring()}, results{st.link->reply_ring()};
+    crossing_store encoding{arguments, results};
     while (in_flight.size() + batch.chunks.size() < settings.in_flight &&
            batch.chunks.size() < settings.batch) {
       sent next{0, 0};
@@ -116,6 +121,7 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
       }
       try {
         const auto id = st.next_request++;
+        tensor_store_scope scope{encoding};
         batch.chunks.push_back(
           {id, job->task_name(), job->with_context(), job->encode_chunk(next.chunk)});
         in_flight.emplace(id, next);
@@ -123,13 +129,15 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
         fail(next.chunk, std::current_exception());
       }
     }
-    if (!batch.chunks.empty())
+    if (!batch.chunks.empty()) {
+      arguments.hold_for_queue();
       st.link->send(batch);
+    }
     if (in_flight.empty())
       return;
     if (auto replies = st.link->receive(std::chrono::milliseconds{20})) {
       for (const auto& reply : replies->chunks)
-        settle(reply);
+        settle(reply, results);
       continue;
     }
     if (st.link->alive())

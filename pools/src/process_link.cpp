@@ -190,7 +190,12 @@ int run_worker_process(const std::string& spec) {
     }
   }
 
-  const auto run = [&](const chunk_request& request) {
+  // Tensors in arguments come from the request queue's segments; large results go into the
+  // reply queue's.
+  detail::segment_store arguments{requests.ring()};
+  const auto run = [&](const chunk_request& request, detail::segment_store& results) {
+    detail::crossing_store crossing{results, arguments};
+    tensor_store_scope scope{crossing};
     chunk_reply reply;
     reply.id = request.id;
     if (!init_failure.first.empty()) {
@@ -249,18 +254,25 @@ int run_worker_process(const std::string& spec) {
     }
     // Replies go back together, but none waits behind a slow chunk for more than a moment.
     reply_batch replies_out;
+    std::optional<detail::segment_store> results;
+    const auto flush = [&] {
+      results->hold_for_queue();
+      replies.put(replies_out);
+      replies_out.chunks.clear();
+      results.reset();
+    };
     auto oldest = std::chrono::steady_clock::now();
     for (const auto& request : batch.chunks) {
-      if (replies_out.chunks.empty())
+      if (replies_out.chunks.empty()) {
         oldest = std::chrono::steady_clock::now();
-      replies_out.chunks.push_back(run(request));
-      if (std::chrono::steady_clock::now() - oldest > 1ms) {
-        replies.put(replies_out);
-        replies_out.chunks.clear();
+        results.emplace(replies.ring());
       }
+      replies_out.chunks.push_back(run(request, *results));
+      if (std::chrono::steady_clock::now() - oldest > 1ms)
+        flush();
     }
     if (!replies_out.chunks.empty())
-      replies.put(replies_out);
+      flush();
   }
 }
 

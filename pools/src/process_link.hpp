@@ -94,6 +94,10 @@ public:
   void send(const request_batch& requests);
   std::optional<reply_batch> receive(std::chrono::milliseconds wait);
 
+  /// The rings, for encoding large tensors into their segments (see segment_store.hpp).
+  byte_queue& request_ring() { return requests_->ring(); }
+  byte_queue& reply_ring() { return replies_->ring(); }
+
   /// False once the process has exited or its heartbeat has been still for the timeout.
   bool alive();
   void kill();

@@ -1,6 +1,10 @@
 // Process pools: the pool API over worker processes, and what happens when those processes
 // die, freeze, abort, or are handed tasks they do not know.
+#include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/pools/process_pool.hpp"
+
+#include <xtensor/xarray.hpp>
+#include <xtensor/xbuilder.hpp>
 
 #include "troupe/actors/runtime.hpp"
 #include "troupe/queues/shm_segment.hpp"
@@ -53,6 +57,10 @@ int initialised = 0;
 } // namespace
 
 TROUPE_TASK(initialise, []() { initialised = 7; });
+TROUPE_TASK(scaled, [](xt::xarray<float> x, float by) {
+  xt::xarray<float> y = x * by;
+  return y;
+});
 
 /// A context that cannot travel (no serialize member): it must be made in the worker.
 struct device {
@@ -258,6 +266,25 @@ TEST_F(process_pool_test, max_tasks_per_worker_recycles_the_process) {
   EXPECT_EQ(std::set<int>(pids.begin(), pids.end()).size(), 3u);
   for (std::size_t i = 0; i < 6; ++i)
     EXPECT_EQ(pids[i], pids[i / 2 * 2]) << "item " << i;
+}
+
+TEST_F(process_pool_test, large_tensors_travel_through_segments_both_ways) {
+  troupe::collect_orphan_segments();
+  {
+    troupe::process_pool pool{rt, {.workers = 2}};
+    // 80 MiB each: more than a worker's queue holds (64 MiB), so only segments can carry them.
+    const xt::xarray<float> big = xt::ones<float>({20u << 20});
+    const auto out = pool.starmap(scaled, std::vector<std::tuple<xt::xarray<float>, float>>{
+                                            {big, 2.f}, {big, 3.f}});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0](0), 2.f);
+    EXPECT_EQ(out[1](big.size() - 1), 3.f);
+    EXPECT_EQ(out[1].size(), big.size());
+  }
+  int left = 0;
+  for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"})
+    left += entry.path().filename().string().rfind("troupe.", 0) == 0;
+  EXPECT_EQ(left, 0) << "the pool's queues and segments went with it";
 }
 
 TEST_F(process_pool_test, context_values_are_sent_to_their_workers) {

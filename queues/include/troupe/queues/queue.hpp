@@ -98,6 +98,10 @@ public:
 
   const std::string& name() const noexcept { return core_->name(); }
 
+  /// The ring underneath, for code that moves pre-encoded bytes with this queue's segments
+  /// (the process pools' data plane).
+  detail::byte_queue& ring() noexcept { return *core_; }
+
 private:
   queue(const std::string& name, mode how, const queue_options& options)
     : core_(std::make_unique<detail::byte_queue>(name, how, options,

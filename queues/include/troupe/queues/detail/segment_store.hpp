@@ -87,4 +87,20 @@ private:
   std::vector<shm_segment> already_held_; // spares: held for the queue already
 };
 
+/// For a two-queue conversation: tensors a message carries out go into `out`'s segments, tensors
+/// a message brought in are fetched from `in`'s.
+class crossing_store final : public tensor_store {
+public:
+  crossing_store(segment_store& out, segment_store& in) : out_(out), in_(in) {}
+  bool takes(std::size_t bytes) const override { return out_.takes(bytes); }
+  std::string keep(const void* data, std::size_t bytes) override { return out_.keep(data, bytes); }
+  void fetch(const std::string& handle, void* out, std::size_t bytes) override {
+    in_.fetch(handle, out, bytes);
+  }
+
+private:
+  segment_store& out_;
+  segment_store& in_;
+};
+
 } // namespace troupe::detail
