@@ -151,6 +151,26 @@ bool spin_until_changed(const std::atomic<std::uint32_t>& word, std::uint32_t se
   return false;
 }
 
+/// Waits, with `lock` released, until `word` moves or `until` passes; `waiting` counts this
+/// waiter (under the lock) so that the other side knows to wake it. Returns holding the lock.
+void wait_for_change(robust_lock& lock, std::atomic<std::uint32_t>& word,
+                     std::uint32_t& waiting, deadline until) {
+  const auto seen = word.load();
+  lock.unlock();
+  if (spin_until_changed(word, seen)) {
+    lock.relock();
+    return;
+  }
+  lock.relock();
+  ++waiting;
+  const auto again = word.load();
+  lock.unlock();
+  if (again == seen)
+    futex_wait(word, seen, until);
+  lock.relock();
+  --waiting;
+}
+
 byte_queue::byte_queue(const std::string& name, mode how, const queue_options& options,
                        std::uint64_t type_tag, const std::string& type_name)
   : state_(std::make_unique<state>()) {
@@ -238,20 +258,7 @@ bool byte_queue::put(std::span<const std::byte> message, deadline until) {
       break;
     if (until && std::chrono::steady_clock::now() >= *until)
       return false;
-    const auto seen = h.left.load();
-    lock.unlock();
-    if (!spin_until_changed(h.left, seen)) {
-      lock.relock();
-      ++h.writers_waiting;
-      const auto again = h.left.load();
-      lock.unlock();
-      if (again == seen)
-        futex_wait(h.left, seen, until);
-      lock.relock();
-      --h.writers_waiting;
-    } else {
-      lock.relock();
-    }
+    wait_for_change(lock, h.left, h.writers_waiting, until);
   }
   const auto start = h.data_tail, end = start + message.size();
   s.copy_in(start, message.data(), message.size());
@@ -275,20 +282,7 @@ std::optional<std::vector<std::byte>> byte_queue::get(deadline until) {
       throw queue_closed("queue '" + s.name + "' is closed and drained");
     if (until && std::chrono::steady_clock::now() >= *until)
       return std::nullopt;
-    const auto seen = h.arrived.load();
-    lock.unlock();
-    if (!spin_until_changed(h.arrived, seen)) {
-      lock.relock();
-      ++h.readers_waiting;
-      const auto again = h.arrived.load();
-      lock.unlock();
-      if (again == seen)
-        futex_wait(h.arrived, seen, until);
-      lock.relock();
-      --h.readers_waiting;
-    } else {
-      lock.relock();
-    }
+    wait_for_change(lock, h.arrived, h.readers_waiting, until);
   }
   // A scribbled descriptor loses only its own message: its extent is where the next one starts.
   auto start = h.data_head;

@@ -78,6 +78,47 @@ private:
   std::vector<slot> slots_;
 };
 
+/// What a map job gathers, wherever its chunks run: each item's result by index, and the
+/// failure of the lowest index; then it fulfils the caller's result.
+template <class R>
+class map_results {
+public:
+  using value = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
+
+  map_results(std::size_t size, std::shared_ptr<result_state<value>> result)
+    : output_(make_output(size)), result_(std::move(result)) {}
+
+  template <class V>
+  void set(std::size_t i, V&& v) {
+    if constexpr (!std::is_void_v<R>)
+      output_.set(i, std::forward<V>(v));
+  }
+  void fail(std::size_t i, std::exception_ptr error) noexcept { failure_.record(i, std::move(error)); }
+
+  /// After every chunk has ended.
+  void deliver() noexcept {
+    if (failure_.error())
+      result_->set_error(failure_.error());
+    else if constexpr (std::is_void_v<R>)
+      result_->set_value({});
+    else
+      result_->set_value(std::move(output_).take());
+  }
+
+private:
+  using output = std::conditional_t<std::is_void_v<R>, std::monostate, indexed_results<R>>;
+  static output make_output(std::size_t size) {
+    if constexpr (std::is_void_v<R>)
+      return {};
+    else
+      return output(size);
+  }
+
+  output output_;
+  first_failure failure_;
+  std::shared_ptr<result_state<value>> result_;
+};
+
 /// Items read in place from a random-access range that outlives the job.
 template <class It>
 class borrowed_items {
@@ -167,18 +208,14 @@ private:
 /// the exception of the lowest failing index. A chunk stops at its first failing item.
 template <class R, class Items, class Call>
 class map_job final : public job {
-  using output = std::conditional_t<std::is_void_v<R>, std::monostate, indexed_results<R>>;
-
 public:
   map_job(Items items, std::size_t chunk_size, Call call,
-          std::shared_ptr<result_state<std::conditional_t<std::is_void_v<R>, void,
-                                                          std::vector<R>>>> result)
+          std::shared_ptr<result_state<typename map_results<R>::value>> result)
     : job(chunking{items.size(), chunk_size}.chunk_count()),
       items_(std::move(items)),
       chunks_{items_.size(), chunk_size},
       call_(std::move(call)),
-      output_(make_output(items_.size())),
-      result_(std::move(result)) {}
+      results_(items_.size(), std::move(result)) {}
 
   void run(std::size_t chunk, const worker_env& env) noexcept override {
     const auto last = chunks_.end(chunk);
@@ -187,42 +224,25 @@ public:
         if constexpr (std::is_void_v<R>)
           call_(env, items_[i]);
         else
-          output_.set(i, call_(env, items_[i]));
+          results_.set(i, call_(env, items_[i]));
       } catch (...) {
-        failure_.record(i, std::current_exception());
+        results_.fail(i, std::current_exception());
         return;
       }
     }
   }
 
   void abandon(std::size_t first, std::size_t, std::exception_ptr why) noexcept override {
-    failure_.record(chunks_.begin(first), std::move(why));
+    results_.fail(chunks_.begin(first), std::move(why));
   }
 
 private:
-  static output make_output(std::size_t size) {
-    if constexpr (std::is_void_v<R>)
-      return {};
-    else
-      return output(size);
-  }
-
-  void complete() noexcept override {
-    if (failure_.error())
-      result_->set_error(failure_.error());
-    else if constexpr (std::is_void_v<R>)
-      result_->set_value({});
-    else
-      result_->set_value(std::move(output_).take());
-  }
+  void complete() noexcept override { results_.deliver(); }
 
   Items items_;
   chunking chunks_;
   Call call_;
-  output output_;
-  first_failure failure_;
-  std::shared_ptr<result_state<std::conditional_t<std::is_void_v<R>, void, std::vector<R>>>>
-    result_;
+  map_results<R> results_;
 };
 
 } // namespace troupe::detail

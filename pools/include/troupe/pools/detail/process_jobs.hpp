@@ -118,18 +118,15 @@ private:
 template <class Items, class F, bool Spread, bool WithContext>
 class process_map_job final : public job {
   using R = task_result_t<F>;
-  using V = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
-  using output = std::conditional_t<std::is_void_v<R>, std::monostate, indexed_results<R>>;
 
 public:
   process_map_job(const task<F>& t, Items items, std::size_t chunk_size,
-                  std::shared_ptr<result_state<V>> result)
+                  std::shared_ptr<result_state<typename map_results<R>::value>> result)
     : job(chunking{items.size(), chunk_size}.chunk_count()),
       name_(t.name),
       items_(std::move(items)),
       chunks_{items_.size(), chunk_size},
-      output_(make_output(items_.size())),
-      result_(std::move(result)) {}
+      results_(items_.size(), std::move(result)) {}
 
   const char* task_name() const noexcept override { return name_; }
   bool with_context() const noexcept override { return WithContext; }
@@ -144,38 +141,22 @@ public:
       outcomes, chunks_.end(chunk) - first, worker);
     for (std::size_t k = 0; k < decoded.size(); ++k) {
       if (decoded[k].second)
-        failure_.record(first + k, decoded[k].second);
+        results_.fail(first + k, decoded[k].second);
       else if constexpr (!std::is_void_v<R>)
-        output_.set(first + k, std::move(*decoded[k].first));
+        results_.set(first + k, std::move(*decoded[k].first));
     }
   }
   void abandon(std::size_t first, std::size_t, std::exception_ptr why) noexcept override {
-    failure_.record(chunks_.begin(first), std::move(why));
+    results_.fail(chunks_.begin(first), std::move(why));
   }
 
 private:
-  static output make_output(std::size_t size) {
-    if constexpr (std::is_void_v<R>)
-      return {};
-    else
-      return output(size);
-  }
-
-  void complete() noexcept override {
-    if (failure_.error())
-      result_->set_error(failure_.error());
-    else if constexpr (std::is_void_v<R>)
-      result_->set_value({});
-    else
-      result_->set_value(std::move(output_).take());
-  }
+  void complete() noexcept override { results_.deliver(); }
 
   const char* name_;
   Items items_;
   chunking chunks_;
-  output output_;
-  first_failure failure_;
-  std::shared_ptr<result_state<V>> result_;
+  map_results<R> results_;
 };
 
 /// imap / imap_unordered on a process pool.
