@@ -15,6 +15,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/send.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -74,6 +75,8 @@ struct worker_setup {
   std::vector<void*> contexts;
   /// Set for process pools: each worker actor then drives a worker process.
   std::shared_ptr<const process_settings> process;
+  /// Raised on terminate: process workers are killed rather than waited for (threads cannot be).
+  std::shared_ptr<std::atomic<bool>> terminating = std::make_shared<std::atomic<bool>>(false);
 };
 
 /// The address TSAN builds synchronize a mailbox on (see troupe/actors/tsan.hpp).

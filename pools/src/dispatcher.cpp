@@ -72,7 +72,7 @@ void run_lease(worker_state& st, const std::function<void()>& initializer, lease
 /// completes them from its replies. A process that dies or freezes fails (or, within
 /// max_retries, re-sends) the chunks it held, and is replaced.
 void run_lease_remotely(worker_state& st, const process_settings& settings, std::size_t slot,
-                        lease& work) {
+                        const std::atomic<bool>& terminating, lease& work) {
   const auto& job = work.job();
   struct sent {
     std::size_t chunk;
@@ -140,6 +140,15 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
         settle(reply, results);
       continue;
     }
+    if (terminating.load()) {
+      // terminate() stops now: a process, unlike a thread, can be stopped mid-task.
+      st.link->kill();
+      st.link.reset();
+      for (auto& [id, s] : in_flight)
+        fail(s.chunk, std::make_exception_ptr(
+                        pool_closed("the pool was terminated while this work was running")));
+      return;
+    }
     if (st.link->alive())
       continue;
     // Dead or frozen: what it held is re-sent (within max_retries) or failed, and it is replaced.
@@ -169,7 +178,7 @@ worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> 
     [=](lease_ptr& work) {
       handling guard{self};
       if (setup->process)
-        run_lease_remotely(self->state, *setup->process, slot, *work);
+        run_lease_remotely(self->state, *setup->process, slot, *setup->terminating, *work);
       else
         run_lease(self->state, setup->initializer, *work);
       send_from(self, dispatcher, done_atom::value, slot, generation, std::move(work));
@@ -454,6 +463,7 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
       handling guard{self};
       auto& st = self->state;
       st.current = mode::terminating;
+      st.setup->terminating->store(true);
       const auto why = closed_error("the pool was terminated before this work started");
       for (auto& queued : st.backlog)
         abandon(queued.job, queued.next_chunk, queued.job->chunk_count(), why);

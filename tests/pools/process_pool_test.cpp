@@ -212,6 +212,19 @@ TEST_F(process_pool_test, a_task_that_aborts_fails_with_worker_lost) {
   EXPECT_EQ(pool.apply(square, 6), 36);
 }
 
+TEST_F(process_pool_test, terminate_stops_running_tasks_instead_of_waiting_for_them) {
+  auto pool = std::make_unique<troupe::process_pool>(rt, troupe::process_pool_options{.workers = 1});
+  const auto path = temp_path("terminate");
+  auto running = pool->apply_async(busy_until_killed, path); // would sleep 30 s
+  ASSERT_GT(read_pid(path), 0);
+  const auto start = std::chrono::steady_clock::now();
+  pool->terminate();
+  pool->join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "terminate waited for the task";
+  EXPECT_THROW((void)running.get(1s), troupe::pool_closed);
+  pool.reset();
+}
+
 TEST_F(process_pool_test, max_retries_reruns_the_work_of_a_dead_worker) {
   troupe::process_pool pool{rt, {.workers = 1, .max_retries = 1}};
   EXPECT_EQ(pool.apply(dies_once, temp_path("retry")), 42);
