@@ -83,7 +83,14 @@ process_link::process_link(std::size_t index, const process_settings& settings)
   for (auto& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  if (posix_spawn(&pid_, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0)
+  // The worker gets stdin, stdout and stderr, and none of the pool process's other files (its
+  // sockets, pipes, locks): it reaches the pool only through its queues.
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addclosefrom_np(&files, 3);
+  const int spawned = posix_spawn(&pid_, "/proc/self/exe", &files, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (spawned != 0)
     throw state_error("cannot start worker process " + label_);
   last_beat_change_ = std::chrono::steady_clock::now();
   if (!settings.context_factory.empty() || !settings.context_type.empty()) {
