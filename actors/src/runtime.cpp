@@ -52,15 +52,18 @@ runtime_state::runtime_state(int threads) : scheduler_threads(threads) {
 namespace {
 
 detail::worker_main installed_worker_main = nullptr;
+detail::worker_main installed_join_main = nullptr;
 
 } // namespace
 
 void detail::install_worker_main(worker_main main) noexcept { installed_worker_main = main; }
+void detail::install_join_main(worker_main main) noexcept { installed_join_main = main; }
 
 namespace {
 
 constexpr int default_scheduler_threads = 2;
 constexpr std::string_view worker_flag = "--troupe-worker=";
+constexpr std::string_view join_flag = "--troupe-join=";
 constexpr std::string_view flag_prefix = "--troupe-";
 constexpr std::string_view threads_flag = "--troupe-scheduler-threads=";
 
@@ -92,9 +95,14 @@ runtime_options with_flags(int argc, char** argv, runtime_options options) {
         throw state_error("started as a troupe worker (" + std::string{arg} +
                           "), but this program starts no worker processes");
       std::exit(installed_worker_main(std::string{arg.substr(worker_flag.size())}));
+    } else if (arg.starts_with(join_flag)) {
+      if (installed_join_main == nullptr)
+        throw state_error("asked to join a pool (" + std::string{arg} +
+                          "), but this program starts no process pools");
+      std::exit(installed_join_main(std::string{arg.substr(join_flag.size())}));
     } else {
       throw invalid_argument("unknown troupe flag '" + std::string{arg} +
-                             "' (known: --troupe-scheduler-threads=N)");
+                             "' (known: --troupe-scheduler-threads=N, --troupe-join=HOST:PORT)");
     }
   }
   return options;

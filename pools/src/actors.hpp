@@ -20,8 +20,12 @@
 #include <functional>
 #include <mutex>
 
+namespace troupe::detail {
+class worker_link;
+}
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::job_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::lease_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<troupe::detail::worker_link>)
 
 namespace troupe::detail {
 
@@ -31,6 +35,8 @@ using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using terminate_atom = caf::atom_constant<caf::atom("terminate")>;
+using join_atom = caf::atom_constant<caf::atom("join")>;
+using give_back_atom = caf::atom_constant<caf::atom("giveback")>;
 
 /// A worker runs the leases it is sent, one at a time, and reports each back when done.
 using worker_actor = caf::typed_actor<caf::reacts_to<lease_ptr>>;
@@ -42,7 +48,11 @@ using dispatcher_actor = caf::typed_actor<
   // A worker finished a lease: worker slot, worker generation, the lease.
   caf::reacts_to<done_atom, std::size_t, std::size_t, lease_ptr>,
   caf::reacts_to<close_atom>,
-  caf::reacts_to<terminate_atom>>;
+  caf::reacts_to<terminate_atom>,
+  // A worker node from another host joined (process pools that take nodes).
+  caf::reacts_to<join_atom, std::shared_ptr<worker_link>>,
+  // A node died holding chunks it never started: [first, last) of the job, to run elsewhere.
+  caf::reacts_to<give_back_atom, job_ptr, std::size_t, std::size_t>>;
 
 /// Set once the dispatcher has stopped (after its workers did), for join().
 class stop_signal {
@@ -77,6 +87,8 @@ struct worker_setup {
   std::shared_ptr<const process_settings> process;
   /// Raised on terminate: process workers are killed rather than waited for (threads cannot be).
   std::shared_ptr<std::atomic<bool>> terminating = std::make_shared<std::atomic<bool>>(false);
+  /// Worker nodes from other hosts serving now (for size()).
+  std::shared_ptr<std::atomic<std::size_t>> nodes = std::make_shared<std::atomic<std::size_t>>(0);
 };
 
 /// The address TSAN builds synchronize a mailbox on (see troupe/actors/tsan.hpp).

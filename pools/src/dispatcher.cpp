@@ -8,14 +8,17 @@
 // up the items queued behind it.
 #include "actors.hpp"
 #include "process_link.hpp"
+#include "tcp_link.hpp"
 
 #include "troupe/actors/error.hpp"
 
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <iostream>
 #include <deque>
 #include <map>
+#include <optional>
 #include <exception>
 #include <string>
 #include <vector>
@@ -33,7 +36,9 @@ struct worker_state {
   bool initialized = false;
   std::exception_ptr initializer_error;
   // Process pools: the worker process this actor drives, and its chunks in flight.
-  std::unique_ptr<process_link> link;
+  std::shared_ptr<worker_link> link;
+  bool remote = false; // a node on another host: cannot be restarted from here
+  bool context_sent = false; // a node's context setup travels with its first batch
   std::uint64_t next_request = 0;
   static inline const char* name = "troupe.worker";
 };
@@ -71,8 +76,10 @@ void run_lease(worker_state& st, const std::function<void()>& initializer, lease
 /// Process pools: streams the lease's chunks to the worker process, several in flight, and
 /// completes them from its replies. A process that dies or freezes fails (or, within
 /// max_retries, re-sends) the chunks it held, and is replaced.
-void run_lease_remotely(worker_state& st, const process_settings& settings, std::size_t slot,
-                        const std::atomic<bool>& terminating, lease& work) {
+/// Returns the chunks of the lease a remote node died without starting, for other workers.
+std::optional<std::pair<std::size_t, std::size_t>>
+run_lease_remotely(worker_state& st, const process_settings& settings, std::size_t slot,
+                   const std::atomic<bool>& terminating, lease& work) {
   const auto& job = work.job();
   struct sent {
     std::size_t chunk;
@@ -84,12 +91,12 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
     job->abandon(chunk, chunk + 1, std::move(why));
     job->ended(1);
   };
-  const auto connect = [&] { st.link = std::make_unique<process_link>(slot, settings); };
-  if (!st.link || !st.link->alive())
+  const auto connect = [&] { st.link = std::make_shared<process_link>(slot, settings); };
+  if (!st.remote && (!st.link || !st.link->alive()))
     connect();
   // Large tensors in arguments go into the request queue's segments; those in results come from
   // the reply queue's.
-  const auto settle = [&](const chunk_reply& reply, tensor_store& results) {
+  const auto settle = [&](const chunk_reply& reply, tensor_store* results) {
     auto it = in_flight.find(reply.id);
     if (it == in_flight.end())
       return; // an answer from before a replacement
@@ -97,7 +104,9 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
     in_flight.erase(it);
     ++work.ran;
     if (reply.error.empty()) {
-      tensor_store_scope scope{results};
+      std::optional<tensor_store_scope> scope;
+      if (results != nullptr)
+        scope.emplace(*results);
       job->accept_chunk(chunk, reply.outcomes, st.link->label());
       job->ended(1);
     } else if (!reply.error_type.empty()) {
@@ -108,8 +117,14 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
   };
   for (;;) {
     request_batch batch;
-    segment_store arguments{st.link->request_ring()}, results{st.link->reply_ring()};
-    crossing_store encoding{arguments, results};
+    // Local workers: large tensors travel through their queues' segments. Remote: inline.
+    std::optional<segment_store> arguments, results;
+    std::optional<crossing_store> encoding;
+    if (st.link->request_ring() != nullptr) {
+      arguments.emplace(*st.link->request_ring());
+      results.emplace(*st.link->reply_ring());
+      encoding.emplace(*arguments, *results);
+    }
     while (in_flight.size() + batch.chunks.size() < settings.in_flight &&
            batch.chunks.size() < settings.batch) {
       sent next{0, 0};
@@ -121,7 +136,9 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
       }
       try {
         const auto id = st.next_request++;
-        tensor_store_scope scope{encoding};
+        std::optional<tensor_store_scope> scope;
+        if (encoding)
+          scope.emplace(*encoding);
         batch.chunks.push_back(
           {id, job->task_name(), job->with_context(), job->encode_chunk(next.chunk)});
         in_flight.emplace(id, next);
@@ -130,14 +147,18 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
       }
     }
     if (!batch.chunks.empty()) {
-      arguments.hold_for_queue();
+      if (arguments)
+        arguments->hold_for_queue();
+      if (st.remote && !st.context_sent && !settings.context_factory.empty())
+        batch.context = context_setup{settings.context_factory, "", {}, slot};
+      st.context_sent = true;
       st.link->send(batch);
     }
     if (in_flight.empty())
-      return;
+      return std::nullopt;
     if (auto replies = st.link->receive(std::chrono::milliseconds{20})) {
       for (const auto& reply : replies->chunks)
-        settle(reply, results);
+        settle(reply, results ? &*results : nullptr);
       continue;
     }
     if (terminating.load()) {
@@ -147,41 +168,57 @@ void run_lease_remotely(worker_state& st, const process_settings& settings, std:
       for (auto& [id, s] : in_flight)
         fail(s.chunk, std::make_exception_ptr(
                         pool_closed("the pool was terminated while this work was running")));
-      return;
+      return std::nullopt;
     }
     if (st.link->alive())
       continue;
     // Dead or frozen: what it held is re-sent (within max_retries) or failed, and it is replaced.
-    const auto pid = st.link->pid();
+    // A remote node cannot be replaced from here: what it held fails, what it never started
+    // goes back to the dispatcher for the other workers.
     st.link->kill();
     for (auto& [id, s] : in_flight) {
-      if (++s.attempts <= settings.max_retries)
+      if (!st.remote && ++s.attempts <= settings.max_retries)
         resend.push_back(s);
       else
         fail(s.chunk, std::make_exception_ptr(worker_lost(
-                        st.link->label() + " (pid " + std::to_string(pid) +
-                        ") died or stopped answering while running this work")));
+                        st.link->label() + " died or stopped answering while running this work")));
     }
     in_flight.clear();
+    if (st.remote) {
+      for (auto& s : resend)
+        fail(s.chunk, std::make_exception_ptr(worker_lost(st.link->label() + " died")));
+      const auto unstarted = work.take_back(true, lease::max_chunks);
+      return unstarted.first < unstarted.second ? std::optional{unstarted} : std::nullopt;
+    }
     connect();
   }
 }
 
 worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> self,
                                    dispatcher_actor dispatcher, std::size_t slot,
-                                   std::size_t generation, std::shared_ptr<const worker_setup> setup) {
+                                   std::size_t generation, std::shared_ptr<const worker_setup> setup,
+                                   std::shared_ptr<worker_link> node) {
   tsan_acquire(setup.get()); // released by spawn_worker
   handling guard{self};
   self->state.env.worker_index = slot;
+  self->state.link = node;
+  self->state.remote = node != nullptr;
   self->state.env.context = setup->contexts.empty() ? nullptr : setup->contexts[slot];
   return {
     [=](lease_ptr& work) {
       handling guard{self};
+      std::optional<std::pair<std::size_t, std::size_t>> unstarted;
       if (setup->process)
-        run_lease_remotely(self->state, *setup->process, slot, *setup->terminating, *work);
+        unstarted =
+          run_lease_remotely(self->state, *setup->process, slot, *setup->terminating, *work);
       else
         run_lease(self->state, setup->initializer, *work);
+      if (unstarted)
+        send_from(self, dispatcher, give_back_atom::value, work->job(), unstarted->first,
+                  unstarted->second);
       send_from(self, dispatcher, done_atom::value, slot, generation, std::move(work));
+      if (self->state.remote && !self->state.link->alive())
+        self->quit(); // the node is gone; the dispatcher drops its slot
     },
   };
 }
@@ -190,6 +227,8 @@ worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> 
 
 struct slot_state {
   worker_actor handle;
+  bool remote = false; // a node from another host
+  bool gone = false;   // a node that left: its slot stays, empty, so indices stay valid
   std::size_t generation = 0;
   std::vector<lease_ptr> held;
   std::size_t tasks_done = 0;
@@ -199,6 +238,7 @@ struct slot_state {
 struct queued_job {
   job_ptr job;
   std::size_t next_chunk = 0; // chunks before it have been leased
+  std::size_t end_chunk = 0;  // and chunks from here on are not this entry's
 };
 
 enum class mode { running, closing, terminating };
@@ -226,13 +266,15 @@ void abandon(const job_ptr& job, std::size_t first, std::size_t last, std::excep
   job->ended(last - first);
 }
 
-void spawn_worker(dispatcher_self self, std::size_t index) {
+void spawn_worker(dispatcher_self self, std::size_t index,
+                  std::shared_ptr<worker_link> node = nullptr) {
   auto& s = self->state.slots[index];
   ++s.generation;
   s.tasks_done = 0;
   tsan_release(self->state.setup.get());
-  s.handle = self->system().spawn<caf::detached>(
-    worker, caf::actor_cast<dispatcher_actor>(self), index, s.generation, self->state.setup);
+  s.handle = self->system().spawn<caf::detached>(worker, caf::actor_cast<dispatcher_actor>(self),
+                                                 index, s.generation, self->state.setup,
+                                                 std::move(node));
   self->monitor(s.handle);
 }
 
@@ -252,8 +294,11 @@ void give(dispatcher_self self, slot_state& s, lease_ptr work) {
 
 /// A lease from the backlog for a worker allowed `limit` chunks, or null if nothing can start.
 lease_ptr lease_from_backlog(dispatcher_state& st, std::size_t limit) {
+  std::size_t serving = 0;
+  for (auto& s : st.slots)
+    serving += !s.gone;
   for (auto it = st.backlog.begin(); it != st.backlog.end();) {
-    const auto chunks = it->job->chunk_count();
+    const auto chunks = it->end_chunk;
     if (it->next_chunk >= chunks) {
       it = st.backlog.erase(it);
       continue;
@@ -264,7 +309,7 @@ lease_ptr lease_from_backlog(dispatcher_state& st, std::size_t limit) {
       continue;
     }
     const auto available = startable - it->next_chunk;
-    const auto guided = std::max<std::size_t>(1, available / (2 * st.slots.size()));
+    const auto guided = std::max<std::size_t>(1, available / (2 * std::max<std::size_t>(1, serving)));
     const auto count = std::min({guided, limit, available, lease::max_chunks});
     auto work = std::make_shared<lease>(it->job, it->next_chunk, count);
     it->next_chunk += count;
@@ -280,7 +325,7 @@ lease_ptr steal_for(dispatcher_state& st, const slot_state& thief, std::size_t l
   lease* victim = nullptr;
   std::size_t most = 0;
   for (auto& s : st.slots) {
-    if (&s == &thief)
+    if (&s == &thief || s.gone)
       continue;
     for (auto& held : s.held) {
       const auto unclaimed = held->unclaimed();
@@ -306,7 +351,7 @@ void pump(dispatcher_self self) {
   bool backlog_dry = false;
   for (std::size_t held = 0; held < credit && !backlog_dry; ++held) {
     for (auto& s : st.slots) {
-      if (s.held.size() != held)
+      if (s.gone || s.held.size() != held)
         continue;
       const auto limit = allowance(st, s);
       if (limit == 0)
@@ -320,7 +365,7 @@ void pump(dispatcher_self self) {
     }
   }
   for (auto& s : st.slots) {
-    if (!s.held.empty())
+    if (s.gone || !s.held.empty())
       continue;
     const auto limit = allowance(st, s);
     if (limit == 0)
@@ -337,9 +382,13 @@ void stop_if_idle(dispatcher_self self) {
   for (auto& s : st.slots)
     if (!s.held.empty())
       return;
-  st.workers_to_stop = st.slots.size();
   for (auto& s : st.slots)
-    self->send_exit(s.handle, caf::exit_reason::user_shutdown);
+    if (!s.gone) {
+      ++st.workers_to_stop;
+      self->send_exit(s.handle, caf::exit_reason::user_shutdown);
+    }
+  if (st.workers_to_stop == 0)
+    self->quit();
 }
 
 void take_back_all(dispatcher_state& st, const job_ptr* only, const std::exception_ptr& why) {
@@ -383,6 +432,21 @@ void on_down(dispatcher_self self, const caf::down_msg& down) {
       self->quit();
     return;
   }
+  if (s->remote) {
+    // A node that left: whatever it held was failed or given back by its actor.
+    for (auto& held : s->held) {
+      const auto [first, last] = held->take_back(true, lease::max_chunks);
+      abandon(held->job(), first, last,
+              std::make_exception_ptr(worker_lost("a remote node left before running this")));
+    }
+    s->held.clear();
+    s->gone = true;
+    s->handle = nullptr;
+    st.setup->nodes->fetch_sub(1);
+    pump(self);
+    stop_if_idle(self);
+    return;
+  }
   // Workers catch everything their tasks throw, so this is the process tearing down or a bug
   // in troupe; either way, nothing it held may be left waiting.
   const auto lost = std::make_exception_ptr(worker_lost("worker " +
@@ -423,24 +487,53 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
         abandon(job, 0, job->chunk_count(), closed_error("the pool was closed before the work started"));
         return;
       }
-      st.backlog.push_back({std::move(job), 0});
+      const auto chunks = job->chunk_count();
+      st.backlog.push_back({std::move(job), 0, chunks});
       pump(self);
     },
     [self](cancel_atom, job_ptr& job) {
       handling guard{self};
       auto& st = self->state;
       const auto why = closed_error("the stream was dropped before this item started");
-      for (auto it = st.backlog.begin(); it != st.backlog.end(); ++it)
-        if (it->job == job) {
-          abandon(job, it->next_chunk, job->chunk_count(), why);
-          st.backlog.erase(it);
-          break;
-        }
+      std::erase_if(st.backlog, [&](const queued_job& queued) {
+        if (queued.job != job)
+          return false;
+        abandon(job, queued.next_chunk, queued.end_chunk, why);
+        return true;
+      });
       take_back_all(st, &job, why);
       stop_if_idle(self);
     },
     [self](wake_atom) {
       handling guard{self};
+      pump(self);
+    },
+    [self](join_atom, std::shared_ptr<worker_link>& node) {
+      handling guard{self};
+      auto& st = self->state;
+      if (st.current != mode::running)
+        return; // dropping the link closes the connection: the node exits
+      if (!st.setup->process->context_values.empty()) {
+        std::cerr << "troupe: refused worker " << node->label()
+                  << ": this pool's contexts are values, one per local worker; nodes need a "
+                     "TROUPE_CONTEXT_FACTORY"
+                  << std::endl;
+        return;
+      }
+      st.slots.emplace_back();
+      st.slots.back().remote = true;
+      st.setup->nodes->fetch_add(1);
+      spawn_worker(self, st.slots.size() - 1, std::move(node));
+      pump(self);
+    },
+    [self](give_back_atom, job_ptr& job, std::size_t first, std::size_t last) {
+      handling guard{self};
+      auto& st = self->state;
+      if (st.current == mode::terminating) {
+        abandon(job, first, last, closed_error("the pool was terminated before this work started"));
+        return;
+      }
+      st.backlog.push_front({std::move(job), first, last});
       pump(self);
     },
     [self](done_atom, std::size_t index, std::size_t generation, lease_ptr& work) {
@@ -466,7 +559,7 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
       st.setup->terminating->store(true);
       const auto why = closed_error("the pool was terminated before this work started");
       for (auto& queued : st.backlog)
-        abandon(queued.job, queued.next_chunk, queued.job->chunk_count(), why);
+        abandon(queued.job, queued.next_chunk, queued.end_chunk, why);
       st.backlog.clear();
       take_back_all(st, nullptr, why);
       stop_if_idle(self);

@@ -2,6 +2,7 @@
 
 #include "actors.hpp"
 #include "process_link.hpp"
+#include "tcp_link.hpp"
 
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/runtime_state.hpp"
@@ -69,7 +70,7 @@ worker_setup setup_from(const pool_options& options, std::vector<void*> contexts
 
 struct pool_core::impl final : service {
   impl(runtime& rt, worker_setup setup)
-    : registry(runtime_state_of(rt).services), workers(setup.workers) {
+    : registry(runtime_state_of(rt).services), workers(setup.workers), nodes(setup.nodes) {
     registry->add(this);
     dispatcher = spawn_dispatcher(*runtime_state_of(rt).system, std::move(setup), stopped);
   }
@@ -81,7 +82,19 @@ struct pool_core::impl final : service {
 
   void shutdown() noexcept override { stop(); }
 
+  /// Takes worker nodes from other hosts (process pools with a remote secret).
+  void listen(const process_pool_options& options) {
+    if (options.remote_secret.empty())
+      return;
+    listener = std::make_unique<node_listener>(
+      options.listen_address, options.listen_port, options.remote_secret,
+      options.heartbeat_timeout, [this](std::shared_ptr<worker_link> node) {
+        send_while(pool_state::running, join_atom::value, std::move(node));
+      });
+  }
+
   void stop() noexcept {
+    listener.reset(); // no node joins a pool that is going away
     terminate();
     stopped->wait();
     std::unique_lock guard{mutex};
@@ -108,6 +121,8 @@ struct pool_core::impl final : service {
 
   std::shared_ptr<service_registry> registry;
   std::size_t workers;
+  std::shared_ptr<std::atomic<std::size_t>> nodes;
+  std::unique_ptr<node_listener> listener;
   std::shared_ptr<stop_signal> stopped = std::make_shared<stop_signal>();
   // Guards `state` and orders messages: a submit that saw `running` is in the dispatcher's
   // mailbox before the close or terminate that follows it.
@@ -143,7 +158,9 @@ worker_setup setup_from(const process_pool_options& options, context_settings co
 } // namespace
 
 pool_core::pool_core(runtime& rt, const process_pool_options& options, context_settings contexts)
-  : impl_(std::make_unique<impl>(rt, setup_from(options, std::move(contexts)))) {}
+  : impl_(std::make_unique<impl>(rt, setup_from(options, std::move(contexts)))) {
+  impl_->listen(options);
+}
 
 pool_core::~pool_core() = default;
 
@@ -185,7 +202,11 @@ void pool_core::join() {
   impl_->stopped->wait();
 }
 
-std::size_t pool_core::size() const noexcept { return impl_->workers; }
+std::size_t pool_core::size() const noexcept { return impl_->workers + impl_->nodes->load(); }
+
+std::uint16_t pool_core::listen_port() const noexcept {
+  return impl_->listener ? impl_->listener->port() : 0;
+}
 
 } // namespace detail
 

@@ -62,7 +62,7 @@ std::size_t collect_orphan_pool_queues() {
 }
 
 process_link::process_link(std::size_t index, const process_settings& settings)
-  : label_("worker " + std::to_string(index)), settings_(settings) {
+  : settings_(settings) {
   (void)worker_main_installed;
   collect_orphan_pool_queues(); // of pools whose process was killed
   static std::atomic<std::uint64_t> counter{0};
@@ -91,13 +91,15 @@ process_link::process_link(std::size_t index, const process_settings& settings)
   const int spawned = posix_spawn(&pid_, "/proc/self/exe", &files, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&files);
   if (spawned != 0)
-    throw state_error("cannot start worker process " + label_);
+    throw state_error("cannot start worker process " + std::to_string(index));
+  label_ = "worker " + std::to_string(index) + " (pid " + std::to_string(pid_) + ")";
   last_beat_change_ = std::chrono::steady_clock::now();
   if (!settings.context_factory.empty() || !settings.context_type.empty()) {
     request_batch setup;
     setup.context = context_setup{settings.context_factory, settings.context_type,
                                   settings.context_values.empty() ? std::vector<std::byte>{}
-                                                                  : settings.context_values.at(index)};
+                                                                  : settings.context_values.at(index),
+                                  index};
     requests_->put(setup);
   }
 }
@@ -170,68 +172,17 @@ int run_worker_process(const std::string& spec) {
   auto requests = queue<request_batch>::open(fields[0] + "-req");
   auto replies = queue<reply_batch>::open(fields[0] + "-rep");
   auto heartbeat = shm_segment::open(fields[1]);
-  const std::size_t index = std::stoul(fields[3]);
-  const std::string label = "worker " + fields[3];
-  std::shared_ptr<void> context;
-  std::pair<std::string, std::string> context_failure; // type, message
   std::thread([&beat = beat_of(heartbeat)] {
     for (;;) {
       beat.fetch_add(1);
       std::this_thread::sleep_for(beat_interval);
     }
   }).detach();
-
-  // An initializer that throws makes every chunk fail with its exception, as in thread pools.
-  std::pair<std::string, std::string> init_failure; // type, message
-  if (!fields[4].empty()) {
-    const auto* init = task_registry::instance().find(fields[4]);
-    try {
-      if (init == nullptr)
-        throw serialization_error("no task named '" + fields[4] + "' to initialize workers");
-      const auto outcomes = deserialize<chunk_outcomes<void>>(
-        (*init)(encode_calls(std::vector<std::tuple<>>(1))));
-      if (!outcomes.second.empty())
-        init_failure = {outcomes.second[0].type, outcomes.second[0].message};
-    } catch (...) {
-      init_failure = describe_current_exception();
-    }
-  }
+  chunk_runner runner{"worker " + fields[3], fields[4]};
 
   // Tensors in arguments come from the request queue's segments; large results go into the
   // reply queue's.
-  detail::segment_store arguments{requests.ring()};
-  const auto run = [&](const chunk_request& request, detail::segment_store& results) {
-    detail::crossing_store crossing{results, arguments};
-    tensor_store_scope scope{crossing};
-    chunk_reply reply;
-    reply.id = request.id;
-    if (!init_failure.first.empty()) {
-      std::tie(reply.error_type, reply.error) = init_failure;
-    } else if (request.with_context) {
-      if (!context_failure.first.empty()) {
-        std::tie(reply.error_type, reply.error) = context_failure;
-      } else if (const auto* task = task_registry::instance().find_context_task(request.task)) {
-        try {
-          reply.outcomes = (*task)(context.get(), request.calls);
-        } catch (...) {
-          reply.error = describe_current_exception().second;
-        }
-      } else {
-        reply.error = "no context task named '" + request.task + "' in worker " + label;
-      }
-    } else if (const auto* task = task_registry::instance().find(request.task)) {
-      try {
-        reply.outcomes = (*task)(request.calls);
-      } catch (...) {
-        reply.error = describe_current_exception().second;
-      }
-    } else {
-      reply.error = "no task named '" + request.task + "' in worker " + label +
-                    " (is it registered with TROUPE_TASK, in the same program version?)";
-    }
-    return reply;
-  };
-
+  segment_store arguments{requests.ring()};
   for (;;) {
     request_batch batch;
     try {
@@ -241,27 +192,11 @@ int run_worker_process(const std::string& spec) {
     } catch (const serialization_error&) {
       continue; // garbage in the queue: that batch is lost to it, the worker goes on
     }
-    if (batch.context) {
-      try {
-        const auto& setup = *batch.context;
-        if (!setup.factory.empty()) {
-          const auto* make = task_registry::instance().find_context_factory(setup.factory);
-          if (make == nullptr)
-            throw serialization_error("no context factory named '" + setup.factory + "'");
-          context = (*make)(index);
-        } else {
-          const auto* decode = task_registry::instance().find_context_type(setup.type);
-          if (decode == nullptr)
-            throw serialization_error("no context type " + setup.type + " in this program");
-          context = (*decode)(setup.value);
-        }
-      } catch (...) {
-        context_failure = describe_current_exception();
-      }
-    }
+    if (batch.context)
+      runner.install(*batch.context);
     // Replies go back together, but none waits behind a slow chunk for more than a moment.
     reply_batch replies_out;
-    std::optional<detail::segment_store> results;
+    std::optional<segment_store> results;
     const auto flush = [&] {
       results->hold_for_queue();
       replies.put(replies_out);
@@ -274,13 +209,84 @@ int run_worker_process(const std::string& spec) {
         oldest = std::chrono::steady_clock::now();
         results.emplace(replies.ring());
       }
-      replies_out.chunks.push_back(run(request, *results));
+      crossing_store crossing{*results, arguments};
+      tensor_store_scope scope{crossing};
+      replies_out.chunks.push_back(runner.run(request));
       if (std::chrono::steady_clock::now() - oldest > 1ms)
         flush();
     }
     if (!replies_out.chunks.empty())
       flush();
   }
+}
+
+chunk_runner::chunk_runner(std::string label, const std::string& initializer)
+  : label_(std::move(label)) {
+  // An initializer that throws makes every chunk fail with its exception, as in thread pools.
+  if (initializer.empty())
+    return;
+  const auto* init = task_registry::instance().find(initializer);
+  try {
+    if (init == nullptr)
+      throw serialization_error("no task named '" + initializer + "' to initialize workers");
+    const auto outcomes =
+      deserialize<chunk_outcomes<void>>((*init)(encode_calls(std::vector<std::tuple<>>(1))));
+    if (!outcomes.second.empty())
+      init_failure_ = {outcomes.second[0].type, outcomes.second[0].message};
+  } catch (...) {
+    init_failure_ = describe_current_exception();
+  }
+}
+
+void chunk_runner::install(const context_setup& setup) {
+  try {
+    if (!setup.factory.empty()) {
+      const auto* make = task_registry::instance().find_context_factory(setup.factory);
+      if (make == nullptr)
+        throw serialization_error("no context factory named '" + setup.factory + "'");
+      context_ = (*make)(setup.index);
+    } else {
+      const auto* decode = task_registry::instance().find_context_type(setup.type);
+      if (decode == nullptr)
+        throw serialization_error("no context type " + setup.type + " in this program");
+      context_ = (*decode)(setup.value);
+    }
+  } catch (...) {
+    context_failure_ = describe_current_exception();
+  }
+}
+
+chunk_reply chunk_runner::run(const chunk_request& request) {
+  chunk_reply reply;
+  reply.id = request.id;
+  const auto failed = [&](const std::pair<std::string, std::string>& why) {
+    std::tie(reply.error_type, reply.error) = why;
+    return reply;
+  };
+  if (!init_failure_.first.empty())
+    return failed(init_failure_);
+  try {
+    if (request.with_context) {
+      if (!context_failure_.first.empty())
+        return failed(context_failure_);
+      if (!context_)
+        throw serialization_error(label_ + " has no context for context task '" + request.task + "'");
+      const auto* task = task_registry::instance().find_context_task(request.task);
+      if (task == nullptr)
+        throw serialization_error("no context task named '" + request.task + "' in " + label_);
+      reply.outcomes = (*task)(context_.get(), request.calls);
+    } else {
+      const auto* task = task_registry::instance().find(request.task);
+      if (task == nullptr)
+        throw serialization_error("no task named '" + request.task + "' in " + label_ +
+                                  " (is it registered with TROUPE_TASK, in the same program "
+                                  "version?)");
+      reply.outcomes = (*task)(request.calls);
+    }
+  } catch (...) {
+    reply.error = describe_current_exception().second;
+  }
+  return reply;
 }
 
 } // namespace troupe::detail

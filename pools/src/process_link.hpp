@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <functional>
+#include <memory>
 
 namespace troupe::detail {
 
@@ -33,9 +35,10 @@ struct context_setup {
   std::string factory;
   std::string type;
   std::vector<std::byte> value;
+  std::uint64_t index = 0; // the worker's index, the factory's argument
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(factory, type, value);
+    ar(factory, type, value, index);
   }
 };
 
@@ -82,7 +85,23 @@ struct process_settings {
   std::vector<std::vector<std::byte>> context_values;
 };
 
-class process_link {
+/// A worker as the pool's slot actor sees it: a local process (process_link) or a node on
+/// another host (tcp_link).
+class worker_link {
+public:
+  virtual ~worker_link() = default;
+  virtual void send(const request_batch& requests) = 0;
+  virtual std::optional<reply_batch> receive(std::chrono::milliseconds wait) = 0;
+  /// False once the worker has gone or its heartbeat has been still for the timeout.
+  virtual bool alive() = 0;
+  virtual void kill() = 0;
+  virtual const std::string& label() const noexcept = 0;
+  /// The rings of a local worker's queues, for large tensors; null for a remote one.
+  virtual byte_queue* request_ring() { return nullptr; }
+  virtual byte_queue* reply_ring() { return nullptr; }
+};
+
+class process_link final : public worker_link {
 public:
   /// Starts the worker process of slot `index` (and hands it its context, in context pools).
   process_link(std::size_t index, const process_settings& settings);
@@ -91,19 +110,13 @@ public:
   process_link(const process_link&) = delete;
   process_link& operator=(const process_link&) = delete;
 
-  void send(const request_batch& requests);
-  std::optional<reply_batch> receive(std::chrono::milliseconds wait);
-
-  /// The rings, for encoding large tensors into their segments (see segment_store.hpp).
-  byte_queue& request_ring() { return requests_->ring(); }
-  byte_queue& reply_ring() { return replies_->ring(); }
-
-  /// False once the process has exited or its heartbeat has been still for the timeout.
-  bool alive();
-  void kill();
-
-  const std::string& label() const noexcept { return label_; }
-  pid_t pid() const noexcept { return pid_; }
+  void send(const request_batch& requests) override;
+  std::optional<reply_batch> receive(std::chrono::milliseconds wait) override;
+  bool alive() override;
+  void kill() override;
+  const std::string& label() const noexcept override { return label_; }
+  byte_queue* request_ring() override { return &requests_->ring(); }
+  byte_queue* reply_ring() override { return &replies_->ring(); }
 
 private:
   std::string label_;
@@ -123,5 +136,19 @@ std::size_t collect_orphan_pool_queues();
 
 /// The worker process's side (installed as runtime's worker main).
 int run_worker_process(const std::string& spec);
+
+/// What a worker does with requests, wherever they come from (its queues, or a socket): runs
+/// the initializer once, keeps the context, and runs chunks with the registered tasks.
+class chunk_runner {
+public:
+  chunk_runner(std::string label, const std::string& initializer);
+  void install(const context_setup& setup);
+  chunk_reply run(const chunk_request& request);
+
+private:
+  std::string label_;
+  std::pair<std::string, std::string> init_failure_, context_failure_; // type, message
+  std::shared_ptr<void> context_;
+};
 
 } // namespace troupe::detail

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <spawn.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -348,6 +349,98 @@ TEST_F(process_pool_test, a_replaced_worker_gets_its_context_again) {
   const auto after = devices.apply(use_device, 2);
   EXPECT_EQ(std::get<0>(after), 0);
   EXPECT_EQ(std::get<1>(after), 1);
+}
+
+/// Starts this program as a node joining the pool on `port`, with `secret`.
+pid_t start_node(std::uint16_t port, const std::string& secret) {
+  std::vector<std::string> args{"node", "--troupe-join=127.0.0.1:" + std::to_string(port)};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings{"TROUPE_SECRET=" + secret};
+  std::vector<char*> env{env_strings[0].data()};
+  env.push_back(nullptr);
+  pid_t pid = -1;
+  posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), env.data());
+  return pid;
+}
+
+template <class Predicate>
+bool eventually(Predicate&& p, std::chrono::milliseconds within = 10s) {
+  const auto until = std::chrono::steady_clock::now() + within;
+  while (!p()) {
+    if (std::chrono::steady_clock::now() > until)
+      return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+TEST_F(process_pool_test, a_node_that_joins_late_takes_its_share_of_the_work) {
+  troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s3cret"}};
+  ASSERT_GT(pool.listen_port(), 0);
+  EXPECT_EQ(pool.size(), 1u);
+  EXPECT_EQ(pool.map(square, iota(10)).size(), 10u); // running before the node comes
+  const pid_t node = start_node(pool.listen_port(), "s3cret");
+  ASSERT_TRUE(eventually([&] { return pool.size() == 2; })) << "the node did not join";
+  std::set<int> pids;
+  ASSERT_TRUE(eventually([&] {
+    for (int pid : pool.map(worker_pid, iota(400), 1))
+      pids.insert(pid);
+    return pids.count(node) == 1;
+  })) << "no work reached the node";
+  EXPECT_EQ(pool.map(square, iota(1000), 7).back(), 999 * 999);
+  pool.close();
+  pool.join();
+  int status = 0;
+  EXPECT_TRUE(eventually([&] { return waitpid(node, &status, WNOHANG) == node; }))
+    << "the node outlived the pool";
+}
+
+TEST_F(process_pool_test, a_node_with_the_wrong_secret_is_refused) {
+  troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s3cret"}};
+  const pid_t intruder = start_node(pool.listen_port(), "guess");
+  int status = 0;
+  ASSERT_TRUE(eventually([&] { return waitpid(intruder, &status, WNOHANG) == intruder; }));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "the node was not told no";
+  EXPECT_EQ(pool.size(), 1u);
+  EXPECT_EQ(pool.apply(square, 3), 9);
+}
+
+TEST_F(process_pool_test, a_node_that_dies_fails_what_it_held_and_leaves_the_pool) {
+  troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s3cret"}};
+  const pid_t node = start_node(pool.listen_port(), "s3cret");
+  ASSERT_TRUE(eventually([&] { return pool.size() == 2; }));
+  // Two long tasks: one lands on the local worker, one on the node.
+  const auto first = temp_path("node-a"), second = temp_path("node-b");
+  auto a = pool.apply_async(busy_until_killed, first);
+  auto b = pool.apply_async(busy_until_killed, second);
+  const int pid_a = read_pid(first), pid_b = read_pid(second);
+  ASSERT_TRUE(pid_a == node || pid_b == node) << "neither task reached the node";
+  kill(node, SIGKILL);
+  waitpid(node, nullptr, 0);
+  EXPECT_THROW((void)(pid_a == node ? a : b).get(10s), troupe::worker_lost);
+  EXPECT_TRUE(eventually([&] { return pool.size() == 1; })) << "the dead node kept its slot";
+  kill(pid_a == node ? pid_b : pid_a, SIGKILL); // free the local worker
+  EXPECT_EQ(pool.map(square, iota(100)).size(), 100u) << "the pool keeps serving";
+}
+
+TEST_F(process_pool_test, a_node_gets_its_context_from_the_pools_factory) {
+  troupe::ctx_process_pool<device> pool{rt, open_device, {.workers = 1, .remote_secret = "k"}};
+  const pid_t node = start_node(pool.listen_port(), "k");
+  ASSERT_TRUE(eventually([&] { return pool.size() == 2; }));
+  std::set<int> indices;
+  ASSERT_TRUE(eventually([&] {
+    for (auto [index, made_here, x] : pool.map(use_device, iota(200), 1)) {
+      EXPECT_EQ(made_here, 1);
+      indices.insert(index);
+    }
+    return indices.count(1) == 1;
+  })) << "the node (slot 1) never ran a task with its own context";
+  EXPECT_EQ(indices, (std::set<int>{0, 1}));
+  kill(node, SIGKILL);
+  waitpid(node, nullptr, 0);
 }
 
 TEST(process_pool_orphans, workers_die_with_the_pools_process) {

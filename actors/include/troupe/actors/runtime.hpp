@@ -25,6 +25,8 @@ struct runtime_state;
 /// and exits with what it returns.
 using worker_main = int (*)(const std::string& spec);
 void install_worker_main(worker_main main) noexcept;
+/// Likewise for `--troupe-join=HOST:PORT`: serve a process pool on another host as a node.
+void install_join_main(worker_main main) noexcept;
 } // namespace detail
 
 struct runtime_options {
@@ -41,8 +43,10 @@ public:
   /// Reads troupe's own flags (`--troupe-...`) from the command line and ignores the rest, so
   /// the program's own argument parsing is unaffected. Flags override `options`.
   ///
-  /// In a worker process started by a process pool (`--troupe-worker=...`) this constructor
-  /// never returns: it runs the worker until the pool lets it go, then exits the process.
+  /// In a worker process started by a process pool (`--troupe-worker=...`), or a node joining
+  /// a pool on another host (`--troupe-join=HOST:PORT`, the pool's secret in the environment
+  /// variable TROUPE_SECRET), this constructor never returns: it serves the pool until the pool
+  /// lets it go, then exits the process.
   /// So create the runtime first thing in `main`, before anything a worker should not do.
   runtime(int argc, char** argv, runtime_options options = {});
 

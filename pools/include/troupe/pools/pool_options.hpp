@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -40,6 +41,15 @@ struct process_pool_options {
   /// A worker whose heartbeat has been still this long is taken for frozen: it is killed and
   /// replaced, and what it held fails (or is retried).
   std::chrono::milliseconds heartbeat_timeout{2000};
+
+  /// Non-empty: the pool also takes worker nodes from other hosts, which run this program as
+  /// `prog --troupe-join=HOST:PORT` with this secret in the environment variable TROUPE_SECRET.
+  /// A node without the right secret is refused and logged on stderr.
+  std::string remote_secret;
+  /// Where the pool listens for nodes; loopback unless you ask for more.
+  std::string listen_address = "127.0.0.1";
+  /// 0 picks a free port (see process_pool::listen_port()).
+  std::uint16_t listen_port = 0;
 };
 
 } // namespace troupe

@@ -185,7 +185,11 @@ public:
   void terminate() { core_->terminate(); }
   /// Waits until every worker process has stopped (after close or terminate).
   void join() { core_->join(); }
+  /// Workers: the local ones, and the nodes from other hosts serving now.
   std::size_t size() const noexcept { return core_->size(); }
+
+  /// The port nodes from other hosts join on (process_pool_options::remote_secret), or 0.
+  std::uint16_t listen_port() const noexcept { return core_->listen_port(); }
 
 private:
   static process_pool_options with_workers(process_pool_options options, std::size_t n) {

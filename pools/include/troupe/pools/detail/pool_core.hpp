@@ -7,6 +7,7 @@
 #include "troupe/pools/pool_options.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,7 +50,11 @@ public:
   /// Throws state_error while the pool is running.
   void join();
 
+  /// Worker slots, local and remote nodes that have joined.
   std::size_t size() const noexcept;
+
+  /// The port a process pool takes nodes on, 0 if it takes none.
+  std::uint16_t listen_port() const noexcept;
 
 private:
   struct impl;
