@@ -172,12 +172,14 @@ int run_worker_process(const std::string& spec) {
   auto requests = queue<request_batch>::open(fields[0] + "-req");
   auto replies = queue<reply_batch>::open(fields[0] + "-rep");
   auto heartbeat = shm_segment::open(fields[1]);
-  std::thread([&beat = beat_of(heartbeat)] {
-    for (;;) {
+  // Joined (not detached) before `heartbeat` unmaps: a beat into unmapped memory at exit is a
+  // SIGSEGV.
+  std::jthread beating([&beat = beat_of(heartbeat)](std::stop_token stop) {
+    while (!stop.stop_requested()) {
       beat.fetch_add(1);
       std::this_thread::sleep_for(beat_interval);
     }
-  }).detach();
+  });
   chunk_runner runner{"worker " + fields[3], fields[4]};
 
   // Tensors in arguments come from the request queue's segments; large results go into the
