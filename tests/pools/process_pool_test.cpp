@@ -426,6 +426,25 @@ TEST_F(process_pool_test, a_node_that_dies_fails_what_it_held_and_leaves_the_poo
   EXPECT_EQ(pool.map(square, iota(100)).size(), 100u) << "the pool keeps serving";
 }
 
+TEST_F(process_pool_test, a_node_that_goes_silent_is_taken_for_lost) {
+  troupe::process_pool pool{
+    rt, {.workers = 1, .heartbeat_timeout = 300ms, .remote_secret = "s3cret"}};
+  const pid_t node = start_node(pool.listen_port(), "s3cret");
+  ASSERT_TRUE(eventually([&] { return pool.size() == 2; }));
+  const auto first = temp_path("silent-a"), second = temp_path("silent-b");
+  auto a = pool.apply_async(busy_until_killed, first);
+  auto b = pool.apply_async(busy_until_killed, second);
+  const int pid_a = read_pid(first), pid_b = read_pid(second);
+  ASSERT_TRUE(pid_a == node || pid_b == node) << "neither task reached the node";
+  kill(node, SIGSTOP); // its socket stays open; only the heartbeats stop
+  EXPECT_THROW((void)(pid_a == node ? a : b).get(10s), troupe::worker_lost);
+  EXPECT_TRUE(eventually([&] { return pool.size() == 1; })) << "the frozen node kept its slot";
+  kill(node, SIGKILL);
+  waitpid(node, nullptr, 0);
+  kill(pid_a == node ? pid_b : pid_a, SIGKILL);
+  EXPECT_EQ(pool.map(square, iota(100)).size(), 100u) << "the pool keeps serving";
+}
+
 TEST_F(process_pool_test, a_node_gets_its_context_from_the_pools_factory) {
   troupe::ctx_process_pool<device> pool{rt, open_device, {.workers = 1, .remote_secret = "k"}};
   const pid_t node = start_node(pool.listen_port(), "k");
