@@ -6,9 +6,9 @@
 //
 // Across hosts (the same binary on each; the secret keeps strangers out):
 //
-//   host A:  TROUPE_SECRET=pick-one ./remote_workers --listen 0.0.0.0:7070 --nodes 2
-//   host B:  TROUPE_SECRET=pick-one ./remote_workers --troupe-join=hostA:7070
-//   host C:  TROUPE_SECRET=pick-one ./remote_workers --troupe-join=hostA:7070
+//   host A:  TROUPE_SECRET=pick-one ./remote_workers --listen 0.0.0.0:7070 --nodes 5
+//   host B:  TROUPE_SECRET=pick-one ./remote_workers --troupe-join hostA:7070
+//   host C:  TROUPE_SECRET=pick-one TROUPE_NODE_WORKERS=4 ./remote_workers --troupe-join hostA:7070
 //
 // A node serves the pool until the pool closes, then exits.
 #include <troupe/troupe.hpp>
@@ -92,7 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("--listen", listen,
                  "HOST:PORT to take nodes on; without it the pool listens on loopback and "
                  "starts one node itself");
-  app.add_option("--nodes", nodes, "Nodes to wait for before working")->check(CLI::PositiveNumber);
+  app.add_option("--nodes", nodes,
+                 "Node workers to wait for before working (TROUPE_NODE_WORKERS=4 on a node "
+                 "brings 4)")->check(CLI::PositiveNumber);
   app.add_option("--workers", local_workers, "Worker processes on this host")
     ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
@@ -137,16 +139,18 @@ int main(int argc, char** argv) {
     node = start_local_node(pool.listen_port());
 
   const auto wanted = static_cast<std::size_t>(local_workers + nodes);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(self_contained ? 1 : 60);
+  const auto deadline =
+    std::chrono::steady_clock::now() + std::chrono::minutes(self_contained ? 1 : 60);
   while (pool.size() < wanted) {
     if (std::chrono::steady_clock::now() > deadline) {
       std::cerr << "remote_workers: only " << pool.size() - local_workers << " of " << nodes
-                << " node(s) joined\n";
+                << " node worker(s) joined\n";
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::cout << "pool: " << nodes << " node(s) joined, " << pool.size() << " workers in all\n";
+  std::cout << "pool: " << pool.size() - local_workers << " node worker(s) joined, "
+            << pool.size() << " workers in all\n";
 
   std::vector<int> starts;
   for (int from = 0; from < 2'000'000; from += 10'000)
@@ -168,6 +172,6 @@ int main(int argc, char** argv) {
   pool.join();
   if (node > 0)
     waitpid(node, nullptr, 0); // the node leaves when the pool closes
-  // The answer is known (pi(2e6) = 148933) and every worker must have taken part.
-  return total == 148933 && chunks_by_worker.size() == wanted ? 0 : 1;
+  // The answer is known (pi(2e6) = 148933) and every worker waited for must have taken part.
+  return total == 148933 && chunks_by_worker.size() >= wanted ? 0 : 1;
 }

@@ -95,11 +95,18 @@ runtime_options with_flags(int argc, char** argv, runtime_options options) {
         throw state_error("started as a troupe worker (" + std::string{arg} +
                           "), but this program starts no worker processes");
       std::exit(installed_worker_main(std::string{arg.substr(worker_flag.size())}));
-    } else if (arg.starts_with(join_flag)) {
+    } else if (arg.starts_with(join_flag) || arg == join_flag.substr(0, join_flag.size() - 1)) {
+      // Both --troupe-join=HOST:PORT and --troupe-join HOST:PORT.
+      std::string address{arg.substr(std::min(arg.size(), join_flag.size()))};
+      if (!arg.starts_with(join_flag)) {
+        if (i + 1 >= argc || argv[i + 1] == nullptr)
+          throw invalid_argument("--troupe-join needs HOST:PORT after it");
+        address = argv[i + 1];
+      }
       if (installed_join_main == nullptr)
         throw state_error("asked to join a pool (" + std::string{arg} +
                           "), but this program starts no process pools");
-      std::exit(installed_join_main(std::string{arg.substr(join_flag.size())}));
+      std::exit(installed_join_main(address));
     } else {
       throw invalid_argument("unknown troupe flag '" + std::string{arg} +
                              "' (known: --troupe-scheduler-threads=N, --troupe-join=HOST:PORT)");

@@ -94,6 +94,16 @@ run_lease_remotely(worker_state& st, const process_settings& settings, std::size
   const auto connect = [&] { st.link = std::make_shared<process_link>(slot, settings); };
   if (!st.remote && (!st.link || !st.link->alive()))
     connect();
+  if (st.remote) {
+    // A node that died while idle is only noticed now: hand the whole lease back rather than
+    // failing work it never saw. Nothing is in flight, so all that arrives is heartbeats.
+    st.link->receive(std::chrono::milliseconds{0});
+    if (!st.link->alive()) {
+      st.link->kill();
+      const auto all = work.take_back(true, lease::max_chunks);
+      return all.first < all.second ? std::optional{all} : std::nullopt;
+    }
+  }
   // Large tensors in arguments go into the request queue's segments; those in results come from
   // the reply queue's.
   const auto settle = [&](const chunk_reply& reply, tensor_store* results) {
@@ -433,11 +443,17 @@ void on_down(dispatcher_self self, const caf::down_msg& down) {
     return;
   }
   if (s->remote) {
-    // A node that left: whatever it held was failed or given back by its actor.
+    // A node that left: its actor settled every lease it handled. Leases still held reached it
+    // after it quit, so nothing in them started: they go to the other workers.
     for (auto& held : s->held) {
       const auto [first, last] = held->take_back(true, lease::max_chunks);
-      abandon(held->job(), first, last,
-              std::make_exception_ptr(worker_lost("a remote node left before running this")));
+      if (first == last)
+        continue;
+      if (st.current == mode::terminating)
+        abandon(held->job(), first, last,
+                closed_error("the pool was terminated before this work started"));
+      else
+        st.backlog.push_front({held->job(), first, last});
     }
     s->held.clear();
     s->gone = true;

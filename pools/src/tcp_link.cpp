@@ -8,10 +8,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -149,8 +152,8 @@ std::optional<reply_batch> tcp_link::receive(std::chrono::milliseconds wait) {
         return std::nullopt;
       }
     }
-    if (left <= 0ms)
-      return std::nullopt;
+    // Heartbeats queued while the link sat idle are all read before giving up, so a silent
+    // node is told from an idle one by what is there now, not by what was read last.
   }
 }
 
@@ -219,7 +222,10 @@ void node_listener::serve() {
   }
 }
 
-int run_remote_node(const std::string& address) {
+namespace {
+
+/// One worker slot: connects, serves batches until the pool closes the connection.
+int serve_one_slot(const std::string& address) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos) {
     std::cerr << "troupe: --troupe-join needs HOST:PORT, got '" << address << "'\n";
@@ -277,6 +283,42 @@ int run_remote_node(const std::string& address) {
   done = true;
   heartbeat.join();
   return 0;
+}
+
+} // namespace
+
+int run_remote_node(const std::string& address) {
+  // TROUPE_NODE_WORKERS slots per node, one process each. This runs from runtime's constructor
+  // before the actor system starts any thread, so forking is safe.
+  int slots = 1;
+  if (const char* wanted = std::getenv("TROUPE_NODE_WORKERS"); wanted != nullptr && *wanted) {
+    char* end = nullptr;
+    const long n = std::strtol(wanted, &end, 10);
+    if (*end != '\0' || n < 1 || n > 1024) {
+      std::cerr << "troupe: TROUPE_NODE_WORKERS must be a number from 1 to 1024, got '" << wanted
+                << "'\n";
+      return 2;
+    }
+    slots = static_cast<int>(n);
+  }
+  std::vector<pid_t> siblings;
+  for (int i = 1; i < slots; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL); // killing the node kills all its slots
+      std::exit(serve_one_slot(address));
+    }
+    if (pid > 0)
+      siblings.push_back(pid);
+  }
+  int status = serve_one_slot(address);
+  for (pid_t pid : siblings) {
+    int sibling = 0;
+    waitpid(pid, &sibling, 0);
+    if (status == 0)
+      status = WIFEXITED(sibling) ? WEXITSTATUS(sibling) : 1;
+  }
+  return status;
 }
 
 } // namespace troupe::detail

@@ -62,4 +62,15 @@ TEST(runtime, rejects_an_unknown_troupe_flag_naming_it) {
   }
 }
 
+TEST(runtime, rejects_a_join_flag_without_an_address) {
+  std::vector<std::string> args{"prog", "--troupe-join"};
+  auto argv = argv_of(args);
+  try {
+    troupe::runtime rt{static_cast<int>(args.size()), argv.data()};
+    FAIL() << "expected troupe::invalid_argument";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("--troupe-join needs HOST:PORT"), std::string::npos);
+  }
+}
+
 } // namespace

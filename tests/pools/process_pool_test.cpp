@@ -352,14 +352,21 @@ TEST_F(process_pool_test, a_replaced_worker_gets_its_context_again) {
 }
 
 /// Starts this program as a node joining the pool on `port`, with `secret`.
-pid_t start_node(std::uint16_t port, const std::string& secret) {
-  std::vector<std::string> args{"node", "--troupe-join=127.0.0.1:" + std::to_string(port)};
+/// A node as another host would start it. `args` replaces the join flag when given.
+pid_t start_node(std::uint16_t port, const std::string& secret,
+                 std::vector<std::string> env_strings = {},
+                 std::vector<std::string> args = {}) {
+  if (args.empty())
+    args = {"--troupe-join=127.0.0.1:" + std::to_string(port)};
+  args.insert(args.begin(), "node");
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env_strings{"TROUPE_SECRET=" + secret};
-  std::vector<char*> env{env_strings[0].data()};
+  env_strings.push_back("TROUPE_SECRET=" + secret);
+  std::vector<char*> env;
+  for (auto& e : env_strings)
+    env.push_back(e.data());
   env.push_back(nullptr);
   pid_t pid = -1;
   posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), env.data());
@@ -396,6 +403,36 @@ TEST_F(process_pool_test, a_node_that_joins_late_takes_its_share_of_the_work) {
   int status = 0;
   EXPECT_TRUE(eventually([&] { return waitpid(node, &status, WNOHANG) == node; }))
     << "the node outlived the pool";
+}
+
+TEST_F(process_pool_test, a_node_brings_as_many_workers_as_it_is_told) {
+  troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s3cret"}};
+  const pid_t node = start_node(pool.listen_port(), "s3cret", {"TROUPE_NODE_WORKERS=2"},
+                                {"--troupe-join", "127.0.0.1:" + std::to_string(pool.listen_port())});
+  ASSERT_TRUE(eventually([&] { return pool.size() == 3; })) << "the node's two slots did not join";
+  std::set<int> pids;
+  ASSERT_TRUE(eventually([&] {
+    for (int pid : pool.map(worker_pid, iota(400), 1))
+      pids.insert(pid);
+    return pids.size() == 3;
+  })) << "work did not reach all three workers";
+  EXPECT_EQ(pids.count(node), 1u);
+  kill(node, SIGKILL); // its other slot dies with it
+  waitpid(node, nullptr, 0);
+  std::this_thread::sleep_for(200ms); // both of the idle node's connections are closed by now
+  // Work offered to the dead, idle slots goes to the live worker instead of failing.
+  const auto squares = pool.map(square, iota(200), 1);
+  EXPECT_EQ(squares.back(), 199 * 199);
+  EXPECT_TRUE(eventually([&] { return pool.size() == 1; })) << "the node's slots outlived it";
+}
+
+TEST_F(process_pool_test, a_node_told_a_nonsense_worker_count_says_so) {
+  troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s3cret"}};
+  const pid_t node = start_node(pool.listen_port(), "s3cret", {"TROUPE_NODE_WORKERS=many"});
+  int status = 0;
+  ASSERT_TRUE(eventually([&] { return waitpid(node, &status, WNOHANG) == node; }));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+  EXPECT_EQ(pool.size(), 1u);
 }
 
 TEST_F(process_pool_test, a_node_with_the_wrong_secret_is_refused) {
@@ -455,7 +492,7 @@ TEST_F(process_pool_test, a_node_gets_its_context_from_the_pools_factory) {
       EXPECT_EQ(made_here, 1);
       indices.insert(index);
     }
-    return indices.count(1) == 1;
+    return indices.size() == 2;
   })) << "the node (slot 1) never ran a task with its own context";
   EXPECT_EQ(indices, (std::set<int>{0, 1}));
   kill(node, SIGKILL);
