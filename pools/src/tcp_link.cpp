@@ -25,8 +25,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::uint32_t max_frame = 1u << 30;
-constexpr auto handshake_timeout = 2s;
+// A stranger holds up the accepting thread for at most this long, and a greeting is small; a
+// node waits for its answer long enough to sit behind a few such strangers.
+constexpr auto handshake_timeout = 2000ms;
+constexpr std::uint32_t max_greeting = 4096;
+constexpr auto node_answer_timeout = 15s;
 
 /// Installed at static initialisation: `--troupe-join=HOST:PORT` makes this program a node.
 const bool join_main_installed = (install_join_main(&run_remote_node), true);
@@ -108,18 +111,18 @@ bool frame_socket::read_exactly(std::byte* out, std::size_t bytes,
 }
 
 std::optional<std::pair<frame_kind, std::vector<std::byte>>>
-frame_socket::read(std::chrono::milliseconds wait) {
+frame_socket::read(std::chrono::milliseconds wait, std::uint32_t limit,
+                   std::chrono::milliseconds rest) {
   if (closed_)
     return std::nullopt;
   pollfd p{fd_, POLLIN, 0};
   if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0)
     return std::nullopt;
-  // Once a frame has begun, the rest of it is given a generous while to arrive.
-  const auto until = std::chrono::steady_clock::now() + 30s;
+  const auto until = std::chrono::steady_clock::now() + rest;
   std::uint32_t header[2];
   if (!read_exactly(reinterpret_cast<std::byte*>(header), sizeof header, until))
     return std::nullopt;
-  if (header[1] > max_frame) {
+  if (header[1] > limit) {
     shut(); // not a peer of ours
     return std::nullopt;
   }
@@ -206,7 +209,7 @@ void node_listener::serve() {
     const int yes = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
     auto socket = std::make_unique<frame_socket>(fd);
-    auto hello = socket->read(std::chrono::duration_cast<std::chrono::milliseconds>(handshake_timeout));
+    auto hello = socket->read(handshake_timeout, max_greeting, handshake_timeout);
     const std::string offered = hello && hello->first == frame_kind::hello
                                   ? std::string{reinterpret_cast<const char*>(hello->second.data()),
                                                 hello->second.size()}
@@ -252,7 +255,7 @@ int serve_one_slot(const std::string& address) {
   frame_socket socket{fd};
   const char* secret = std::getenv("TROUPE_SECRET");
   socket.write(frame_kind::hello, bytes_of(secret != nullptr ? secret : ""));
-  auto answer = socket.read(std::chrono::duration_cast<std::chrono::milliseconds>(handshake_timeout));
+  auto answer = socket.read(node_answer_timeout);
   if (!answer || answer->first != frame_kind::welcome) {
     std::cerr << "troupe: the pool at " << address << " refused this node (wrong TROUPE_SECRET?)\n";
     return 1;

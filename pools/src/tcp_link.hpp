@@ -31,8 +31,12 @@ public:
 
   /// False if the peer is gone.
   bool write(frame_kind kind, std::span<const std::byte> bytes);
-  /// The next frame, or nullopt if none came within `wait` (closed() tells a gone peer).
-  std::optional<std::pair<frame_kind, std::vector<std::byte>>> read(std::chrono::milliseconds wait);
+  /// The next frame, or nullopt if none came within `wait` (closed() tells a gone peer). A
+  /// frame that has begun gets `rest` to finish; one over `limit` bytes shuts the socket.
+  /// Peers not yet authenticated get small values for both.
+  std::optional<std::pair<frame_kind, std::vector<std::byte>>>
+  read(std::chrono::milliseconds wait, std::uint32_t limit = std::uint32_t{1} << 30,
+       std::chrono::milliseconds rest = std::chrono::seconds{30});
   bool closed() const noexcept { return closed_; }
   void shut();
   std::string peer() const;

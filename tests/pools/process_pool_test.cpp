@@ -10,8 +10,11 @@
 #include "troupe/queues/shm_segment.hpp"
 
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -435,6 +438,32 @@ TEST_F(process_pool_test, a_node_told_a_nonsense_worker_count_says_so) {
   EXPECT_EQ(pool.size(), 1u);
 }
 
+/// A raw connection to the pool's port, as a stranger would open it.
+int connect_stranger(std::uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in where{};
+  where.sin_family = AF_INET;
+  where.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &where.sin_addr);
+  connect(fd, reinterpret_cast<sockaddr*>(&where), sizeof where);
+  return fd;
+}
+
+TEST_F(process_pool_test, strangers_on_the_port_do_not_keep_nodes_out) {
+  troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s3cret"}};
+  const int silent = connect_stranger(pool.listen_port()); // says nothing at all
+  const int greedy = connect_stranger(pool.listen_port());
+  const std::uint32_t huge_greeting[2] = {1, 1u << 30}; // a 1 GiB "hello", never sent
+  ASSERT_EQ(write(greedy, huge_greeting, sizeof huge_greeting), 8);
+  const pid_t node = start_node(pool.listen_port(), "s3cret");
+  EXPECT_TRUE(eventually([&] { return pool.size() == 2; })) << "the strangers kept the node out";
+  EXPECT_EQ(pool.apply(square, 5), 25);
+  close(silent);
+  close(greedy);
+  kill(node, SIGKILL);
+  waitpid(node, nullptr, 0);
+}
+
 TEST_F(process_pool_test, a_node_with_the_wrong_secret_is_refused) {
   troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s3cret"}};
   const pid_t intruder = start_node(pool.listen_port(), "guess");
@@ -445,41 +474,35 @@ TEST_F(process_pool_test, a_node_with_the_wrong_secret_is_refused) {
   EXPECT_EQ(pool.apply(square, 3), 9);
 }
 
-TEST_F(process_pool_test, a_node_that_dies_fails_what_it_held_and_leaves_the_pool) {
-  troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s3cret"}};
+/// Starts a node, puts one long task on it and one on the local worker, then stops the node
+/// with `signal`: what it held fails with worker_lost, its slot goes, the pool keeps serving.
+void expect_node_stopped_mid_task_to_be_lost(troupe::process_pool& pool, int signal) {
   const pid_t node = start_node(pool.listen_port(), "s3cret");
   ASSERT_TRUE(eventually([&] { return pool.size() == 2; }));
-  // Two long tasks: one lands on the local worker, one on the node.
   const auto first = temp_path("node-a"), second = temp_path("node-b");
   auto a = pool.apply_async(busy_until_killed, first);
   auto b = pool.apply_async(busy_until_killed, second);
   const int pid_a = read_pid(first), pid_b = read_pid(second);
   ASSERT_TRUE(pid_a == node || pid_b == node) << "neither task reached the node";
+  kill(node, signal);
+  EXPECT_THROW((void)(pid_a == node ? a : b).get(10s), troupe::worker_lost);
+  EXPECT_TRUE(eventually([&] { return pool.size() == 1; })) << "the lost node kept its slot";
   kill(node, SIGKILL);
   waitpid(node, nullptr, 0);
-  EXPECT_THROW((void)(pid_a == node ? a : b).get(10s), troupe::worker_lost);
-  EXPECT_TRUE(eventually([&] { return pool.size() == 1; })) << "the dead node kept its slot";
   kill(pid_a == node ? pid_b : pid_a, SIGKILL); // free the local worker
   EXPECT_EQ(pool.map(square, iota(100)).size(), 100u) << "the pool keeps serving";
 }
 
+TEST_F(process_pool_test, a_node_that_dies_fails_what_it_held_and_leaves_the_pool) {
+  troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s3cret"}};
+  expect_node_stopped_mid_task_to_be_lost(pool, SIGKILL);
+}
+
 TEST_F(process_pool_test, a_node_that_goes_silent_is_taken_for_lost) {
+  // SIGSTOP keeps the node's socket open: only its heartbeats stop.
   troupe::process_pool pool{
     rt, {.workers = 1, .heartbeat_timeout = 300ms, .remote_secret = "s3cret"}};
-  const pid_t node = start_node(pool.listen_port(), "s3cret");
-  ASSERT_TRUE(eventually([&] { return pool.size() == 2; }));
-  const auto first = temp_path("silent-a"), second = temp_path("silent-b");
-  auto a = pool.apply_async(busy_until_killed, first);
-  auto b = pool.apply_async(busy_until_killed, second);
-  const int pid_a = read_pid(first), pid_b = read_pid(second);
-  ASSERT_TRUE(pid_a == node || pid_b == node) << "neither task reached the node";
-  kill(node, SIGSTOP); // its socket stays open; only the heartbeats stop
-  EXPECT_THROW((void)(pid_a == node ? a : b).get(10s), troupe::worker_lost);
-  EXPECT_TRUE(eventually([&] { return pool.size() == 1; })) << "the frozen node kept its slot";
-  kill(node, SIGKILL);
-  waitpid(node, nullptr, 0);
-  kill(pid_a == node ? pid_b : pid_a, SIGKILL);
-  EXPECT_EQ(pool.map(square, iota(100)).size(), 100u) << "the pool keeps serving";
+  expect_node_stopped_mid_task_to_be_lost(pool, SIGSTOP);
 }
 
 TEST_F(process_pool_test, a_node_gets_its_context_from_the_pools_factory) {
