@@ -116,6 +116,15 @@ int read_pid(const std::string& path) {
   return -1;
 }
 
+/// Starts busy_until_killed in one of the pool's workers; returns its result and that worker's
+/// process id (-1 if it never started).
+template <class Pool>
+std::pair<troupe::async_result<int>, int> start_busy_task(Pool& pool, const std::string& stem) {
+  const auto path = temp_path(stem);
+  auto result = pool.apply_async(busy_until_killed, path);
+  return {std::move(result), read_pid(path)};
+}
+
 TEST_F(process_pool_test, maps_and_applies_in_worker_processes) {
   troupe::process_pool pool{rt, {.workers = 2}};
   EXPECT_EQ(pool.size(), 2u);
@@ -187,9 +196,7 @@ TEST_F(process_pool_test, an_unknown_task_name_or_mismatched_signature_gives_ser
 
 TEST_F(process_pool_test, a_busy_worker_killed_fails_its_work_with_worker_lost_and_is_replaced) {
   troupe::process_pool pool{rt, {.workers = 2}};
-  const auto path = temp_path("busy");
-  auto doomed = pool.apply_async(busy_until_killed, path);
-  const int pid = read_pid(path);
+  auto [doomed, pid] = start_busy_task(pool, "busy");
   ASSERT_GT(pid, 0);
   kill(pid, SIGKILL);
   EXPECT_THROW((void)doomed.get(10s), troupe::worker_lost);
@@ -198,9 +205,7 @@ TEST_F(process_pool_test, a_busy_worker_killed_fails_its_work_with_worker_lost_a
 
 TEST_F(process_pool_test, a_frozen_worker_is_detected_by_its_heartbeat) {
   troupe::process_pool pool{rt, {.workers = 1, .heartbeat_timeout = 300ms}};
-  const auto path = temp_path("frozen");
-  auto doomed = pool.apply_async(busy_until_killed, path);
-  const int pid = read_pid(path);
+  auto [doomed, pid] = start_busy_task(pool, "frozen");
   ASSERT_GT(pid, 0);
   kill(pid, SIGSTOP);
   EXPECT_THROW((void)doomed.get(10s), troupe::worker_lost);
@@ -218,9 +223,8 @@ TEST_F(process_pool_test, a_task_that_aborts_fails_with_worker_lost) {
 
 TEST_F(process_pool_test, terminate_stops_running_tasks_instead_of_waiting_for_them) {
   auto pool = std::make_unique<troupe::process_pool>(rt, troupe::process_pool_options{.workers = 1});
-  const auto path = temp_path("terminate");
-  auto running = pool->apply_async(busy_until_killed, path); // would sleep 30 s
-  ASSERT_GT(read_pid(path), 0);
+  auto [running, pid] = start_busy_task(*pool, "terminate"); // would sleep 30 s
+  ASSERT_GT(pid, 0);
   const auto start = std::chrono::steady_clock::now();
   pool->terminate();
   pool->join();
@@ -479,10 +483,8 @@ TEST_F(process_pool_test, a_node_with_the_wrong_secret_is_refused) {
 void expect_node_stopped_mid_task_to_be_lost(troupe::process_pool& pool, int signal) {
   const pid_t node = start_node(pool.listen_port(), "s3cret");
   ASSERT_TRUE(eventually([&] { return pool.size() == 2; }));
-  const auto first = temp_path("node-a"), second = temp_path("node-b");
-  auto a = pool.apply_async(busy_until_killed, first);
-  auto b = pool.apply_async(busy_until_killed, second);
-  const int pid_a = read_pid(first), pid_b = read_pid(second);
+  auto [a, pid_a] = start_busy_task(pool, "node-a");
+  auto [b, pid_b] = start_busy_task(pool, "node-b");
   ASSERT_TRUE(pid_a == node || pid_b == node) << "neither task reached the node";
   kill(node, signal);
   EXPECT_THROW((void)(pid_a == node ? a : b).get(10s), troupe::worker_lost);
