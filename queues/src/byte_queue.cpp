@@ -8,7 +8,13 @@
 // started (put), or with the message still there for another receiver (get) unless it already
 // committed. The next locker gets EOWNERDEAD and rebuilds the derived byte positions from the
 // descriptors. Waiting is done on futexes, which keep no per-waiter state a dead waiter could
-// leave behind.
+// leave behind. Every lock and wait has a deadline when the caller gives one: a peer frozen
+// while holding the mutex costs its peers a timeout, never their liveness.
+//
+// Large messages: one bigger than a quarter of the data area is written into a segment of its
+// own, held for the queue like a tensor's, and the ring carries only the segment's name (a
+// descriptor marked `spilled`). So no message is too large for the ring, and one huge message
+// never starves the small ones behind it.
 #include "troupe/queues/detail/byte_queue.hpp"
 
 #include "shm.hpp"
@@ -16,6 +22,7 @@
 #include "troupe/actors/error.hpp"
 #include "troupe/queues/shm_segment.hpp"
 
+#include <dirent.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -31,16 +38,19 @@ namespace troupe::detail {
 
 namespace {
 
-constexpr std::array<char, 8> queue_magic{'t', 'r', 'o', 'u', 'p', 'e', 'Q', '1'};
+constexpr std::array<char, 8> queue_magic{'t', 'r', 'o', 'u', 'p', 'e', 'Q', '2'};
 constexpr std::uint64_t descriptor_salt = 0x9E3779B97F4A7C15ULL;
 
 struct descriptor {
-  std::uint64_t start, end, check; // check = hash of start and end, to spot a scribbled one
+  std::uint64_t start, end;
+  std::uint64_t spilled; // 1: the bytes in the ring are the name of the segment holding the message
+  std::uint64_t check;   // hash of the fields above, to spot a scribbled descriptor
 
-  static std::uint64_t checksum(std::uint64_t start, std::uint64_t end) {
-    return (start * descriptor_salt) ^ (end + 0x632BE59BD9B4E019ULL) ^ 0xD6E8FEB86659FD93ULL;
+  static std::uint64_t checksum(std::uint64_t start, std::uint64_t end, std::uint64_t spilled) {
+    return (start * descriptor_salt) ^ (end + 0x632BE59BD9B4E019ULL) ^ 0xD6E8FEB86659FD93ULL ^
+           (spilled * 0xA24BAED4963EE407ULL);
   }
-  bool valid() const { return check == checksum(start, end) && end >= start; }
+  bool valid() const { return check == checksum(start, end, spilled) && end >= start && spilled <= 1; }
 };
 
 struct queue_header {
@@ -48,12 +58,14 @@ struct queue_header {
   std::uint64_t instance_id;
   std::uint64_t type_tag;
   char type_name[240];
-  std::uint64_t max_messages, data_bytes, large_tensor_bytes;
+  std::uint64_t max_messages, data_bytes, large_tensor_bytes, max_message_bytes;
+  process_id creator;
+  std::uint32_t owned_by_creator;
   pthread_mutex_t mutex;
-  // Under the mutex:
+  // Under the mutex (closed is also set without it by a close() that could not get it):
   std::uint64_t head, tail;           // message indices
   std::uint64_t data_head, data_tail; // byte positions
-  std::uint32_t closed;
+  std::atomic<std::uint32_t> closed;
   std::uint32_t readers_waiting, writers_waiting; // hints: over-counting only costs a wake-up
   // Futex words, bumped under the mutex when messages arrive / leave or the queue closes.
   std::atomic<std::uint32_t> arrived, left;
@@ -70,7 +82,7 @@ std::size_t data_area_bytes(const queue_options& o) { return (o.max_bytes + 63) 
 } // namespace
 
 void validate_queue_name(const std::string& name) {
-  const bool ok = !name.empty() && name.size() <= 200 &&
+  const bool ok = !name.empty() && name.size() <= max_queue_name_length &&
                   std::all_of(name.begin(), name.end(), [](char c) {
                     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
                            c == '-';
@@ -135,9 +147,24 @@ struct byte_queue::state {
       h.spare_count = 0; // the spares leak until the queue goes; the ring works
   }
 
-  robust_lock lock() {
-    return robust_lock{header->mutex, [this] { recover(); }};
+  robust_lock lock(deadline until = std::nullopt) {
+    return robust_lock{header->mutex, [this] { recover(); }, until};
   }
+
+  /// Messages above this travel in a segment of their own.
+  std::size_t spill_threshold() const { return header->data_bytes / 4; }
+
+  void check_size(std::size_t bytes) const {
+    if (header->max_message_bytes != 0 && bytes > header->max_message_bytes)
+      throw capacity_error("a message of " + std::to_string(bytes) +
+                           " bytes is larger than queue '" + name + "' takes (max_message_bytes " +
+                           std::to_string(header->max_message_bytes) + ")");
+  }
+
+  bool put_in_ring(std::span<const std::byte> message, bool spilled, deadline until);
+  std::optional<std::pair<std::vector<std::byte>, bool>> get_from_ring(deadline until);
+  bool put_spilled(std::span<const std::byte> message, deadline until);
+  std::vector<std::byte> take_spilled(const std::vector<std::byte>& segment_name);
 };
 
 /// Before sleeping on a futex, watch it for a few microseconds: in a stream, the other side
@@ -152,23 +179,26 @@ bool spin_until_changed(const std::atomic<std::uint32_t>& word, std::uint32_t se
 }
 
 /// Waits, with `lock` released, until `word` moves or `until` passes; `waiting` counts this
-/// waiter (under the lock) so that the other side knows to wake it. Returns holding the lock.
-void wait_for_change(robust_lock& lock, std::atomic<std::uint32_t>& word,
+/// waiter (under the lock) so that the other side knows to wake it. Returns holding the lock,
+/// or false without it if `until` passed while waiting for the lock (a stale count in `waiting`
+/// then costs the other side only a wake-up).
+bool wait_for_change(robust_lock& lock, std::atomic<std::uint32_t>& word,
                      std::uint32_t& waiting, deadline until) {
   const auto seen = word.load();
   lock.unlock();
-  if (spin_until_changed(word, seen)) {
-    lock.relock();
-    return;
-  }
-  lock.relock();
+  if (spin_until_changed(word, seen))
+    return lock.relock(until);
+  if (!lock.relock(until))
+    return false;
   ++waiting;
   const auto again = word.load();
   lock.unlock();
   if (again == seen)
     futex_wait(word, seen, until);
-  lock.relock();
+  if (!lock.relock(until))
+    return false;
   --waiting;
+  return true;
 }
 
 byte_queue::byte_queue(const std::string& name, mode how, const queue_options& options,
@@ -197,6 +227,9 @@ byte_queue::byte_queue(const std::string& name, mode how, const queue_options& o
       h.max_messages = options.max_messages;
       h.data_bytes = data_bytes;
       h.large_tensor_bytes = options.large_tensor_bytes;
+      h.max_message_bytes = options.max_message_bytes;
+      h.creator = process_id::self();
+      h.owned_by_creator = options.owned_by_creator ? 1 : 0;
       h.spare_limit = static_cast<std::uint32_t>(std::min<std::size_t>(options.spare_segments,
                                                                         std::size(h.spares)));
       init_robust_mutex(h.mutex);
@@ -239,30 +272,39 @@ byte_queue::byte_queue(const std::string& name, mode how, const queue_options& o
   s.options.max_bytes = h.data_bytes;
   s.options.large_tensor_bytes = h.large_tensor_bytes;
   s.options.spare_segments = h.spare_limit;
+  s.options.max_message_bytes = h.max_message_bytes;
+  s.options.owned_by_creator = h.owned_by_creator != 0;
 }
 
 byte_queue::~byte_queue() = default;
 
 bool byte_queue::put(std::span<const std::byte> message, deadline until) {
   auto& s = *state_;
-  auto& h = *s.header;
-  if (message.size() > h.data_bytes)
-    throw invalid_argument("a message of " + std::to_string(message.size()) +
-                           " bytes is larger than queue '" + s.name + "' can hold (" +
-                           std::to_string(h.data_bytes) + " bytes)");
-  auto lock = s.lock();
+  s.check_size(message.size());
+  if (message.size() > s.spill_threshold())
+    return s.put_spilled(message, until);
+  return s.put_in_ring(message, false, until);
+}
+
+bool byte_queue::state::put_in_ring(std::span<const std::byte> message, bool spilled,
+                                    deadline until) {
+  auto& h = *header;
+  auto lock = this->lock(until);
+  if (!lock.owns())
+    return false;
   for (;;) {
     if (h.closed)
-      throw queue_closed("queue '" + s.name + "' is closed");
+      throw queue_closed("queue '" + name + "' is closed");
     if (h.tail - h.head < h.max_messages && h.data_tail - h.data_head + message.size() <= h.data_bytes)
       break;
     if (until && std::chrono::steady_clock::now() >= *until)
       return false;
-    wait_for_change(lock, h.left, h.writers_waiting, until);
+    if (!wait_for_change(lock, h.left, h.writers_waiting, until))
+      return false;
   }
   const auto start = h.data_tail, end = start + message.size();
-  s.copy_in(start, message.data(), message.size());
-  s.desc(h.tail) = {start, end, descriptor::checksum(start, end)};
+  copy_in(start, message.data(), message.size());
+  desc(h.tail) = {start, end, spilled, descriptor::checksum(start, end, spilled)};
   ++h.tail; // the commit
   h.data_tail = end;
   h.arrived.fetch_add(1);
@@ -273,27 +315,60 @@ bool byte_queue::put(std::span<const std::byte> message, deadline until) {
   return true;
 }
 
+bool byte_queue::state::put_spilled(std::span<const std::byte> message, deadline until) {
+  auto segment = shm_segment::create(message.size()); // capacity_error when memory is short
+  std::memcpy(segment.data(), message.data(), message.size());
+  segment.hold_for_queue(object_name, header->instance_id);
+  const auto& segment_name = segment.name();
+  bool sent = false;
+  try {
+    sent = put_in_ring(std::as_bytes(std::span{segment_name}), true, until);
+  } catch (...) {
+    segment.release_for_queue(object_name, header->instance_id);
+    throw;
+  }
+  if (!sent)
+    segment.release_for_queue(object_name, header->instance_id);
+  return sent; // our own hold goes with `segment`: the queue's keeps it for the receiver
+}
+
 std::optional<std::vector<std::byte>> byte_queue::get(deadline until) {
   auto& s = *state_;
-  auto& h = *s.header;
-  auto lock = s.lock();
+  auto message = s.get_from_ring(until);
+  if (!message)
+    return std::nullopt;
+  if (message->second)
+    return s.take_spilled(message->first);
+  return std::move(message->first);
+}
+
+std::optional<std::pair<std::vector<std::byte>, bool>>
+byte_queue::state::get_from_ring(deadline until) {
+  auto& h = *header;
+  auto lock = this->lock(until);
+  if (!lock.owns())
+    return std::nullopt;
   while (h.tail == h.head) {
     if (h.closed)
-      throw queue_closed("queue '" + s.name + "' is closed and drained");
+      throw queue_closed("queue '" + name + "' is closed and drained");
     if (until && std::chrono::steady_clock::now() >= *until)
       return std::nullopt;
-    wait_for_change(lock, h.arrived, h.readers_waiting, until);
+    if (!wait_for_change(lock, h.arrived, h.readers_waiting, until))
+      return std::nullopt;
   }
   // A scribbled descriptor loses only its own message: its extent is where the next one starts.
   auto start = h.data_head;
   auto end = h.data_tail;
-  if (const auto& d = s.desc(h.head); d.valid() && d.start == h.data_head && d.end <= h.data_tail)
+  bool spilled = false;
+  if (const auto& d = desc(h.head); d.valid() && d.start == h.data_head && d.end <= h.data_tail) {
     end = d.end;
-  else if (h.tail - h.head > 1)
-    if (const auto& next = s.desc(h.head + 1); next.valid() && next.start >= start && next.start <= end)
+    spilled = d.spilled != 0;
+  } else if (h.tail - h.head > 1) {
+    if (const auto& next = desc(h.head + 1); next.valid() && next.start >= start && next.start <= end)
       end = next.start;
+  }
   std::vector<std::byte> message(end - start);
-  s.copy_out(start, message.data(), message.size());
+  copy_out(start, message.data(), message.size());
   ++h.head; // the commit
   h.data_head = end;
   h.left.fetch_add(1);
@@ -301,14 +376,33 @@ std::optional<std::vector<std::byte>> byte_queue::get(deadline until) {
   lock.unlock();
   if (wake)
     futex_wake_all(h.left);
-  return message;
+  return std::pair{std::move(message), spilled};
+}
+
+std::vector<std::byte> byte_queue::state::take_spilled(const std::vector<std::byte>& segment_name) {
+  const std::string handle(reinterpret_cast<const char*>(segment_name.data()), segment_name.size());
+  auto segment = [&] {
+    try {
+      return shm_segment::open(handle);
+    } catch (const invalid_argument&) {
+      throw serialization_error("a message on queue '" + name + "' was kept in segment " +
+                                handle + ", which no longer exists");
+    }
+  }();
+  std::vector<std::byte> message(segment.size());
+  if (!message.empty())
+    std::memcpy(message.data(), segment.data(), message.size());
+  segment.release_for_queue(object_name, header->instance_id);
+  return message; // with `segment` goes the last hold: the segment is unlinked
 }
 
 void byte_queue::close() {
   auto& h = *state_->header;
+  // A peer frozen while holding the lock must not keep the queue open: after a while, close
+  // without the lock (closed is atomic, and every waiter re-checks it when it wakes).
   {
-    auto lock = state_->lock();
-    h.closed = 1;
+    auto lock = state_->lock(std::chrono::steady_clock::now() + std::chrono::seconds{1});
+    h.closed.store(1);
     h.arrived.fetch_add(1);
     h.left.fetch_add(1);
   }
@@ -316,13 +410,13 @@ void byte_queue::close() {
   futex_wake_all(h.left);
 }
 
-bool byte_queue::closed() const {
-  auto lock = state_->lock();
-  return state_->header->closed != 0;
-}
+bool byte_queue::closed() const { return state_->header->closed.load() != 0; }
 
 std::size_t byte_queue::size() const {
-  auto lock = state_->lock();
+  auto lock = state_->lock(std::chrono::steady_clock::now() + std::chrono::seconds{1});
+  if (!lock.owns())
+    throw timeout_error("queue '" + state_->name + "' stayed locked for a second: a process "
+                        "using it is frozen");
   return static_cast<std::size_t>(state_->header->tail - state_->header->head);
 }
 
@@ -338,12 +432,19 @@ void byte_queue::unlink() {
 
 namespace {
 constexpr std::size_t cache_limit = 32;
+// Spares are an optimisation: never wait long for a queue's lock to use one.
+constexpr auto spare_lock_patience = std::chrono::milliseconds{100};
 } // namespace
 
 shm_segment byte_queue::new_segment(std::size_t bytes) {
   auto segment = shm_segment::create(bytes);
+  // The mapping is kept only while the segment may come back as a spare: a cached mapping is a
+  // hold, and one kept past the receiver's release would keep the memory for nothing.
+  if (state_->header->spare_limit == 0)
+    return segment;
   std::lock_guard guard{state_->cache_mutex};
   auto& cache = state_->cache;
+  std::erase_if(cache, [](const shm_segment& x) { return !x.shared_with_others(); });
   if (cache.size() >= cache_limit)
     cache.erase(cache.begin());
   cache.push_back(segment.share());
@@ -371,7 +472,9 @@ std::optional<shm_segment> byte_queue::take_spare(std::size_t bytes) {
   auto& h = *state_->header;
   std::string name;
   {
-    auto lock = state_->lock();
+    auto lock = state_->lock(std::chrono::steady_clock::now() + spare_lock_patience);
+    if (!lock.owns())
+      return std::nullopt; // a frozen peer holds the queue: a new segment does as well
     for (std::uint32_t i = 0; i < h.spare_count; ++i)
       if (h.spares[i].bytes >= bytes && h.spares[i].bytes <= 2 * bytes + 4096) {
         name = h.spares[i].name;
@@ -390,8 +493,8 @@ std::optional<shm_segment> byte_queue::take_spare(std::size_t bytes) {
 
 bool byte_queue::offer_spare(const shm_segment& segment) {
   auto& h = *state_->header;
-  auto lock = state_->lock();
-  if (h.closed || h.spare_count >= h.spare_limit || segment.name().size() >= sizeof h.spares[0].name)
+  auto lock = state_->lock(std::chrono::steady_clock::now() + spare_lock_patience);
+  if (!lock.owns() || h.closed || h.spare_count >= h.spare_limit || segment.name().size() >= sizeof h.spares[0].name)
     return false;
   auto& slot = h.spares[h.spare_count++];
   std::strncpy(slot.name, segment.name().c_str(), sizeof slot.name - 1);
@@ -409,6 +512,29 @@ const std::string& byte_queue::name() const noexcept { return state_->name; }
 const std::string& byte_queue::object_name() const noexcept { return state_->object_name; }
 std::uint64_t byte_queue::instance_id() const noexcept { return state_->header->instance_id; }
 const queue_options& byte_queue::options() const noexcept { return state_->options; }
+
+std::size_t collect_orphan_queues() {
+  std::size_t freed = 0;
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr)
+    return 0;
+  std::uint64_t magic;
+  std::memcpy(&magic, queue_magic.data(), sizeof magic);
+  while (dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.rfind(queue_prefix, 0) != 0)
+      continue;
+    auto object = open_object(name);
+    if (!object || object->size < sizeof(queue_header))
+      continue;
+    const auto& h = *static_cast<const queue_header*>(object->base);
+    if (h.magic.load(std::memory_order_acquire) == magic && h.owned_by_creator != 0 &&
+        !h.creator.alive() && shm_unlink(("/" + name).c_str()) == 0)
+      ++freed;
+  }
+  closedir(dir);
+  return freed;
+}
 
 bool queue_instance_alive(const std::string& object_name, std::uint64_t id) {
   auto object = open_object(object_name);

@@ -5,10 +5,14 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "troupe/actors/error.hpp"
+
 #include <cerrno>
+#include <cstring>
 #include <climits>
 #include <fstream>
 #include <sstream>
@@ -80,12 +84,11 @@ void init_robust_mutex(pthread_mutex_t& mutex) {
   pthread_mutexattr_destroy(&attr);
 }
 
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                std::optional<std::chrono::steady_clock::time_point> deadline) {
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, deadline until) {
   timespec timeout{};
   timespec* timeout_ptr = nullptr;
-  if (deadline) {
-    const auto left = *deadline - std::chrono::steady_clock::now();
+  if (until) {
+    const auto left = *until - std::chrono::steady_clock::now();
     if (left <= std::chrono::steady_clock::duration::zero())
       return;
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
@@ -138,16 +141,33 @@ std::optional<mapped_object> map_fd(int fd, std::size_t size) {
 
 } // namespace
 
-std::optional<mapped_object> create_object(const std::string& name, std::size_t size) {
-  const int fd = shm_open(("/" + name).c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+std::size_t shm_bytes_free() {
+  struct statvfs fs {};
+  return statvfs("/dev/shm", &fs) == 0 ? static_cast<std::size_t>(fs.f_bavail) * fs.f_frsize : 0;
+}
+
+std::optional<mapped_object> create_object(const std::string& name, std::size_t size,
+                                           bool reserve) {
+  const auto path = "/" + name;
+  const int fd = shm_open(path.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0)
     return std::nullopt;
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+  const int rc = reserve ? posix_fallocate(fd, 0, static_cast<off_t>(size))
+                         : (ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno);
+  if (rc != 0) {
     close(fd);
-    shm_unlink(("/" + name).c_str());
-    return std::nullopt;
+    shm_unlink(path.c_str());
+    throw capacity_error("cannot allocate " + std::to_string(size) +
+                         " bytes of shared memory for " + name + ": " + std::strerror(rc) +
+                         " (/dev/shm has " + std::to_string(shm_bytes_free()) + " bytes free)");
   }
-  return map_fd(fd, size);
+  auto mapped = map_fd(fd, size);
+  if (!mapped) {
+    shm_unlink(path.c_str());
+    throw capacity_error("cannot map " + std::to_string(size) + " bytes of shared memory for " +
+                         name + ": " + std::strerror(errno));
+  }
+  return mapped;
 }
 
 std::optional<mapped_object> open_object(const std::string& name) {

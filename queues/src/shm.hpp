@@ -3,6 +3,9 @@
 #pragma once
 
 #include <pthread.h>
+#include <time.h>
+
+#include <cerrno>
 
 #include <atomic>
 #include <chrono>
@@ -26,24 +29,40 @@ struct process_id {
 /// Initialises a robust, process-shared mutex in shared memory.
 void init_robust_mutex(pthread_mutex_t& mutex);
 
-/// Locks a robust mutex. If its owner died holding it, `recover` runs (under the lock) to make
-/// the protected state consistent before the mutex is marked consistent again.
+using deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+/// Locks a robust mutex, giving up at `until` (steady_clock is CLOCK_MONOTONIC here). If its
+/// owner died holding it, `recover` runs (under the lock) to make the protected state consistent
+/// before the mutex is marked consistent again. False if `until` passed first: a frozen holder
+/// must not freeze its peers.
 template <class Recover>
-void lock_robust(pthread_mutex_t& mutex, Recover&& recover) {
-  const int rc = pthread_mutex_lock(&mutex);
+bool lock_robust(pthread_mutex_t& mutex, Recover&& recover, deadline until = std::nullopt) {
+  int rc = 0;
+  if (until) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      until->time_since_epoch()).count();
+    const timespec at{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    rc = pthread_mutex_clocklock(&mutex, CLOCK_MONOTONIC, &at);
+    if (rc == ETIMEDOUT)
+      return false;
+  } else {
+    rc = pthread_mutex_lock(&mutex);
+  }
   if (rc == EOWNERDEAD) {
     recover();
     pthread_mutex_consistent(&mutex);
   }
+  return true;
 }
 
 /// Holds a robust mutex for a scope; unlock() and relock() let a waiter step out and back in.
+/// With a deadline, owns() says whether the lock was had in time.
 class robust_lock {
 public:
   /// `recover` runs whenever the lock is taken (here or in relock) from an owner that died.
-  robust_lock(pthread_mutex_t& mutex, std::function<void()> recover)
+  robust_lock(pthread_mutex_t& mutex, std::function<void()> recover, deadline until = std::nullopt)
     : mutex_(mutex), recover_(std::move(recover)) {
-    lock_robust(mutex_, recover_);
+    owned_ = lock_robust(mutex_, recover_, until);
   }
   ~robust_lock() {
     if (owned_)
@@ -51,24 +70,25 @@ public:
   }
   robust_lock(const robust_lock&) = delete;
   robust_lock& operator=(const robust_lock&) = delete;
+  bool owns() const noexcept { return owned_; }
   void unlock() {
     owned_ = false;
     pthread_mutex_unlock(&mutex_);
   }
-  void relock() {
-    lock_robust(mutex_, recover_);
-    owned_ = true;
+  /// False if `until` passed before the lock was had again.
+  bool relock(deadline until = std::nullopt) {
+    owned_ = lock_robust(mutex_, recover_, until);
+    return owned_;
   }
 
 private:
   pthread_mutex_t& mutex_;
   std::function<void()> recover_;
-  bool owned_ = true;
+  bool owned_ = false;
 };
 
-/// Waits until `word` differs from `expected` or `deadline` passes (cross-process futex).
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                std::optional<std::chrono::steady_clock::time_point> deadline);
+/// Waits until `word` differs from `expected` or `until` passes (cross-process futex).
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, deadline until);
 void futex_wake_all(std::atomic<std::uint32_t>& word);
 
 /// A mapped shared-memory object.
@@ -82,13 +102,22 @@ struct mapped_object {
   ~mapped_object();
 };
 
-/// Creates (exclusive) or opens an object and maps `size` bytes of it; nullopt if creating an
-/// existing name, or opening a missing one.
-std::optional<mapped_object> create_object(const std::string& name, std::size_t size);
+/// Creates (exclusive) an object and maps `size` bytes of it; nullopt if the name exists. With
+/// `reserve`, the memory is allocated now, so that running out of it is a capacity_error naming
+/// the size and what /dev/shm has free, rather than a SIGBUS on the first write.
+std::optional<mapped_object> create_object(const std::string& name, std::size_t size,
+                                           bool reserve = false);
+/// Opens and maps an existing object; nullopt if it is missing or empty.
 std::optional<mapped_object> open_object(const std::string& name);
 
 /// Shared-memory object names are "/" + this prefix + ...
 inline constexpr const char* segment_prefix = "troupe.seg.";
 inline constexpr const char* queue_prefix = "troupe.q.";
+
+/// The pid in a segment's name (troupe.seg.<pid>.<n>.<r>), or 0.
+std::int32_t creator_pid_of_segment(const std::string& name);
+
+/// Unlinks the queues made with queue_options::owned_by_creator whose creator is gone.
+std::size_t collect_orphan_queues();
 
 } // namespace troupe::detail

@@ -3,11 +3,18 @@
 #include "shm.hpp"
 
 #include "troupe/actors/error.hpp"
+#include "troupe/queues/detail/byte_queue.hpp"
 
 #include <dirent.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <limits>
+#include <string>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -20,8 +27,8 @@ bool queue_instance_alive(const std::string& name, std::uint64_t id); // byte_qu
 
 namespace {
 
-constexpr std::array<char, 8> segment_magic{'t', 'r', 'o', 'u', 'p', 'e', 'S', '1'};
-constexpr std::size_t header_bytes = 8192; // payload starts page-aligned after it
+constexpr std::array<char, 8> segment_magic{'t', 'r', 'o', 'u', 'p', 'e', 'S', '2'};
+constexpr std::size_t header_bytes = 16384; // payload starts page-aligned after it
 
 enum class holder_kind : std::uint32_t { none = 0, process = 1, queue = 2 };
 
@@ -30,7 +37,9 @@ struct holder {
   std::uint32_t count;
   process_id process;
   std::uint64_t queue_id;
-  char queue_name[96];
+  // Every valid queue's object name fits, with its terminating zero: a shortened one would make
+  // the holder look dead and its segment be collected while the message waits.
+  char queue_name[std::char_traits<char>::length(queue_prefix) + max_queue_name_length + 1];
 
   bool is_process(const process_id& p) const { return kind == holder_kind::process && process == p; }
   bool is_queue(const std::string& name, std::uint64_t id) const {
@@ -131,7 +140,7 @@ shm_segment shm_segment::create(std::size_t bytes) {
   using namespace detail;
   for (int attempt = 0; attempt < 8; ++attempt) {
     auto name = unique_segment_name();
-    auto object = create_object(name, header_bytes + std::max<std::size_t>(bytes, 1));
+    auto object = create_object(name, header_bytes + std::max<std::size_t>(bytes, 1), true);
     if (!object)
       continue;
     auto& h = *static_cast<segment_header*>(object->base);
@@ -144,7 +153,7 @@ shm_segment shm_segment::create(std::size_t bytes) {
     return shm_segment{std::make_shared<segment_mapping>(name, std::move(*object))};
   }
   throw invalid_argument("cannot create a shared-memory segment of " + std::to_string(bytes) +
-                         " bytes (is /dev/shm full?)");
+                         " bytes: no free name after 8 attempts");
 }
 
 shm_segment shm_segment::open(const std::string& name) {
@@ -178,6 +187,16 @@ std::size_t shm_segment::size() const noexcept { return mapping_->header().paylo
 
 std::byte* shm_segment::user_header() const noexcept { return mapping_->header().user; }
 
+bool shm_segment::shared_with_others() const {
+  using namespace detail;
+  auto& h = mapping_->header();
+  robust_lock lock{h.mutex, [] {}};
+  const auto me = process_id::self();
+  return std::any_of(h.holders.begin(), h.holders.end(), [&](const holder& x) {
+    return x.kind != holder_kind::none && !x.is_process(me);
+  });
+}
+
 void shm_segment::hold_for_queue(const std::string& queue_name, std::uint64_t queue_id) {
   using namespace detail;
   auto& h = mapping_->header();
@@ -203,8 +222,42 @@ bool shm_object_exists(const std::string& name) {
   return detail::open_object(name).has_value();
 }
 
+namespace detail {
+
+std::int32_t creator_pid_of_segment(const std::string& name) {
+  const auto pid = std::atol(name.c_str() + std::char_traits<char>::length(segment_prefix));
+  return pid > 0 && pid <= std::numeric_limits<std::int32_t>::max() ? static_cast<std::int32_t>(pid) : 0;
+}
+
+namespace {
+
+/// A segment still being made has no magic yet; one whose maker died then never will.
+bool unfinished_and_abandoned(const std::string& name) {
+  const auto pid = creator_pid_of_segment(name);
+  return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+/// Forgets holders that are gone; true if none is left.
+bool no_living_holder(segment_header& h) {
+  bool orphan = true;
+  robust_lock lock{h.mutex, [] {}};
+  for (auto& x : h.holders)
+    if (x.kind != holder_kind::none) {
+      if (x.alive())
+        orphan = false;
+      else
+        x.kind = holder_kind::none;
+    }
+  return orphan;
+}
+
+} // namespace
+} // namespace detail
+
 std::size_t collect_orphan_segments() {
   using namespace detail;
+  // Queues first: the segments held only by a queue that goes now are orphans in this sweep.
+  collect_orphan_queues();
   std::size_t freed = 0;
   DIR* dir = opendir("/dev/shm");
   if (dir == nullptr)
@@ -213,23 +266,14 @@ std::size_t collect_orphan_segments() {
     const std::string name = entry->d_name;
     if (name.rfind(segment_prefix, 0) != 0)
       continue;
-    auto object = open_object(name);
-    if (!object || object->size < header_bytes)
-      continue;
-    auto& h = *static_cast<segment_header*>(object->base);
-    if (h.magic.load(std::memory_order_acquire) != magic_word())
-      continue; // being created
-    bool orphan = true;
-    {
-      robust_lock lock{h.mutex, [] {}};
-      for (auto& x : h.holders)
-        if (x.kind != holder_kind::none) {
-          if (x.alive())
-            orphan = false;
-          else
-            x.kind = holder_kind::none;
-        }
-    }
+    auto object = open_object(name); // nullopt for an empty one (its size was never set)
+    bool orphan;
+    if (!object || object->size < header_bytes ||
+        static_cast<segment_header*>(object->base)->magic.load(std::memory_order_acquire) !=
+          magic_word())
+      orphan = unfinished_and_abandoned(name);
+    else
+      orphan = no_living_holder(*static_cast<segment_header*>(object->base));
     if (orphan && shm_unlink(("/" + name).c_str()) == 0)
       ++freed;
   }

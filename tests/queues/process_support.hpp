@@ -10,14 +10,24 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 
 namespace troupe::testing {
 
+/// This test process and the children it forked: the processes whose shared-memory objects
+/// the tests count (other troupe programs on the host may be making their own meanwhile).
+inline std::set<pid_t>& family() {
+  static std::set<pid_t> pids{getpid()};
+  return pids;
+}
+
 /// Runs `body` in a forked child, which exits 0 if it returns normally and 1 if it throws.
 inline pid_t spawn(const std::function<void()>& body) {
   const pid_t pid = fork();
+  if (pid > 0)
+    family().insert(pid);
   if (pid == 0) {
     int status = 0;
     try {
@@ -53,13 +63,26 @@ inline void kill_and_reap(pid_t pid) {
   waitpid(pid, &status, 0);
 }
 
-/// troupe's shared-memory objects in /dev/shm now.
+/// Whether a troupe object's name says that process `pid` made it: a segment
+/// (troupe.seg.<pid>.) or a queue named by unique_name() there (...-<pid>-...).
+inline bool made_by(const std::string& name, pid_t pid) {
+  const auto id = std::to_string(pid);
+  return name.rfind("troupe.seg." + id + ".", 0) == 0 ||
+         (name.rfind("troupe.q.", 0) == 0 && name.find("-" + id + "-") != std::string::npos);
+}
+
+/// This test's troupe shared-memory objects in /dev/shm now.
 inline int troupe_shm_entries() {
   int count = 0;
   if (DIR* dir = opendir("/dev/shm")) {
-    while (dirent* e = readdir(dir))
-      if (std::string{e->d_name}.rfind("troupe.", 0) == 0)
-        ++count;
+    while (dirent* e = readdir(dir)) {
+      const std::string name = e->d_name;
+      for (pid_t pid : family())
+        if (made_by(name, pid)) {
+          ++count;
+          break;
+        }
+    }
     closedir(dir);
   }
   return count;

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -159,6 +160,35 @@ TEST(queue_crash, a_process_killed_while_holding_the_lock_does_not_deadlock_the_
     }
     q.put(std::vector<char>(10, 'y'), 5s);
     EXPECT_EQ(q.get(5s), std::vector<char>(10, 'y')) << "round " << round;
+    q.unlink();
+  }
+}
+
+TEST(queue_crash, a_process_frozen_while_holding_the_lock_costs_its_peers_only_a_timeout) {
+  for (int round = 0; round < 30; ++round) {
+    const auto name = unique_name("freeze-locked");
+    // 2 MiB messages in a 16 MiB ring: a put spends its time copying, under the lock.
+    auto q = troupe::queue<std::vector<char>>::create(name, {.max_messages = 64, .max_bytes = 16 << 20});
+    const auto writer = spawn([&] {
+      auto out = troupe::queue<std::vector<char>>::open(name);
+      for (;;)
+        out.put(std::vector<char>(2 << 20, 'x'));
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(500 + rng() % 5000));
+    kill(writer, SIGSTOP);
+    // Bounded by a watchdog: without deadlines on the lock this get would never return.
+    auto taken = std::async(std::launch::async, [&] {
+      for (int i = 0; i < 5; ++i)
+        try {
+          (void)q.get(20ms);
+        } catch (const troupe::timeout_error&) {
+        }
+    });
+    const bool returned = taken.wait_for(10s) == std::future_status::ready;
+    kill_and_reap(writer); // also frees the lock if the writer held it
+    taken.wait();
+    ASSERT_TRUE(returned) << "round " << round << ": get(20ms) waited on a frozen lock holder";
+    q.put(std::vector<char>(10, 'y'), 5s);
     q.unlink();
   }
 }

@@ -107,16 +107,54 @@ TEST(queue, a_full_queue_applies_backpressure) {
   EXPECT_EQ(s.q.get(), 3);
 }
 
-TEST(queue, the_byte_bound_holds_and_an_oversized_message_is_refused) {
+TEST(queue, the_byte_bound_holds_for_messages_in_the_ring) {
   scoped_queue<std::string> s{"bytes", {.max_messages = 100, .max_bytes = 1024}};
-  const std::string chunk(300, 'x');
-  s.q.put(chunk);
-  s.q.put(chunk);
-  s.q.put(chunk);
-  EXPECT_THROW(s.q.put(chunk, 20ms), troupe::timeout_error) << "4 x ~340 bytes > 1024";
-  EXPECT_THROW(s.q.put(std::string(5000, 'y')), troupe::invalid_argument);
+  const std::string chunk(200, 'x');
+  for (int i = 0; i < 4; ++i)
+    s.q.put(chunk);
+  EXPECT_THROW(s.q.put(chunk, 20ms), troupe::timeout_error) << "5 x ~240 bytes > 1024";
   EXPECT_EQ(s.q.get(), chunk);
   s.q.put(chunk, 1s);
+}
+
+TEST(queue, a_message_larger_than_the_ring_travels_through_a_segment) {
+  troupe::collect_orphan_segments();
+  const int before = troupe_shm_entries();
+  scoped_queue<std::string> s{"huge", {.max_messages = 8, .max_bytes = 1 << 20}};
+  std::string huge(100'000'000, 'h'); // 100 MB through a 1 MiB ring
+  huge[12345] = 'x';
+  const auto child = spawn([&] {
+    auto out = troupe::queue<std::string>::open(s.name);
+    out.put(huge);
+    out.put("small, behind it");
+  });
+  ASSERT_EQ(wait_for(child, 60s), 0);
+  EXPECT_EQ(troupe_shm_entries(), before + 2) << "the queue and the huge message's segment";
+  EXPECT_EQ(s.q.get(5s), huge);
+  EXPECT_EQ(s.q.get(5s), "small, behind it");
+  EXPECT_EQ(troupe_shm_entries(), before + 1) << "the segment went once the message was taken";
+}
+
+TEST(queue, max_message_bytes_refuses_a_larger_message_naming_both_sizes) {
+  scoped_queue<std::string> s{"limited", {.max_message_bytes = 4096}};
+  try {
+    s.q.put(std::string(10'000, 'z'));
+    FAIL() << "a message over max_message_bytes was sent";
+  } catch (const troupe::capacity_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("10"), std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find("4096"), std::string::npos) << e.what();
+  }
+  s.q.put(std::string(1000, 'z'));
+  EXPECT_EQ(s.q.get(1s), std::string(1000, 'z')) << "a refused message does not block the queue";
+}
+
+TEST(queue, a_spilled_message_that_times_out_leaves_no_segment) {
+  troupe::collect_orphan_segments();
+  const int before = troupe_shm_entries();
+  scoped_queue<std::string> s{"full", {.max_messages = 1, .max_bytes = 4096}};
+  s.q.put("occupies the only slot");
+  EXPECT_THROW(s.q.put(std::string(1 << 20, 'q'), 20ms), troupe::timeout_error);
+  EXPECT_EQ(troupe_shm_entries(), before + 1) << "only the queue";
 }
 
 TEST(queue, get_times_out_and_try_get_does_not_wait) {

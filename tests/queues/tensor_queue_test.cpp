@@ -9,6 +9,9 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xrandom.hpp>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+
 #include <thread>
 
 namespace {
@@ -147,6 +150,70 @@ TEST(tensor_queue, a_segment_whose_creator_died_before_sending_is_collected) {
   kill_and_reap(child);
   EXPECT_EQ(troupe::collect_orphan_segments(), 1u);
   EXPECT_EQ(troupe_shm_entries(), before);
+}
+
+TEST(tensor_queue, without_spares_every_received_segment_is_freed_at_once) {
+  troupe::collect_orphan_segments();
+  const int before = troupe_shm_entries();
+  auto q = troupe::queue<xt::xarray<float>>::create(unique_name("nospare"), {.spare_segments = 0});
+  const xt::xarray<float> big = xt::ones<float>({2u << 20}); // 8 MiB
+  for (int round = 0; round < 20; ++round) {
+    q.put(big);
+    EXPECT_EQ(q.get(5s), big);
+    EXPECT_EQ(troupe_shm_entries(), before + 1) << "round " << round << ": only the queue is left";
+  }
+  q.unlink();
+}
+
+TEST(tensor_queue, a_queue_with_a_name_of_the_longest_valid_length_keeps_its_segments) {
+  troupe::collect_orphan_segments();
+  auto name = unique_name("long");
+  name += std::string(troupe::detail::max_queue_name_length - name.size(), 'n');
+  auto q = troupe::queue<xt::xarray<float>>::create(name);
+  const xt::xarray<float> big = xt::ones<float>({1u << 18});
+  q.put(big);
+  EXPECT_EQ(troupe::collect_orphan_segments(), 0u) << "the queue holding the segment is alive";
+  EXPECT_EQ(q.get(5s), big);
+  q.unlink();
+}
+
+TEST(tensor_queue, a_segment_whose_creator_died_while_making_it_is_collected) {
+  troupe::collect_orphan_segments();
+  const int before = troupe_shm_entries();
+  // Killed at each step of creation: named but empty, sized but without its header's magic.
+  for (const bool sized : {false, true}) {
+    const auto child = spawn([sized] {
+      const auto name = "/troupe.seg." + std::to_string(getpid()) + ".0.1";
+      const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+      if (sized)
+        (void)!ftruncate(fd, 1 << 20);
+    });
+    ASSERT_EQ(wait_for(child, 10s), 0);
+  }
+  EXPECT_EQ(troupe_shm_entries(), before + 2);
+  EXPECT_EQ(troupe::collect_orphan_segments(), 2u);
+  EXPECT_EQ(troupe_shm_entries(), before);
+}
+
+TEST(tensor_queue, a_queue_owned_by_its_creator_goes_when_the_creator_is_killed) {
+  troupe::collect_orphan_segments();
+  const int before = troupe_shm_entries();
+  const auto owned = unique_name("owned"), named = unique_name("named");
+  const auto child = spawn([&] {
+    auto a = troupe::queue<xt::xarray<float>>::create(owned, {.owned_by_creator = true});
+    auto b = troupe::queue<int>::create(named);
+    a.put(xt::ones<float>({1u << 18})); // a segment the owned queue holds
+    pause();
+  });
+  for (int i = 0; i < 5000 && troupe_shm_entries() < before + 3; ++i)
+    std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(troupe::collect_orphan_segments(), 0u) << "the creator is alive";
+  kill_and_reap(child);
+  troupe::collect_orphan_segments();
+  EXPECT_FALSE(troupe::shm_object_exists("troupe.q." + owned));
+  EXPECT_TRUE(troupe::shm_object_exists("troupe.q." + named)) << "a named queue outlives its creator";
+  EXPECT_EQ(troupe_shm_entries(), before + 1) << "the owned queue's segment went with it";
+  troupe::queue<int>::open(named).unlink();
 }
 
 TEST(tensor_queue, a_shared_tensor_outside_a_queue_is_refused) {

@@ -67,7 +67,8 @@ class queue_closed : public detail::error_base<std::runtime_error> {
   using error_base::error_base;
 };
 
-/// No placement of the modules fits the devices' memory.
+/// Something does not fit: a message larger than a queue's limit or than the shared memory the
+/// machine has, or a placement of modules that no device's memory holds.
 class capacity_error : public detail::error_base<std::runtime_error> {
   using error_base::error_base;
 };

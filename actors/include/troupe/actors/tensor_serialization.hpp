@@ -23,6 +23,8 @@
 
 namespace troupe::detail {
 
+class segment_store; // troupe/queues: shared-memory segments for a queue
+
 template <class T>
 concept tensor_element = std::is_arithmetic_v<T>;
 
@@ -37,6 +39,11 @@ public:
   /// Copies the `bytes` bytes kept under `handle` to `out` (throws serialization_error if the
   /// handle is unknown or the sizes disagree).
   virtual void fetch(const std::string& handle, void* out, std::size_t bytes) = 0;
+  /// The segments of the queue a message being encoded goes to, for values that live in shared
+  /// memory already (shared_tensor); null when there is no such queue.
+  virtual segment_store* outgoing_segments() noexcept { return nullptr; }
+  /// The segments of the queue a message being decoded came from.
+  virtual segment_store* incoming_segments() noexcept { return nullptr; }
 };
 
 /// The store in effect on this thread (null: tensors are inline).

@@ -58,9 +58,10 @@ public:
 
   template <class Archive>
   void save(Archive& ar) const {
-    auto* store = dynamic_cast<detail::segment_store*>(detail::active_tensor_store());
+    auto* active = detail::active_tensor_store();
+    auto* store = active == nullptr ? nullptr : active->outgoing_segments();
     if (store == nullptr || !segment_)
-      throw serialization_error("a shared_tensor can only be sent through a troupe::queue");
+      throw serialization_error("a shared_tensor can only be sent through a troupe::queue or process pool");
     store->carry(*segment_);
     ar(segment_->name(), shape_);
   }
@@ -69,9 +70,10 @@ public:
   void load(Archive& ar) {
     std::string name;
     ar(name, shape_);
-    auto* store = dynamic_cast<detail::segment_store*>(detail::active_tensor_store());
+    auto* active = detail::active_tensor_store();
+    auto* store = active == nullptr ? nullptr : active->incoming_segments();
     if (store == nullptr)
-      throw serialization_error("a shared_tensor can only be received from a troupe::queue");
+      throw serialization_error("a shared_tensor can only be received from a troupe::queue or process pool");
     auto segment = store->adopt(name);
     if (segment.size() != bytes_for(shape_))
       throw serialization_error("segment " + name + " holds " + std::to_string(segment.size()) +

@@ -10,7 +10,8 @@
 // Every segment records who holds it: processes (by pid and start time, so a recycled pid does
 // not count) and queues (a message in flight). A segment with no living holder is an orphan:
 // collect_orphan_segments() unlinks orphans, and queues call it when created, opened and
-// unlinked. Dropping the last shm_segment object of a process releases that process's hold, and
+// unlinked; a segment whose creator died before it was finished is collected too. Dropping the
+// last shm_segment object of a process releases that process's hold, and
 // the last release unlinks the segment.
 #pragma once
 
@@ -40,6 +41,9 @@ public:
 
   /// A second handle to the same mapping (no new hold).
   shm_segment share() const { return shm_segment{mapping_}; }
+
+  /// Whether anyone but this process (another process, a queue) holds the segment.
+  bool shared_with_others() const;
 
   // Handing a hold over to a queue and back, for a message in flight.
 

@@ -70,6 +70,8 @@ private:
   std::unique_ptr<state> state_;
 };
 
+inline constexpr std::size_t max_queue_name_length = 200;
+
 /// Throws troupe::invalid_argument unless `name` is 1-200 of [A-Za-z0-9._-].
 void validate_queue_name(const std::string& name);
 

@@ -49,6 +49,9 @@ public:
     }
   }
 
+  segment_store* outgoing_segments() noexcept override { return this; }
+  segment_store* incoming_segments() noexcept override { return this; }
+
   /// Shared mode (put): the message carries a reference to an existing segment.
   void carry(const shm_segment& segment) { carried_.push_back(segment.share()); }
 
@@ -97,6 +100,8 @@ public:
   void fetch(const std::string& handle, void* out, std::size_t bytes) override {
     in_.fetch(handle, out, bytes);
   }
+  segment_store* outgoing_segments() noexcept override { return &out_; }
+  segment_store* incoming_segments() noexcept override { return &in_; }
 
 private:
   segment_store& out_;
