@@ -2,6 +2,7 @@
 #pragma once
 
 #include "troupe/actors/error.hpp"
+#include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/runtime.hpp"
 #include "troupe/actors/serialization.hpp"
 #include "troupe/actors/task.hpp"

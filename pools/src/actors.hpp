@@ -2,6 +2,7 @@
 #pragma once
 
 #include "lease.hpp"
+#include "slot_registry.hpp"
 
 #include "troupe/actors/tsan.hpp"
 #include "troupe/pools/detail/job.hpp"
@@ -51,8 +52,9 @@ using dispatcher_actor = caf::typed_actor<
   caf::reacts_to<terminate_atom>,
   // A worker node from another host joined (process pools that take nodes).
   caf::reacts_to<join_atom, std::shared_ptr<worker_link>>,
-  // A node died holding chunks it never started: [first, last) of the job, to run elsewhere.
-  caf::reacts_to<give_back_atom, job_ptr, std::size_t, std::size_t>>;
+  // A worker was lost holding chunks [first, last) of the job, to run elsewhere; they have been
+  // tried that many times already.
+  caf::reacts_to<give_back_atom, job_ptr, std::size_t, std::size_t, std::size_t>>;
 
 /// Set once the dispatcher has stopped (after its workers did), for join().
 class stop_signal {
@@ -89,6 +91,8 @@ struct worker_setup {
   std::shared_ptr<std::atomic<bool>> terminating = std::make_shared<std::atomic<bool>>(false);
   /// Worker nodes from other hosts serving now (for size()).
   std::shared_ptr<std::atomic<std::size_t>> nodes = std::make_shared<std::atomic<std::size_t>>(0);
+  /// The worker processes serving the slots now (for worker_pids()).
+  std::shared_ptr<slot_registry> slots = std::make_shared<slot_registry>();
 };
 
 /// The address TSAN builds synchronize a mailbox on (see troupe/actors/tsan.hpp).

@@ -7,10 +7,10 @@
 // the unstarted chunks of the fullest lease another worker holds, so one slow item never holds
 // up the items queued behind it.
 #include "actors.hpp"
-#include "process_link.hpp"
-#include "tcp_link.hpp"
+#include "process_worker.hpp"
 
 #include "troupe/actors/error.hpp"
+#include "troupe/pools/this_worker.hpp"
 
 #include <caf/all.hpp>
 
@@ -33,13 +33,11 @@ constexpr std::size_t credit = 2;
 
 struct worker_state {
   worker_env env;
+  // Thread pools: the initializer runs in the worker's thread before its first task.
   bool initialized = false;
   std::exception_ptr initializer_error;
-  // Process pools: the worker process this actor drives, and its chunks in flight.
-  std::shared_ptr<worker_link> link;
-  bool remote = false; // a node on another host: cannot be restarted from here
-  bool context_sent = false; // a node's context setup travels with its first batch
-  std::uint64_t next_request = 0;
+  // Process pools: the worker process (or node) this actor drives.
+  std::optional<process_worker> process;
   static inline const char* name = "troupe.worker";
 };
 
@@ -66,6 +64,7 @@ void run_lease(worker_state& st, const std::function<void()>& initializer, lease
     work.job()->ended(1 + last - first);
     return;
   }
+  const detail::worker_scope identity{st.env.worker_index};
   do {
     work.job()->run(chunk, st.env);
     ++work.ran;
@@ -73,162 +72,54 @@ void run_lease(worker_state& st, const std::function<void()>& initializer, lease
   work.job()->ended(work.ran);
 }
 
-/// Process pools: streams the lease's chunks to the worker process, several in flight, and
-/// completes them from its replies. A process that dies or freezes fails (or, within
-/// max_retries, re-sends) the chunks it held, and is replaced.
-/// Returns the chunks of the lease a remote node died without starting, for other workers.
-std::optional<std::pair<std::size_t, std::size_t>>
-run_lease_remotely(worker_state& st, const process_settings& settings, std::size_t slot,
-                   const std::atomic<bool>& terminating, lease& work) {
-  const auto& job = work.job();
-  struct sent {
-    std::size_t chunk;
-    std::size_t attempts;
-  };
-  std::map<std::uint64_t, sent> in_flight;
-  std::deque<sent> resend;
-  const auto fail = [&](std::size_t chunk, std::exception_ptr why) {
-    job->abandon(chunk, chunk + 1, std::move(why));
-    job->ended(1);
-  };
-  const auto connect = [&] { st.link = std::make_shared<process_link>(slot, settings); };
-  if (!st.remote && (!st.link || !st.link->alive()))
-    connect();
-  if (st.remote) {
-    // A node that died while idle is only noticed now: hand the whole lease back rather than
-    // failing work it never saw. Nothing is in flight, so all that arrives is heartbeats.
-    st.link->receive(std::chrono::milliseconds{0});
-    if (!st.link->alive()) {
-      st.link->kill();
-      const auto all = work.take_back(true, lease::max_chunks);
-      return all.first < all.second ? std::optional{all} : std::nullopt;
-    }
-  }
-  // Large tensors in arguments go into the request queue's segments; those in results come from
-  // the reply queue's.
-  const auto settle = [&](const chunk_reply& reply, tensor_store* results) {
-    auto it = in_flight.find(reply.id);
-    if (it == in_flight.end())
-      return; // an answer from before a replacement
-    const auto chunk = it->second.chunk;
-    in_flight.erase(it);
-    ++work.ran;
-    if (reply.error.empty()) {
-      std::optional<tensor_store_scope> scope;
-      if (results != nullptr)
-        scope.emplace(*results);
-      job->accept_chunk(chunk, reply.outcomes, st.link->label());
-      job->ended(1);
-    } else if (!reply.error_type.empty()) {
-      fail(chunk, std::make_exception_ptr(task_error(reply.error_type, reply.error, st.link->label())));
+using worker_self = worker_actor::stateful_pointer<worker_state>;
+
+/// Runs a lease; false if the worker is lost and its slot must go. No exception leaves here:
+/// one that escapes the machinery fails everything the worker held with a typed error.
+bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexcept {
+  auto& st = self->state;
+  try {
+    if (st.process)
+      return st.process->run(work);
+    run_lease(st, setup.initializer, work);
+    return true;
+  } catch (...) {
+    const auto label = st.process ? st.process->label()
+                                  : "worker " + std::to_string(st.env.worker_index);
+    const auto why = as_worker_failure(std::current_exception(), label);
+    if (st.process) {
+      st.process->fail_all(work, why);
     } else {
-      fail(chunk, std::make_exception_ptr(serialization_error(reply.error)));
+      const auto [first, last] = work.take_back(true, lease::max_chunks);
+      work.job()->abandon(first, last, why);
+      work.job()->ended(last - first);
     }
-  };
-  for (;;) {
-    request_batch batch;
-    // Local workers: large tensors travel through their queues' segments. Remote: inline.
-    std::optional<segment_store> arguments, results;
-    std::optional<crossing_store> encoding;
-    if (st.link->request_ring() != nullptr) {
-      arguments.emplace(*st.link->request_ring());
-      results.emplace(*st.link->reply_ring());
-      encoding.emplace(*arguments, *results);
-    }
-    while (in_flight.size() + batch.chunks.size() < settings.in_flight &&
-           batch.chunks.size() < settings.batch) {
-      sent next{0, 0};
-      if (!resend.empty()) {
-        next = resend.front();
-        resend.pop_front();
-      } else if (!work.claim(next.chunk)) {
-        break;
-      }
-      try {
-        const auto id = st.next_request++;
-        std::optional<tensor_store_scope> scope;
-        if (encoding)
-          scope.emplace(*encoding);
-        batch.chunks.push_back(
-          {id, job->task_name(), job->with_context(), job->encode_chunk(next.chunk)});
-        in_flight.emplace(id, next);
-      } catch (...) {
-        fail(next.chunk, std::current_exception());
-      }
-    }
-    if (!batch.chunks.empty()) {
-      if (arguments)
-        arguments->hold_for_queue();
-      if (st.remote && !st.context_sent && !settings.context_factory.empty())
-        batch.context = context_setup{settings.context_factory, "", {}, slot};
-      st.context_sent = true;
-      st.link->send(batch);
-    }
-    if (in_flight.empty())
-      return std::nullopt;
-    if (auto replies = st.link->receive(std::chrono::milliseconds{20})) {
-      for (const auto& reply : replies->chunks)
-        settle(reply, results ? &*results : nullptr);
-      continue;
-    }
-    if (terminating.load()) {
-      // terminate() stops now: a process, unlike a thread, can be stopped mid-task.
-      st.link->kill();
-      st.link.reset();
-      for (auto& [id, s] : in_flight)
-        fail(s.chunk, std::make_exception_ptr(
-                        pool_closed("the pool was terminated while this work was running")));
-      return std::nullopt;
-    }
-    if (st.link->alive())
-      continue;
-    // Dead or frozen: what it held is re-sent (within max_retries) or failed, and it is replaced.
-    // A remote node cannot be replaced from here: what it held fails, what it never started
-    // goes back to the dispatcher for the other workers.
-    st.link->kill();
-    for (auto& [id, s] : in_flight) {
-      if (!st.remote && ++s.attempts <= settings.max_retries)
-        resend.push_back(s);
-      else
-        fail(s.chunk, std::make_exception_ptr(worker_lost(
-                        st.link->label() + " died or stopped answering while running this work")));
-    }
-    in_flight.clear();
-    if (st.remote) {
-      for (auto& s : resend)
-        fail(s.chunk, std::make_exception_ptr(worker_lost(st.link->label() + " died")));
-      const auto unstarted = work.take_back(true, lease::max_chunks);
-      return unstarted.first < unstarted.second ? std::optional{unstarted} : std::nullopt;
-    }
-    connect();
+    return false;
   }
 }
 
-worker_actor::behavior_type worker(worker_actor::stateful_pointer<worker_state> self,
-                                   dispatcher_actor dispatcher, std::size_t slot,
+worker_actor::behavior_type worker(worker_self self, dispatcher_actor dispatcher, std::size_t slot,
                                    std::size_t generation, std::shared_ptr<const worker_setup> setup,
                                    std::shared_ptr<worker_link> node) {
   tsan_acquire(setup.get()); // released by spawn_worker
   handling guard{self};
   self->state.env.worker_index = slot;
-  self->state.link = node;
-  self->state.remote = node != nullptr;
   self->state.env.context = setup->contexts.empty() ? nullptr : setup->contexts[slot];
+  if (setup->process)
+    self->state.process.emplace(
+      slot, setup->process, std::move(node), *setup->terminating, setup->slots,
+      [self, dispatcher](const job_ptr& job, std::size_t first, std::size_t last,
+                         std::size_t attempts) {
+        send_from(self, dispatcher, give_back_atom::value, job, first, last, attempts);
+      });
   return {
     [=](lease_ptr& work) {
       handling guard{self};
-      std::optional<std::pair<std::size_t, std::size_t>> unstarted;
-      if (setup->process)
-        unstarted =
-          run_lease_remotely(self->state, *setup->process, slot, *setup->terminating, *work);
-      else
-        run_lease(self->state, setup->initializer, *work);
-      if (unstarted)
-        send_from(self, dispatcher, give_back_atom::value, work->job(), unstarted->first,
-                  unstarted->second);
+      if (!run_guarded(self, *setup, *work)) {
+        self->quit(); // the dispatcher's on_down replaces the slot
+        return;
+      }
       send_from(self, dispatcher, done_atom::value, slot, generation, std::move(work));
-      if (self->state.remote && !self->state.link->alive())
-        self->quit(); // the node is gone; the dispatcher drops its slot
     },
   };
 }
@@ -249,6 +140,7 @@ struct queued_job {
   job_ptr job;
   std::size_t next_chunk = 0; // chunks before it have been leased
   std::size_t end_chunk = 0;  // and chunks from here on are not this entry's
+  std::size_t attempts = 0;   // times these chunks ran on workers that were lost
 };
 
 enum class mode { running, closing, terminating };
@@ -321,7 +213,7 @@ lease_ptr lease_from_backlog(dispatcher_state& st, std::size_t limit) {
     const auto available = startable - it->next_chunk;
     const auto guided = std::max<std::size_t>(1, available / (2 * std::max<std::size_t>(1, serving)));
     const auto count = std::min({guided, limit, available, lease::max_chunks});
-    auto work = std::make_shared<lease>(it->job, it->next_chunk, count);
+    auto work = std::make_shared<lease>(it->job, it->next_chunk, count, it->attempts);
     it->next_chunk += count;
     if (it->next_chunk >= chunks)
       st.backlog.erase(it);
@@ -350,7 +242,7 @@ lease_ptr steal_for(dispatcher_state& st, const slot_state& thief, std::size_t l
   const auto [first, last] = victim->take_back(false, limit);
   if (first == last)
     return nullptr;
-  return std::make_shared<lease>(victim->job(), first, last - first);
+  return std::make_shared<lease>(victim->job(), first, last - first, victim->attempts());
 }
 
 void pump(dispatcher_self self) {
@@ -430,52 +322,49 @@ void on_done(dispatcher_self self, std::size_t index, std::size_t generation, co
   stop_if_idle(self);
 }
 
+/// Chunks [first, last) of `job` go back to the backlog to run elsewhere, or fail when the pool
+/// is terminating.
+void requeue(dispatcher_state& st, const job_ptr& job, std::size_t first, std::size_t last,
+             std::size_t attempts) {
+  if (first >= last)
+    return;
+  if (st.current == mode::terminating)
+    abandon(job, first, last, closed_error("the pool was terminated before this work started"));
+  else
+    st.backlog.push_front({job, first, last, attempts});
+}
+
+/// A slot's worker is gone, whatever its kind and however it went: its actor settled the chunks
+/// it had started (process_worker), and what its held leases never started runs elsewhere. A
+/// local worker is replaced; a node's slot stays empty, so indices stay valid.
 void on_down(dispatcher_self self, const caf::down_msg& down) {
   auto& st = self->state;
   auto s = std::find_if(st.slots.begin(), st.slots.end(),
                         [&](const slot_state& x) { return x.handle.address() == down.source; });
   if (s == st.slots.end())
     return; // a worker retired under max_tasks_per_worker
+  for (auto& held : s->held) {
+    const auto [first, last] = held->take_back(true, lease::max_chunks);
+    requeue(st, held->job(), first, last, held->attempts());
+  }
+  s->held.clear();
+  s->granted = 0;
+  s->handle = nullptr;
   if (st.workers_to_stop > 0) {
-    s->handle = nullptr;
     if (--st.workers_to_stop == 0)
       self->quit();
     return;
   }
   if (s->remote) {
-    // A node that left: its actor settled every lease it handled. Leases still held reached it
-    // after it quit, so nothing in them started: they go to the other workers.
-    for (auto& held : s->held) {
-      const auto [first, last] = held->take_back(true, lease::max_chunks);
-      if (first == last)
-        continue;
-      if (st.current == mode::terminating)
-        abandon(held->job(), first, last,
-                closed_error("the pool was terminated before this work started"));
-      else
-        st.backlog.push_front({held->job(), first, last});
-    }
-    s->held.clear();
     s->gone = true;
-    s->handle = nullptr;
     st.setup->nodes->fetch_sub(1);
-    pump(self);
-    stop_if_idle(self);
-    return;
+  } else if (st.current == mode::terminating) {
+    s->gone = true;
+  } else {
+    spawn_worker(self, static_cast<std::size_t>(s - st.slots.begin()));
   }
-  // Workers catch everything their tasks throw, so this is the process tearing down or a bug
-  // in troupe; either way, nothing it held may be left waiting.
-  const auto lost = std::make_exception_ptr(worker_lost("worker " +
-                                                        std::to_string(s - st.slots.begin()) +
-                                                        " stopped unexpectedly"));
-  for (auto& held : s->held) {
-    const auto [first, last] = held->take_back(true, lease::max_chunks);
-    abandon(held->job(), first, last, lost);
-  }
-  s->held.clear();
-  s->granted = 0;
-  spawn_worker(self, static_cast<std::size_t>(s - st.slots.begin()));
   pump(self);
+  stop_if_idle(self);
 }
 
 dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
@@ -542,14 +431,10 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
       spawn_worker(self, st.slots.size() - 1, std::move(node));
       pump(self);
     },
-    [self](give_back_atom, job_ptr& job, std::size_t first, std::size_t last) {
+    [self](give_back_atom, job_ptr& job, std::size_t first, std::size_t last,
+           std::size_t attempts) {
       handling guard{self};
-      auto& st = self->state;
-      if (st.current == mode::terminating) {
-        abandon(job, first, last, closed_error("the pool was terminated before this work started"));
-        return;
-      }
-      st.backlog.push_front({std::move(job), first, last});
+      requeue(self->state, job, first, last, attempts);
       pump(self);
     },
     [self](done_atom, std::size_t index, std::size_t generation, lease_ptr& work) {

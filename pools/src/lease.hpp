@@ -18,11 +18,15 @@ class lease {
 public:
   static constexpr std::size_t max_chunks = std::size_t{1} << 31;
 
-  lease(job_ptr job, std::size_t first, std::size_t count)
-    : job_(std::move(job)), first_(first), granted_(count), range_(pack(0, count)) {}
+  /// Chunks [first, first + count) of `job`, each already run `attempts` times by workers that
+  /// died holding it.
+  lease(job_ptr job, std::size_t first, std::size_t count, std::size_t attempts = 0)
+    : job_(std::move(job)), first_(first), granted_(count), attempts_(attempts),
+      range_(pack(0, count)) {}
 
   const job_ptr& job() const noexcept { return job_; }
   std::size_t granted() const noexcept { return granted_; }
+  std::size_t attempts() const noexcept { return attempts_; }
 
   /// Worker: claims the next chunk into `chunk`; false when none is left.
   bool claim(std::size_t& chunk) noexcept {
@@ -74,6 +78,7 @@ private:
   job_ptr job_;
   std::size_t first_;
   std::size_t granted_;
+  std::size_t attempts_;
   std::atomic<std::uint64_t> range_;
 };
 

@@ -1,8 +1,9 @@
 #include "troupe/pools/detail/pool_core.hpp"
 
 #include "actors.hpp"
-#include "process_link.hpp"
 #include "tcp_link.hpp"
+
+#include "troupe/queues/shm_segment.hpp"
 
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/runtime_state.hpp"
@@ -70,7 +71,8 @@ worker_setup setup_from(const pool_options& options, std::vector<void*> contexts
 
 struct pool_core::impl final : service {
   impl(runtime& rt, worker_setup setup)
-    : registry(runtime_state_of(rt).services), workers(setup.workers), nodes(setup.nodes) {
+    : registry(runtime_state_of(rt).services), workers(setup.workers), nodes(setup.nodes),
+      slots(setup.slots) {
     registry->add(this);
     dispatcher = spawn_dispatcher(*runtime_state_of(rt).system, std::move(setup), stopped);
   }
@@ -122,6 +124,7 @@ struct pool_core::impl final : service {
   std::shared_ptr<service_registry> registry;
   std::size_t workers;
   std::shared_ptr<std::atomic<std::size_t>> nodes;
+  std::shared_ptr<slot_registry> slots;
   std::unique_ptr<node_listener> listener;
   std::shared_ptr<stop_signal> stopped = std::make_shared<stop_signal>();
   // Guards `state` and orders messages: a submit that saw `running` is in the dispatcher's
@@ -136,6 +139,9 @@ pool_core::pool_core(runtime& rt, const pool_options& options, std::vector<void*
 
 namespace {
 
+/// Room for a request's own fields and a small value: a smaller limit would refuse everything.
+constexpr std::size_t min_message_bytes = 64 << 10;
+
 worker_setup setup_from(const process_pool_options& options, context_settings contexts) {
   pool_options common;
   common.workers = options.workers;
@@ -148,6 +154,15 @@ worker_setup setup_from(const process_pool_options& options, context_settings co
   settings->initializer = options.initializer;
   settings->max_retries = options.max_retries;
   settings->heartbeat_timeout = options.heartbeat_timeout;
+  if (options.startup_timeout <= std::chrono::milliseconds{0})
+    throw invalid_argument("process_pool_options::startup_timeout must be positive, got " +
+                           std::to_string(options.startup_timeout.count()) + " ms");
+  settings->startup_timeout = options.startup_timeout;
+  if (options.max_message_bytes != 0 && options.max_message_bytes < min_message_bytes)
+    throw invalid_argument("process_pool_options::max_message_bytes must be 0 or at least " +
+                           std::to_string(min_message_bytes) + ", got " +
+                           std::to_string(options.max_message_bytes));
+  settings->max_message_bytes = options.max_message_bytes;
   settings->context_factory = std::move(contexts.factory);
   settings->context_type = std::move(contexts.type);
   settings->context_values = std::move(contexts.values);
@@ -158,7 +173,8 @@ worker_setup setup_from(const process_pool_options& options, context_settings co
 } // namespace
 
 pool_core::pool_core(runtime& rt, const process_pool_options& options, context_settings contexts)
-  : impl_(std::make_unique<impl>(rt, setup_from(options, std::move(contexts)))) {
+  : impl_((collect_orphan_segments(), // what pools killed before they could clean up left
+           std::make_unique<impl>(rt, setup_from(options, std::move(contexts))))) {
   impl_->listen(options);
 }
 
@@ -203,6 +219,8 @@ void pool_core::join() {
 }
 
 std::size_t pool_core::size() const noexcept { return impl_->workers + impl_->nodes->load(); }
+
+std::vector<int> pool_core::worker_pids() const { return impl_->slots->pids(); }
 
 std::uint16_t pool_core::listen_port() const noexcept {
   return impl_->listener ? impl_->listener->port() : 0;

@@ -1,5 +1,9 @@
 #include "tcp_link.hpp"
 
+#include "chunk_runner.hpp"
+
+#include "troupe/actors/serialization.hpp"
+
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/runtime.hpp"
 
@@ -136,7 +140,9 @@ tcp_link::tcp_link(std::unique_ptr<frame_socket> socket, std::chrono::millisecon
   : socket_(std::move(socket)), heartbeat_timeout_(heartbeat_timeout),
     last_heard_(std::chrono::steady_clock::now()), label_("node " + socket_->peer()) {}
 
-void tcp_link::send(const request_batch& requests) { socket_->write(frame_kind::batch, serialize(requests)); }
+bool tcp_link::send(const request_batch& requests) {
+  return socket_->write(frame_kind::batch, serialize(requests));
+}
 
 std::optional<reply_batch> tcp_link::receive(std::chrono::milliseconds wait) {
   const auto until = std::chrono::steady_clock::now() + wait;
@@ -162,6 +168,12 @@ std::optional<reply_batch> tcp_link::receive(std::chrono::milliseconds wait) {
 
 bool tcp_link::alive() {
   return !socket_->closed() && std::chrono::steady_clock::now() - last_heard_ < heartbeat_timeout_;
+}
+
+std::string tcp_link::lost_reason() const {
+  return socket_->closed() ? "closed its connection"
+                           : "stopped answering (no heartbeat for " +
+                               std::to_string(heartbeat_timeout_.count()) + " ms)";
 }
 
 void tcp_link::kill() { socket_->shut(); }
@@ -265,7 +277,7 @@ int serve_one_slot(const std::string& address) {
     while (!done && socket.write(frame_kind::heartbeat, {}))
       std::this_thread::sleep_for(20ms);
   });
-  chunk_runner runner{"node " + std::to_string(getpid()), ""};
+  chunk_runner runner{0, "node " + std::to_string(getpid()), ""};
   while (!socket.closed()) {
     auto frame = socket.read(200ms);
     if (!frame || frame->first != frame_kind::batch)
@@ -276,6 +288,8 @@ int serve_one_slot(const std::string& address) {
     } catch (const serialization_error&) {
       continue;
     }
+    if (batch.slot)
+      runner.set_index(*batch.slot);
     if (batch.context)
       runner.install(*batch.context);
     reply_batch replies;

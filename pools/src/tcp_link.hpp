@@ -4,7 +4,7 @@
 // heartbeat frame every 20 ms so a frozen node is noticed as surely as a dead one.
 #pragma once
 
-#include "process_link.hpp"
+#include "worker_link.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,9 +53,10 @@ private:
 class tcp_link final : public worker_link {
 public:
   tcp_link(std::unique_ptr<frame_socket> socket, std::chrono::milliseconds heartbeat_timeout);
-  void send(const request_batch& requests) override;
+  bool send(const request_batch& requests) override;
   std::optional<reply_batch> receive(std::chrono::milliseconds wait) override;
   bool alive() override;
+  std::string lost_reason() const override;
   void kill() override;
   const std::string& label() const noexcept override { return label_; }
 

@@ -161,9 +161,11 @@ struct byte_queue::state {
                            std::to_string(header->max_message_bytes) + ")");
   }
 
-  bool put_in_ring(std::span<const std::byte> message, bool spilled, deadline until);
+  bool put_in_ring(std::span<const std::byte> message, bool spilled, deadline until,
+                   const std::function<bool()>& keep_waiting);
   std::optional<std::pair<std::vector<std::byte>, bool>> get_from_ring(deadline until);
-  bool put_spilled(std::span<const std::byte> message, deadline until);
+  bool put_spilled(std::span<const std::byte> message, deadline until,
+                   const std::function<bool()>& keep_waiting);
   std::vector<std::byte> take_spilled(const std::vector<std::byte>& segment_name);
 };
 
@@ -278,29 +280,55 @@ byte_queue::byte_queue(const std::string& name, mode how, const queue_options& o
 
 byte_queue::~byte_queue() = default;
 
-bool byte_queue::put(std::span<const std::byte> message, deadline until) {
+bool byte_queue::put(std::span<const std::byte> message, deadline until,
+                     const std::function<bool()>& keep_waiting) {
   auto& s = *state_;
   s.check_size(message.size());
   if (message.size() > s.spill_threshold())
-    return s.put_spilled(message, until);
-  return s.put_in_ring(message, false, until);
+    return s.put_spilled(message, until, keep_waiting);
+  return s.put_in_ring(message, false, until, keep_waiting);
 }
 
+namespace {
+
+/// How often a put that waits asks its keep_waiting whether to go on.
+constexpr auto keep_waiting_interval = std::chrono::milliseconds{20};
+
+/// The deadline of one wait: `until`, or sooner when keep_waiting must be asked again.
+deadline next_check(deadline until, const std::function<bool()>& keep_waiting) {
+  if (!keep_waiting)
+    return until;
+  const auto soon = std::chrono::steady_clock::now() + keep_waiting_interval;
+  return until ? std::min(*until, soon) : soon;
+}
+
+bool passed(deadline until) { return until && std::chrono::steady_clock::now() >= *until; }
+
+} // namespace
+
 bool byte_queue::state::put_in_ring(std::span<const std::byte> message, bool spilled,
-                                    deadline until) {
+                                    deadline until, const std::function<bool()>& keep_waiting) {
   auto& h = *header;
-  auto lock = this->lock(until);
-  if (!lock.owns())
-    return false;
+  const auto go_on = [&] { return !passed(until) && keep_waiting && keep_waiting(); };
+  auto lock = this->lock(next_check(until, keep_waiting));
+  while (!lock.owns()) {
+    if (!go_on())
+      return false;
+    lock.relock(next_check(until, keep_waiting));
+  }
   for (;;) {
     if (h.closed)
       throw queue_closed("queue '" + name + "' is closed");
     if (h.tail - h.head < h.max_messages && h.data_tail - h.data_head + message.size() <= h.data_bytes)
       break;
-    if (until && std::chrono::steady_clock::now() >= *until)
+    if (passed(until) || (keep_waiting && !keep_waiting()))
       return false;
-    if (!wait_for_change(lock, h.left, h.writers_waiting, until))
-      return false;
+    if (!wait_for_change(lock, h.left, h.writers_waiting, next_check(until, keep_waiting))) {
+      do {
+        if (!go_on())
+          return false;
+      } while (!lock.relock(next_check(until, keep_waiting)));
+    }
   }
   const auto start = h.data_tail, end = start + message.size();
   copy_in(start, message.data(), message.size());
@@ -315,14 +343,15 @@ bool byte_queue::state::put_in_ring(std::span<const std::byte> message, bool spi
   return true;
 }
 
-bool byte_queue::state::put_spilled(std::span<const std::byte> message, deadline until) {
+bool byte_queue::state::put_spilled(std::span<const std::byte> message, deadline until,
+                                    const std::function<bool()>& keep_waiting) {
   auto segment = shm_segment::create(message.size()); // capacity_error when memory is short
   std::memcpy(segment.data(), message.data(), message.size());
   segment.hold_for_queue(object_name, header->instance_id);
   const auto& segment_name = segment.name();
   bool sent = false;
   try {
-    sent = put_in_ring(std::as_bytes(std::span{segment_name}), true, until);
+    sent = put_in_ring(std::as_bytes(std::span{segment_name}), true, until, keep_waiting);
   } catch (...) {
     segment.release_for_queue(object_name, header->instance_id);
     throw;

@@ -100,6 +100,24 @@ TEST_F(pool_lifecycle_test, close_and_join_do_not_wait_for_an_imap_consumer) {
   EXPECT_EQ(count, 5000);
 }
 
+TEST_F(pool_lifecycle_test, reading_a_stream_after_close_does_not_throttle_join_again) {
+  troupe::thread_pool pool{rt, {.workers = 2}};
+  const auto slow_double = [](int x) {
+    std::this_thread::sleep_for(1ms); // most items are still to start when close() comes
+    return x * 2;
+  };
+  auto stream = pool.imap(slow_double, iota(500));
+  EXPECT_EQ(stream.next(), 0);
+  pool.close();
+  EXPECT_EQ(stream.next(), 2) << "a read after close must not bring the window back";
+  auto joined = std::async(std::launch::async, [&] { pool.join(); });
+  ASSERT_EQ(joined.wait_for(30s), std::future_status::ready) << "join waited on the consumer";
+  int count = 2;
+  while (auto v = stream.next(0ms))
+    EXPECT_EQ(*v, 2 * count++);
+  EXPECT_EQ(count, 500);
+}
+
 TEST_F(pool_lifecycle_test, destroying_a_pool_with_work_in_flight_does_not_wait_for_the_queue) {
   auto pool = std::make_unique<troupe::thread_pool>(rt, troupe::pool_options{.workers = 2});
   auto r = pool->map_async([](int x) { std::this_thread::sleep_for(5ms); return x; }, iota(2000), 1);

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace troupe {
 
@@ -73,19 +74,43 @@ class capacity_error : public detail::error_base<std::runtime_error> {
   using error_base::error_base;
 };
 
-/// A task threw in a worker whose exception cannot travel as itself (another process or host).
-/// Carries what is known of the original: its type's name, its message, and which worker ran it.
-class task_error : public detail::error_base<std::runtime_error> {
+/// Where an exception rebuilt in this process came from: a task that threw in another process
+/// or host. Every exception a process pool hands back (as its own type, or as task_error) also
+/// derives from this, so the worker stays known:
+///
+///   catch (const std::out_of_range& e) {
+///     if (const auto* from = troupe::origin_of(e)) log(from->worker());
+///   }
+class remote_origin {
 public:
-  task_error(std::string type_name, std::string message, std::string worker);
+  remote_origin(std::string type_name, std::string worker)
+    : type_name_(std::move(type_name)), worker_(std::move(worker)) {}
+  virtual ~remote_origin() = default;
+  /// The thrown exception's type, as its process named it ("std::out_of_range").
   const std::string& type_name() const noexcept { return type_name_; }
-  const std::string& message() const noexcept { return message_; }
+  /// Which worker ran the task ("worker 1 (pid 4242)").
   const std::string& worker() const noexcept { return worker_; }
 
 private:
   std::string type_name_;
-  std::string message_;
   std::string worker_;
+};
+
+/// The origin of an exception rebuilt from another process; null for a local one.
+inline const remote_origin* origin_of(const std::exception& e) noexcept {
+  return dynamic_cast<const remote_origin*>(&e);
+}
+
+/// A task threw, in another process or host, an exception whose type is not registered to
+/// travel as itself (see TROUPE_EXCEPTION in troupe/actors/remote_exception.hpp). Carries what
+/// is known of the original: its type's name, its message, and which worker ran it.
+class task_error : public detail::error_base<std::runtime_error>, public remote_origin {
+public:
+  task_error(std::string type_name, std::string message, std::string worker);
+  const std::string& message() const noexcept { return message_; }
+
+private:
+  std::string message_;
 };
 
 } // namespace troupe

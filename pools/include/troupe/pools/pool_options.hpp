@@ -28,7 +28,8 @@ struct process_pool_options {
   std::optional<int> workers;
 
   /// Name of a registered task without arguments (TROUPE_TASK) each worker process runs once
-  /// before its first task. If it throws, the chunks given to that worker fail with task_error.
+  /// before its first task. If it throws, the chunks given to that worker fail with its
+  /// exception (as it comes back from a worker: see troupe/actors/remote_exception.hpp).
   std::string initializer;
 
   /// A worker process is replaced by a fresh one after running this many tasks (chunks).
@@ -39,8 +40,20 @@ struct process_pool_options {
   std::size_t max_retries = 0;
 
   /// A worker whose heartbeat has been still this long is taken for frozen: it is killed and
-  /// replaced, and what it held fails (or is retried).
+  /// replaced, and what it held fails (or is retried). The clock starts with a worker's first
+  /// heartbeat, once the program's static initialisation is done.
   std::chrono::milliseconds heartbeat_timeout{2000};
+
+  /// A worker process that has not beaten its heart this long after it was started (a program
+  /// whose static initialisation hangs, say) is killed, and what it held fails with
+  /// troupe::worker_lost saying that it did not start.
+  std::chrono::milliseconds startup_timeout{60000};
+
+  /// Encoded arguments or results of one chunk (chunksize items) larger than this fail that
+  /// chunk's items with troupe::capacity_error naming both sizes, and the pool goes on. 0: any
+  /// size the machine's shared memory holds travels (large values through segments of their
+  /// own). Otherwise at least 64 KiB.
+  std::size_t max_message_bytes = 0;
 
   /// Non-empty: the pool also takes worker nodes from other hosts, which run this program as
   /// `prog --troupe-join=HOST:PORT` with this secret in the environment variable TROUPE_SECRET.

@@ -12,10 +12,12 @@
 //   }
 //
 // Workers are this program, re-executed; they die with the pool's process. Arguments and results
-// travel encoded through shared-memory queues. A task's exception comes back as
-// troupe::task_error (its type, message and worker). A worker that dies or freezes mid-task
-// fails what it held with troupe::worker_lost (or re-runs it, see max_retries) and is replaced:
-// nothing hangs, nothing is silently lost.
+// travel encoded through shared-memory queues, values of any size (large ones in segments of
+// their own). A task's exception comes back as itself when its type is registered (the standard
+// ones and troupe's are; see troupe/actors/remote_exception.hpp), else as troupe::task_error;
+// either way troupe::origin_of(e) names the worker. A worker that dies or freezes mid-task fails
+// what it held with troupe::worker_lost (or re-runs it, see max_retries) and is replaced:
+// nothing hangs, nothing is silently lost. A task learns its worker from troupe::this_worker().
 #pragma once
 
 #include "troupe/actors/runtime.hpp"
@@ -26,6 +28,7 @@
 #include "troupe/pools/detail/process_jobs.hpp"
 #include "troupe/pools/imap_stream.hpp"
 #include "troupe/pools/pool_options.hpp"
+#include "troupe/pools/this_worker.hpp"
 
 #include <algorithm>
 #include <string>
@@ -121,7 +124,7 @@ public:
   basic_process_pool(const basic_process_pool&) = delete;
   basic_process_pool& operator=(const basic_process_pool&) = delete;
 
-  /// Runs `t(args...)` in a worker process and returns its result (task_error if it threw).
+  /// Runs `t(args...)` in a worker process and returns its result (rethrows what it threw).
   template <class Task, class... Args>
   auto apply(const Task& t, Args&&... args) {
     return apply_async(t, std::forward<Args>(args)...).get();
@@ -187,6 +190,10 @@ public:
   void join() { core_->join(); }
   /// Workers: the local ones, and the nodes from other hosts serving now.
   std::size_t size() const noexcept { return core_->size(); }
+
+  /// The process ids of the local worker processes running now (a worker starts with its first
+  /// task, and a replacement has a new pid).
+  std::vector<int> worker_pids() const { return core_->worker_pids(); }
 
   /// The port nodes from other hosts join on (process_pool_options::remote_secret), or 0.
   std::uint16_t listen_port() const noexcept { return core_->listen_port(); }

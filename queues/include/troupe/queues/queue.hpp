@@ -26,6 +26,7 @@
 #include "troupe/queues/queue_options.hpp"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,13 @@ public:
   void put(const T& value, std::chrono::duration<Rep, Period> timeout) {
     if (!send(value, deadline_after(timeout)))
       throw timeout_error("queue '" + name() + "' stayed full for the put's timeout");
+  }
+
+  /// As put(), but waits for room only while `keep_waiting()` says so (it is asked every
+  /// 20 ms): for a sender whose receiver may die or freeze. False if it gave up; the value is
+  /// then not sent.
+  bool put_while(const T& value, const std::function<bool()>& keep_waiting) {
+    return send(value, std::nullopt, keep_waiting);
   }
 
   /// The next value, waiting for one. Throws troupe::queue_closed once the queue is closed and
@@ -114,7 +122,8 @@ private:
            std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
   }
 
-  bool send(const T& value, detail::deadline until) {
+  bool send(const T& value, detail::deadline until,
+            const std::function<bool()>& keep_waiting = {}) {
     detail::segment_store store{*core_};
     std::vector<std::byte> message;
     {
@@ -123,7 +132,7 @@ private:
     }
     store.hold_for_queue();
     try {
-      if (core_->put(message, until))
+      if (core_->put(message, until, keep_waiting))
         return true;
     } catch (...) {
       store.release_for_queue();

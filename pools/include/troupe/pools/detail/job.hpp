@@ -78,12 +78,16 @@ public:
   }
 
   /// Consumer: lets chunks below `limit` start. True if the dispatcher stalled on this job and
-  /// must be woken.
+  /// must be woken. A lifted limit stays lifted: a consumer still reading after close() must
+  /// not throttle work that join() waits for.
   bool allow(std::size_t limit) noexcept {
-    start_limit_.store(limit);
+    auto current = start_limit_.load();
+    while (current != unlimited && !start_limit_.compare_exchange_weak(current, limit)) {
+    }
     return stalled_.exchange(false);
   }
 
+  /// Dispatcher: no limit from now on (the pool is closing).
   void lift_limit() noexcept { start_limit_.store(unlimited); }
 
 protected:

@@ -53,6 +53,9 @@ public:
   /// Worker slots, local and remote nodes that have joined.
   std::size_t size() const noexcept;
 
+  /// The processes of a process pool's local workers that are running now.
+  std::vector<int> worker_pids() const;
+
   /// The port a process pool takes nodes on, 0 if it takes none.
   std::uint16_t listen_port() const noexcept;
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "troupe/actors/error.hpp"
+#include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/task.hpp"
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
@@ -40,7 +41,8 @@ struct task_calls {
     return encode_calls(calls);
   }
 
-  /// Per item: the value, or the exception to rethrow (task_error with what the worker said).
+  /// Per item: the value, or the exception to rethrow (the task's own type where it is
+  /// registered to travel, else task_error; see remote_exception.hpp).
   template <class R>
   static std::vector<std::pair<std::optional<stored_t<R>>, std::exception_ptr>>
   decode(std::span<const std::byte> bytes, std::size_t count, const std::string& worker) {
@@ -48,13 +50,13 @@ struct task_calls {
     try {
       auto [values, failures] = deserialize<chunk_outcomes<R>>(bytes);
       if (values.size() + failures.size() != count)
-        throw serialization_error("worker " + worker + " answered " +
+        throw serialization_error(worker + " answered " +
                                   std::to_string(values.size() + failures.size()) +
                                   " items for " + std::to_string(count));
       for (auto& f : failures) {
         if (f.index >= count || out[f.index].second)
-          throw serialization_error("worker " + worker + " answered a bad item index");
-        out[f.index].second = std::make_exception_ptr(task_error(f.type, f.message, worker));
+          throw serialization_error(worker + " answered a bad item index");
+        out[f.index].second = rebuild_exception(f.type, f.message, worker);
       }
       std::size_t next = 0;
       for (auto& o : out)

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -31,8 +32,11 @@ public:
   byte_queue(const byte_queue&) = delete;
   byte_queue& operator=(const byte_queue&) = delete;
 
-  /// Appends one message; false if `until` passed first. Throws queue_closed.
-  bool put(std::span<const std::byte> message, deadline until);
+  /// Appends one message; false if `until` passed first, or if `keep_waiting` (when given,
+  /// asked every 20 ms while the queue is full or locked) said to stop. Throws queue_closed, and
+  /// capacity_error for a message over max_message_bytes or than shared memory can hold.
+  bool put(std::span<const std::byte> message, deadline until,
+           const std::function<bool()>& keep_waiting = {});
 
   /// Takes the oldest message; nullopt if `until` passed first. Throws queue_closed once the
   /// queue is closed and drained.

@@ -1,0 +1,56 @@
+#include "troupe/actors/remote_exception.hpp"
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+namespace troupe::detail {
+
+namespace {
+
+struct exception_types {
+  std::mutex mutex; // types register at static initialisation, perhaps from many TUs
+  std::map<std::string, exception_rebuilder> rebuilders;
+};
+
+exception_types& registry() {
+  static exception_types types;
+  return types;
+}
+
+template <class... E>
+bool register_all() {
+  return (register_exception<E>() && ...);
+}
+
+const bool standard_types_registered =
+  register_all<std::logic_error, std::invalid_argument, std::domain_error, std::length_error,
+               std::out_of_range, std::runtime_error, std::range_error, std::overflow_error,
+               std::underflow_error, troupe::invalid_argument, troupe::state_error,
+               troupe::timeout_error, troupe::pool_closed, troupe::serialization_error,
+               troupe::worker_lost, troupe::queue_closed, troupe::capacity_error>();
+
+} // namespace
+
+void add_exception_type(const std::string& type, exception_rebuilder rebuild) {
+  auto& types = registry();
+  std::lock_guard guard{types.mutex};
+  types.rebuilders.emplace(type, rebuild);
+}
+
+std::exception_ptr rebuild_exception(const std::string& type, const std::string& message,
+                                     const std::string& worker) {
+  (void)standard_types_registered;
+  exception_rebuilder rebuild = nullptr;
+  {
+    auto& types = registry();
+    std::lock_guard guard{types.mutex};
+    if (const auto it = types.rebuilders.find(type); it != types.rebuilders.end())
+      rebuild = it->second;
+  }
+  if (rebuild != nullptr)
+    return rebuild(message, type, worker);
+  return std::make_exception_ptr(task_error(type, message, worker));
+}
+
+} // namespace troupe::detail

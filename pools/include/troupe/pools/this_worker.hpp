@@ -1,0 +1,39 @@
+// Which worker am I? For a task that wants to know where it runs (to pick a device, name a
+// file, log):
+//
+//   TROUPE_TASK(shard_path, [](int i) {
+//     const auto me = troupe::this_worker();    // {index, pid} inside a pool's task
+//     return "/tmp/shard-" + std::to_string(me->index) + "-" + std::to_string(i);
+//   });
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+namespace troupe {
+
+struct worker_identity {
+  std::size_t index = 0; // the worker's slot in its pool, 0 to workers - 1 (nodes after those)
+  int pid = 0;           // the process running the task (the pool's own, in a thread pool)
+};
+
+/// The pool worker running the calling task; nullopt when called outside a pool's task.
+std::optional<worker_identity> this_worker() noexcept;
+
+namespace detail {
+
+/// Makes `index` the calling thread's worker for its lifetime (set by the pools' workers).
+class worker_scope {
+public:
+  explicit worker_scope(std::size_t index) noexcept;
+  ~worker_scope();
+  worker_scope(const worker_scope&) = delete;
+  worker_scope& operator=(const worker_scope&) = delete;
+
+private:
+  std::optional<worker_identity> previous_;
+};
+
+} // namespace detail
+
+} // namespace troupe

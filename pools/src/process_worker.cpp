@@ -1,0 +1,237 @@
+#include "process_worker.hpp"
+
+#include "process_link.hpp"
+
+#include "troupe/actors/error.hpp"
+#include "troupe/actors/remote_exception.hpp"
+#include "troupe/queues/detail/segment_store.hpp"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace troupe::detail {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A batch stops growing at this many encoded bytes: a few large chunks do not hold the ring
+/// (or a socket) for long, and what the next message carries is sent while this one runs.
+constexpr std::size_t batch_budget = 8 << 20;
+/// What a request adds to its calls' bytes (id, task name, framing), at most, for size checks.
+constexpr std::size_t request_overhead = 4096;
+
+/// A batch being put together: its requests, and the segments their large tensors went to,
+/// which the message holds once it is sent.
+struct outgoing_batch {
+  request_batch requests;
+  std::vector<std::unique_ptr<segment_store>> segments;
+  std::size_t bytes = 0;
+
+  void add(chunk_request request, std::unique_ptr<segment_store> held) {
+    bytes += request.calls.size();
+    requests.chunks.push_back(std::move(request));
+    if (held)
+      segments.push_back(std::move(held));
+  }
+  bool empty() const { return requests.chunks.empty(); }
+};
+
+} // namespace
+
+std::exception_ptr as_worker_failure(std::exception_ptr caught, const std::string& worker) {
+  try {
+    std::rethrow_exception(caught);
+  } catch (const error&) {
+    return caught;
+  } catch (const std::exception& e) {
+    return std::make_exception_ptr(worker_lost(worker + " failed: " + e.what()));
+  } catch (...) {
+    return std::make_exception_ptr(worker_lost(worker + " failed with a non-standard exception"));
+  }
+}
+
+process_worker::process_worker(std::size_t slot, std::shared_ptr<const process_settings> settings,
+                               std::shared_ptr<worker_link> node,
+                               const std::atomic<bool>& terminating,
+                               std::shared_ptr<slot_registry> registry, give_back_fn give_back)
+  : slot_(slot), settings_(std::move(settings)), link_(std::move(node)), remote_(link_ != nullptr),
+    terminating_(terminating), registry_(std::move(registry)), give_back_(std::move(give_back)) {}
+
+process_worker::~process_worker() {
+  if (pid_ != 0)
+    registry_->vacated(slot_, pid_);
+}
+
+std::string process_worker::label() const {
+  return link_ ? link_->label() : "worker " + std::to_string(slot_);
+}
+
+bool process_worker::run(lease& work) {
+  if (!link_) {
+    auto started = std::make_shared<process_link>(slot_, settings_);
+    pid_ = started->pid();
+    registry_->serving(slot_, pid_);
+    link_ = std::move(started);
+  } else {
+    // A worker that died while idle is noticed only now; it never saw this lease, so all of it
+    // goes to the others. Nothing is in flight: all that arrives here is heartbeats.
+    (void)link_->receive(0ms);
+    if (!link_->alive()) {
+      link_->kill();
+      const auto [first, last] = work.take_back(true, lease::max_chunks);
+      if (first < last)
+        give_back_(work.job(), first, last, work.attempts());
+      return false;
+    }
+  }
+  for (;;) {
+    if (!send_more(work)) {
+      lose(work, link_->lost_reason());
+      return false;
+    }
+    if (in_flight_.empty())
+      return true;
+    if (auto replies = link_->receive(20ms)) {
+      for (const auto& reply : replies->chunks) {
+        settle(reply, work.job());
+        ++work.ran;
+      }
+      continue;
+    }
+    if (terminating_.load()) {
+      // terminate() stops now: a process, unlike a thread, can be stopped mid-task.
+      const auto why = std::make_exception_ptr(
+        pool_closed("the pool was terminated while this work was running"));
+      for (const auto& [id, chunk] : in_flight_)
+        fail(work.job(), chunk, why);
+      in_flight_.clear();
+      link_->kill();
+      return false;
+    }
+    if (!link_->alive()) {
+      lose(work, link_->lost_reason());
+      return false;
+    }
+  }
+}
+
+bool process_worker::send_more(lease& work) {
+  const auto& job = work.job();
+  const auto limit = settings_->max_message_bytes;
+  const auto budget = limit == 0 ? batch_budget : std::min(batch_budget, limit - request_overhead);
+  outgoing_batch batch;
+  const auto flush = [&] {
+    if (batch.empty())
+      return true;
+    if (remote_ && !context_sent_) {
+      batch.requests.slot = slot_;
+      if (!settings_->context_factory.empty())
+        batch.requests.context = context_setup{settings_->context_factory, "", {}, slot_};
+    }
+    context_sent_ = true;
+    for (auto& held : batch.segments)
+      held->hold_for_queue();
+    const bool sent = link_->send(batch.requests);
+    if (!sent)
+      for (auto& held : batch.segments)
+        held->release_for_queue();
+    batch = outgoing_batch{};
+    return sent;
+  };
+  std::size_t chunk = 0;
+  while (in_flight_.size() < settings_->in_flight && work.claim(chunk)) {
+    chunk_request request{next_request_++, job->task_name(), job->with_context(), {}};
+    std::unique_ptr<segment_store> held;
+    try {
+      // Local workers: large tensors travel through their queues' segments. Remote: inline.
+      std::optional<segment_store> results;
+      std::optional<crossing_store> crossing;
+      if (auto* ring = link_->request_ring()) {
+        held = std::make_unique<segment_store>(*ring);
+        results.emplace(*link_->reply_ring());
+        crossing.emplace(*held, *results);
+      }
+      std::optional<tensor_store_scope> scope;
+      if (crossing)
+        scope.emplace(*crossing);
+      request.calls = job->encode_chunk(chunk);
+      if (limit != 0 && request.calls.size() + request_overhead > limit)
+        throw capacity_error("the arguments of this chunk take " +
+                             std::to_string(request.calls.size()) +
+                             " bytes encoded, more than the pool's max_message_bytes (" +
+                             std::to_string(limit) + ")");
+    } catch (...) {
+      fail(job, chunk, std::current_exception());
+      continue;
+    }
+    if (!batch.empty() && batch.bytes + request.calls.size() > budget && !flush())
+      return false;
+    in_flight_.emplace(request.id, chunk);
+    batch.add(std::move(request), std::move(held));
+    if (batch.requests.chunks.size() >= settings_->batch && !flush())
+      return false;
+  }
+  return flush();
+}
+
+void process_worker::settle(const chunk_reply& reply, const job_ptr& job) {
+  const auto it = in_flight_.find(reply.id);
+  if (it == in_flight_.end())
+    return;
+  const auto chunk = it->second;
+  in_flight_.erase(it);
+  if (!reply.error.empty()) {
+    fail(job, chunk, reply.error_type.empty()
+                       ? std::make_exception_ptr(serialization_error(reply.error))
+                       : rebuild_exception(reply.error_type, reply.error, label()));
+    return;
+  }
+  // Large tensors in results come from the reply queue's segments.
+  std::optional<segment_store> results;
+  std::optional<tensor_store_scope> scope;
+  if (auto* ring = link_->reply_ring()) {
+    results.emplace(*ring);
+    scope.emplace(*results);
+  }
+  job->accept_chunk(chunk, reply.outcomes, label());
+  job->ended(1);
+}
+
+void process_worker::fail(const job_ptr& job, std::size_t chunk, std::exception_ptr why) noexcept {
+  job->abandon(chunk, chunk + 1, std::move(why));
+  job->ended(1);
+}
+
+void process_worker::lose(lease& work, const std::string& why) {
+  link_->kill();
+  const auto& job = work.job();
+  const auto lost = std::make_exception_ptr(
+    worker_lost(label() + " " + why + " while running this work"));
+  for (const auto& [id, chunk] : in_flight_) {
+    if (work.attempts() < settings_->max_retries)
+      give_back_(job, chunk, chunk + 1, work.attempts() + 1);
+    else
+      fail(job, chunk, lost);
+  }
+  in_flight_.clear();
+  const auto [first, last] = work.take_back(true, lease::max_chunks);
+  if (first < last)
+    give_back_(job, first, last, work.attempts());
+}
+
+void process_worker::fail_all(lease& work, const std::exception_ptr& why) noexcept {
+  for (const auto& [id, chunk] : in_flight_)
+    fail(work.job(), chunk, why);
+  in_flight_.clear();
+  const auto [first, last] = work.take_back(true, lease::max_chunks);
+  if (first < last) {
+    work.job()->abandon(first, last, why);
+    work.job()->ended(last - first);
+  }
+  if (link_)
+    link_->kill();
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,73 @@
+// A process pool's slot actor drives its worker (a local process or a node on another host)
+// through this: it streams a lease's chunks to the worker, several in flight, settles them from
+// its replies, and when the worker dies, freezes or sends what cannot be read, settles all the
+// worker held before the slot goes. Chunks in flight are handed back for another worker to try
+// (within max_retries) or fail with worker_lost; chunks it never started go back untouched. The
+// dispatcher's on_down (dispatcher.cpp) then replaces the slot: the one place a lost slot is
+// handled, for every kind of worker.
+#pragma once
+
+#include "lease.hpp"
+#include "slot_registry.hpp"
+#include "worker_link.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace troupe::detail {
+
+class process_worker {
+public:
+  /// Chunks [first, last) of a job to run elsewhere, already tried `attempts` times.
+  using give_back_fn =
+    std::function<void(const job_ptr&, std::size_t first, std::size_t last, std::size_t attempts)>;
+
+  /// `node`: a worker that joined from another host; otherwise a local process is started on
+  /// first use (and never restarted here: a new slot actor starts the next one).
+  process_worker(std::size_t slot, std::shared_ptr<const process_settings> settings,
+                 std::shared_ptr<worker_link> node, const std::atomic<bool>& terminating,
+                 std::shared_ptr<slot_registry> registry, give_back_fn give_back);
+  ~process_worker();
+  process_worker(const process_worker&) = delete;
+  process_worker& operator=(const process_worker&) = delete;
+
+  /// Runs the lease to its end. False if the worker was lost: everything it held has been
+  /// settled, and the slot must go.
+  bool run(lease& work);
+
+  /// After an unexpected exception: settles everything held (the chunks in flight and the
+  /// lease's unstarted ones) with `why`, and stops the worker.
+  void fail_all(lease& work, const std::exception_ptr& why) noexcept;
+
+  std::string label() const;
+
+private:
+  bool send_more(lease& work);
+  void settle(const chunk_reply& reply, const job_ptr& job);
+  void fail(const job_ptr& job, std::size_t chunk, std::exception_ptr why) noexcept;
+  /// The worker is gone: what it held is given back or failed.
+  void lose(lease& work, const std::string& why);
+
+  std::size_t slot_;
+  std::shared_ptr<const process_settings> settings_;
+  std::shared_ptr<worker_link> link_;
+  bool remote_;
+  bool context_sent_ = false; // a node's context setup travels with its first batch
+  const std::atomic<bool>& terminating_;
+  std::shared_ptr<slot_registry> registry_;
+  int pid_ = 0; // of the local process this worker started, once it has
+  give_back_fn give_back_;
+  std::uint64_t next_request_ = 0;
+  std::map<std::uint64_t, std::size_t> in_flight_; // request id -> chunk
+};
+
+/// An exception that escaped a worker's machinery (not a task's own), as one of troupe's typed
+/// errors: troupe's errors as they are, anything else as worker_lost naming the worker.
+std::exception_ptr as_worker_failure(std::exception_ptr caught, const std::string& worker);
+
+} // namespace troupe::detail

@@ -1,0 +1,51 @@
+// A worker as the pool's slot actor sees it: a local process (process_link) or a node on another
+// host (tcp_link); and the settings every process worker is started and watched with.
+#pragma once
+
+#include "worker_wire.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+class byte_queue;
+
+struct process_settings {
+  std::string initializer;                   // registered task run once per worker, or empty
+  std::size_t max_retries = 0;               // re-runs of a chunk whose worker died
+  std::chrono::milliseconds heartbeat_timeout{2000};
+  std::chrono::milliseconds startup_timeout{60000}; // until a worker's first heartbeat
+  std::size_t max_message_bytes = 0;         // 0: no limit but memory
+  std::size_t in_flight = 32;                // chunks sent ahead to one worker
+  std::size_t batch = 16;                    // chunks per message, at most
+  // Context pools: a factory's name, or a context type and one encoded value per worker.
+  std::string context_factory;
+  std::string context_type;
+  std::vector<std::vector<std::byte>> context_values;
+};
+
+class worker_link {
+public:
+  virtual ~worker_link() = default;
+  /// Sends a batch, waiting for room as long as the worker lives; false if it is lost first.
+  virtual bool send(const request_batch& requests) = 0;
+  /// The next batch of replies, if one comes within `wait`. Throws serialization_error for
+  /// bytes that do not decode.
+  virtual std::optional<reply_batch> receive(std::chrono::milliseconds wait) = 0;
+  /// False once the worker has gone, never started, or its heartbeat has been still too long.
+  virtual bool alive() = 0;
+  /// Why alive() turned false, for the worker_lost that follows.
+  virtual std::string lost_reason() const = 0;
+  virtual void kill() = 0;
+  virtual const std::string& label() const noexcept = 0;
+  /// The rings of a local worker's queues, for large tensors; null for a remote one.
+  virtual byte_queue* request_ring() { return nullptr; }
+  virtual byte_queue* reply_ring() { return nullptr; }
+};
+
+} // namespace troupe::detail

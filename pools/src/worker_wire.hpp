@@ -1,0 +1,69 @@
+// What travels between a process pool and its workers (local processes or nodes on other hosts):
+// batches of chunk requests one way, batches of replies the other.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+struct chunk_request {
+  std::uint64_t id = 0;
+  std::string task;
+  bool with_context = false; // call as task(worker's context, args...)
+  std::vector<std::byte> calls;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, task, with_context, calls);
+  }
+};
+
+/// How a context pool's worker gets its context: made by a registered factory from the worker's
+/// index, or decoded from a value of a registered context type.
+struct context_setup {
+  std::string factory;
+  std::string type;
+  std::vector<std::byte> value;
+  std::uint64_t index = 0; // the worker's index, the factory's argument
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(factory, type, value, index);
+  }
+};
+
+struct chunk_reply {
+  std::uint64_t id = 0;
+  // Non-empty: the chunk could not be run, or its results could not travel. error_type names the
+  // exception's type (rebuilt as itself where it is registered, see task.hpp); without it, the
+  // fault is in the request's bytes or its task's name (a serialization_error).
+  std::string error, error_type;
+  std::vector<std::byte> outcomes;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, error, error_type, outcomes);
+  }
+};
+
+/// Several chunks travel in one message each way: the per-message costs (a lock, a wake-up)
+/// are paid once per batch, whatever the chunk size.
+struct request_batch {
+  std::vector<chunk_request> chunks;
+  std::optional<context_setup> context; // in a worker's first batch, for context pools
+  std::optional<std::uint64_t> slot;    // in a node's first batch: its index in the pool
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(chunks, context, slot);
+  }
+};
+
+struct reply_batch {
+  std::vector<chunk_reply> chunks;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(chunks);
+  }
+};
+
+} // namespace troupe::detail
