@@ -1,6 +1,13 @@
 #include "troupe/actors/serialization.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
 
 #include <array>
 #include <cstdint>
@@ -145,6 +152,73 @@ TEST(serialization, a_forged_length_of_10_to_the_15_is_rejected_before_allocatin
   EXPECT_THROW((void)(troupe::deserialize<std::map<int, int>>(
                  forged_blob<std::map<int, int>>(u64_bytes(1ULL << 50)))),
                troupe::serialization_error);
+}
+
+/// The peak resident memory `body` adds, measured in a forked child so that nothing the test
+/// program did before counts; -1 if the child failed.
+long peak_memory_added_kib(const std::function<void()>& body) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return -1;
+  const pid_t child = fork();
+  if (child == 0) {
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    body();
+    getrusage(RUSAGE_SELF, &after);
+    const long added = after.ru_maxrss - before.ru_maxrss;
+    (void)!write(fds[1], &added, sizeof added);
+    _exit(0);
+  }
+  close(fds[1]);
+  long added = -1;
+  if (read(fds[0], &added, sizeof added) != sizeof added)
+    added = -1;
+  close(fds[0]);
+  waitpid(child, nullptr, 0);
+  return added;
+}
+
+template <class T>
+void expect_refused_within_its_size(const std::vector<std::byte>& blob) {
+  const auto added = peak_memory_added_kib([&] {
+    try {
+      (void)troupe::deserialize<T>(blob);
+      std::fprintf(stderr, "a hostile blob decoded\n");
+    } catch (const troupe::serialization_error&) {
+    }
+  });
+  EXPECT_GE(added, 0) << "the decoding child failed";
+  EXPECT_LT(added, 16 * 1024) << "a " << blob.size() << "-byte blob for "
+                              << troupe::detail::type_name<T>() << " made the decoder allocate "
+                              << added << " KiB";
+  EXPECT_THROW((void)troupe::deserialize<T>(blob), troupe::serialization_error);
+}
+
+TEST(serialization, hostile_lengths_allocate_no_more_than_a_small_multiple_of_the_input) {
+  // 2 KiB that claim 2000 elements of up to 1 MiB each (fewer elements than bytes, so a check
+  // of one byte per element passes): a valid header and checksum, lying lengths.
+  auto claim = [](std::uint64_t count) {
+    std::vector<std::byte> bytes(2048, std::byte{0});
+    std::memcpy(bytes.data(), &count, sizeof count);
+    return bytes;
+  };
+  expect_refused_within_its_size<std::vector<std::array<float, 262144>>>(
+    forged_blob<std::vector<std::array<float, 262144>>>(claim(2000)));
+  expect_refused_within_its_size<std::vector<std::pair<std::array<double, 4096>, int>>>(
+    forged_blob<std::vector<std::pair<std::array<double, 4096>, int>>>(claim(2000)));
+  expect_refused_within_its_size<std::vector<std::vector<double>>>(
+    forged_blob<std::vector<std::vector<double>>>(claim(2000)));
+  expect_refused_within_its_size<std::vector<std::string>>(
+    forged_blob<std::vector<std::string>>(claim(2000)));
+  expect_refused_within_its_size<std::vector<std::tuple<std::array<std::int64_t, 1024>>>>(
+    forged_blob<std::vector<std::tuple<std::array<std::int64_t, 1024>>>>(claim(2000)));
+}
+
+TEST(serialization, empty_vectors_of_numbers_round_trip) {
+  EXPECT_TRUE(troupe::deserialize<std::vector<double>>(troupe::serialize(std::vector<double>{})).empty());
+  const std::vector<std::vector<int>> nested{{}, {1}, {}};
+  EXPECT_EQ(troupe::deserialize<std::vector<std::vector<int>>>(troupe::serialize(nested)), nested);
 }
 
 TEST(serialization, a_bool_byte_other_than_0_or_1_is_rejected) {

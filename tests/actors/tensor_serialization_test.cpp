@@ -148,8 +148,59 @@ public:
       throw troupe::serialization_error("no tensor " + handle);
     std::memcpy(out, it->second.data(), bytes);
   }
+  std::size_t kept_bytes(const std::string& handle) override {
+    auto it = kept.find(handle);
+    if (it == kept.end())
+      throw troupe::serialization_error("no tensor " + handle);
+    return it->second.size();
+  }
   std::map<std::string, std::vector<std::byte>> kept;
 };
+
+/// A blob for xt::xarray<float> with `shape` and the given storage (inline bytes or a handle).
+std::vector<std::byte> forged_tensor(const std::vector<std::uint64_t>& shape, std::uint8_t storage,
+                                     const std::string& handle = "") {
+  std::vector<std::byte> blob(troupe::detail::blob_header_size);
+  const auto put = [&](const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    blob.insert(blob.end(), b, b + n);
+  };
+  const std::uint8_t layout = static_cast<std::uint8_t>(xt::layout_type::row_major);
+  const std::uint64_t rank = shape.size();
+  put(&layout, 1);
+  put(&rank, 8);
+  for (auto e : shape)
+    put(&e, 8);
+  put(&storage, 1);
+  if (storage == 1) {
+    const std::uint64_t length = handle.size();
+    put(&length, 8);
+    put(handle.data(), handle.size());
+  }
+  troupe::detail::seal(blob, troupe::detail::type_tag(typeid(xt::xarray<float>).name()));
+  return blob;
+}
+
+TEST(tensor_serialization, a_zero_extent_cannot_hide_extents_whose_strides_overflow) {
+  const std::uint64_t huge = std::uint64_t{1} << 40;
+  EXPECT_THROW((void)troupe::deserialize<xt::xarray<float>>(forged_tensor({0, huge, huge}, 0)),
+               troupe::serialization_error);
+  const auto empty = troupe::deserialize<xt::xarray<float>>(forged_tensor({0, 3, 4}, 0));
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_EQ(empty.shape(), (xt::xarray<float>::shape_type{0, 3, 4}));
+}
+
+TEST(tensor_serialization, a_forged_shape_for_a_tensor_kept_outside_is_refused_before_sizing) {
+  map_store store;
+  store.kept["t0"].resize(64);
+  troupe::detail::tensor_store_scope scope{store};
+  try {
+    (void)troupe::deserialize<xt::xarray<float>>(forged_tensor({1u << 30}, 1, "t0"));
+    FAIL() << "a 4 GiB shape was accepted for 64 kept bytes";
+  } catch (const troupe::serialization_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("keeps 64"), std::string::npos) << e.what();
+  }
+}
 
 TEST(tensor_serialization, large_tensors_go_to_an_active_store_and_come_back_from_it) {
   map_store store;

@@ -34,7 +34,13 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <typeinfo>
+#include <utility>
+#include <array>
+#include <map>
+#include <unordered_map>
 #include <vector>
 
 namespace troupe {
@@ -94,8 +100,15 @@ public:
 
   void load_bytes(void* data, std::size_t size) {
     require(size, "value");
-    std::memcpy(data, in_.data() + pos_, size);
+    if (size != 0) // an empty vector's data() may be null: memcpy from or to null is undefined
+      std::memcpy(data, in_.data() + pos_, size);
     pos_ += size;
+  }
+
+  /// Throws unless `count` values of at least `each` encoded bytes can follow.
+  void require_elements(std::uint64_t count, std::size_t each) const {
+    if (each != 0 && count > remaining() / each)
+      throw_too_many(count, each);
   }
 
   std::size_t remaining() const noexcept { return in_.size() - pos_; }
@@ -109,10 +122,36 @@ public:
 
 private:
   [[noreturn]] void throw_truncated(std::size_t size, const char* what) const;
+  [[noreturn]] void throw_too_many(std::uint64_t count, std::size_t each) const;
 
   std::span<const std::byte> in_;
   std::size_t pos_ = 0;
 };
+
+/// The fewest bytes one value of T can encode to: what a length field is checked against, so a
+/// forged count cannot make a decoder allocate more than a small multiple of its input. Types
+/// troupe does not know count 1 byte (0 if empty); specialize min_encoded_size for a type of
+/// your own whose every value is large.
+template <class T>
+struct min_encoded_size
+  : std::integral_constant<std::size_t, std::is_empty_v<T> ? 0 : std::is_arithmetic_v<T> ? sizeof(T) : 1> {};
+template <class T, std::size_t N>
+struct min_encoded_size<std::array<T, N>>
+  : std::integral_constant<std::size_t, N * min_encoded_size<T>::value> {};
+template <class A, class B>
+struct min_encoded_size<std::pair<A, B>>
+  : std::integral_constant<std::size_t, min_encoded_size<A>::value + min_encoded_size<B>::value> {};
+template <class... Ts>
+struct min_encoded_size<std::tuple<Ts...>>
+  : std::integral_constant<std::size_t, (std::size_t{0} + ... + min_encoded_size<Ts>::value)> {};
+template <class C, class Tr, class A>
+struct min_encoded_size<std::basic_string<C, Tr, A>> : std::integral_constant<std::size_t, 8> {};
+template <class T, class A>
+struct min_encoded_size<std::vector<T, A>> : std::integral_constant<std::size_t, 8> {};
+template <class K, class V, class C, class A>
+struct min_encoded_size<std::map<K, V, C, A>> : std::integral_constant<std::size_t, 8> {};
+template <class K, class V, class H, class E, class A>
+struct min_encoded_size<std::unordered_map<K, V, H, E, A>> : std::integral_constant<std::size_t, 8> {};
 
 } // namespace detail
 
@@ -210,6 +249,22 @@ void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, SizeTag<T
                                       std::to_string(ar.position() - sizeof(size)) + ", only " +
                                       std::to_string(ar.remaining()) + " bytes left");
   tag.size = static_cast<std::remove_reference_t<T>>(size);
+}
+
+/// Vectors check their count against the smallest encoding of an element before they are sized
+/// (cereal's own loader sizes first), so no input allocates much more than its own bytes.
+template <class T, class A>
+  requires(!std::is_same_v<T, bool>)
+void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, std::vector<T, A>& vector) {
+  typename std::vector<T, A>::size_type size = 0;
+  ar(make_size_tag(size));
+  ar.require_elements(size, troupe::detail::min_encoded_size<T>::value);
+  vector.resize(static_cast<std::size_t>(size));
+  if constexpr (std::is_arithmetic_v<T>)
+    ar(binary_data(vector.data(), static_cast<std::size_t>(size) * sizeof(T)));
+  else
+    for (auto& element : vector)
+      ar(element);
 }
 
 template <class T>

@@ -17,6 +17,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -39,6 +40,9 @@ public:
   /// Copies the `bytes` bytes kept under `handle` to `out` (throws serialization_error if the
   /// handle is unknown or the sizes disagree).
   virtual void fetch(const std::string& handle, void* out, std::size_t bytes) = 0;
+  /// How many bytes are kept under `handle` (throws serialization_error if it is unknown):
+  /// checked before a tensor is sized for them, so a forged shape allocates nothing.
+  virtual std::size_t kept_bytes(const std::string& handle) = 0;
   /// The segments of the queue a message being encoded goes to, for values that live in shared
   /// memory already (shared_tensor); null when there is no such queue.
   virtual segment_store* outgoing_segments() noexcept { return nullptr; }
@@ -107,17 +111,19 @@ void load_tensor(byte_input_archive& ar, Tensor& tensor) {
                               type_name<Tensor>());
   }
 
-  std::uint64_t count = 1;
+  // The strides are products of the extents, zero or not, so a zero extent that empties the
+  // tensor must not hide huge others: the product of the non-zero extents must fit them.
+  std::uint64_t count = 1, strided = 1;
   for (auto& extent : shape) {
     std::uint64_t e = 0;
     ar(e);
-    if (__builtin_mul_overflow(count, e, &count))
+    if (__builtin_mul_overflow(count, e, &count) ||
+        (e != 0 && __builtin_mul_overflow(strided, e, &strided)) ||
+        strided > static_cast<std::uint64_t>(PTRDIFF_MAX) / sizeof(value_type))
       throw serialization_error("corrupted tensor: shape overflows");
     extent = static_cast<typename shape_type::value_type>(e);
   }
-  std::uint64_t bytes = 0;
-  if (__builtin_mul_overflow(count, sizeof(value_type), &bytes))
-    throw serialization_error("corrupted tensor: size overflows");
+  const std::uint64_t bytes = count * sizeof(value_type);
   std::uint8_t storage = 0;
   ar(storage);
   std::string handle;
@@ -126,6 +132,9 @@ void load_tensor(byte_input_archive& ar, Tensor& tensor) {
     if (active_tensor_store() == nullptr)
       throw serialization_error("tensor kept outside the blob (" + handle +
                                 "), and no tensor store to fetch it from");
+    if (const auto kept = active_tensor_store()->kept_bytes(handle); kept < bytes)
+      throw serialization_error("corrupted tensor: its shape needs " + std::to_string(bytes) +
+                                " bytes, " + handle + " keeps " + std::to_string(kept));
   } else if (storage != static_cast<std::uint8_t>(tensor_storage::inline_bytes)) {
     throw serialization_error("corrupted tensor: storage byte " + std::to_string(storage));
   } else {
@@ -151,6 +160,14 @@ void load_tensor(byte_input_archive& ar, Tensor& tensor) {
     }
   }
 }
+
+/// A tensor encodes at least its layout, rank and storage bytes, and 8 bytes per fixed extent.
+template <class EC, xt::layout_type L, class SC, class Tag>
+struct min_encoded_size<xt::xarray_container<EC, L, SC, Tag>>
+  : std::integral_constant<std::size_t, 10> {};
+template <class EC, std::size_t N, xt::layout_type L, class Tag>
+struct min_encoded_size<xt::xtensor_container<EC, N, L, Tag>>
+  : std::integral_constant<std::size_t, 10 + 8 * N> {};
 
 } // namespace troupe::detail
 

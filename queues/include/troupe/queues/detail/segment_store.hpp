@@ -29,16 +29,11 @@ public:
     return segment.name();
   }
 
+  std::size_t kept_bytes(const std::string& handle) override { return mapped(handle).size(); }
+
   /// Copy mode (get): the bytes out; the segment then becomes a spare, or is released.
   void fetch(const std::string& handle, void* out, std::size_t bytes) override {
-    auto segment = [&] {
-      try {
-        return queue_.segment(handle);
-      } catch (const invalid_argument&) {
-        throw serialization_error("the message refers to segment " + handle +
-                                  ", which no longer exists");
-      }
-    }();
+    auto segment = mapped(handle);
     if (segment.size() < bytes)
       throw serialization_error("segment " + handle + " holds " + std::to_string(segment.size()) +
                                 " bytes, the message says " + std::to_string(bytes));
@@ -85,6 +80,16 @@ public:
   }
 
 private:
+  /// This process's mapping of a segment a message refers to (cached by the queue).
+  shm_segment mapped(const std::string& handle) {
+    try {
+      return queue_.segment(handle);
+    } catch (const invalid_argument&) {
+      throw serialization_error("the message refers to segment " + handle +
+                                ", which no longer exists");
+    }
+  }
+
   byte_queue& queue_;
   std::vector<shm_segment> carried_;      // to be held for the queue
   std::vector<shm_segment> already_held_; // spares: held for the queue already
@@ -100,6 +105,7 @@ public:
   void fetch(const std::string& handle, void* out, std::size_t bytes) override {
     in_.fetch(handle, out, bytes);
   }
+  std::size_t kept_bytes(const std::string& handle) override { return in_.kept_bytes(handle); }
   segment_store* outgoing_segments() noexcept override { return &out_; }
   segment_store* incoming_segments() noexcept override { return &in_; }
 
