@@ -16,7 +16,10 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <fstream>
+#include <memory>
+#include <ranges>
 #include <random>
 #include <set>
 #include <sstream>
@@ -233,6 +236,27 @@ TEST_F(process_pool_test, a_program_slow_to_start_is_not_taken_for_frozen) {
   }
   unsetenv("TROUPE_TEST_SLOW_START_MS");
   EXPECT_THROW((troupe::process_pool{rt, {.startup_timeout = 0ms}}), troupe::invalid_argument);
+}
+
+TEST_F(process_pool_test, imap_pulls_an_endless_input_as_it_goes) {
+  troupe::process_pool pool{rt, {.workers = 2}};
+  auto pulled = std::make_shared<std::atomic<int>>(0);
+  auto naturals = std::views::iota(0) | std::views::transform([pulled](int x) {
+                    ++*pulled;
+                    return x;
+                  });
+  {
+    auto stream = pool.imap(cube, std::move(naturals));
+    for (int i = 0; i < 200; ++i)
+      ASSERT_EQ(stream.next(), i * i * i);
+    EXPECT_LE(pulled->load(), 200 + 64 + 16);
+  }
+  std::set<int> unordered;
+  for (int y : pool.imap_unordered(cube, std::views::iota(0, 300) |
+                                           std::views::transform([](int x) { return x; })))
+    unordered.insert(y);
+  EXPECT_EQ(unordered.size(), 300u);
+  EXPECT_EQ(*unordered.rbegin(), 299 * 299 * 299);
 }
 
 TEST_F(process_pool_test, registered_exception_types_come_back_as_themselves) {

@@ -8,7 +8,10 @@
 //
 // An item whose task threw rethrows that exception when it is reached; the stream then goes on
 // with the next item. Destroying a stream early cancels the items that have not started yet.
-// An lvalue input range is read in place and must outlive the stream (like a view).
+// The input is read as the stream goes, never more than a window of items ahead of the consumer:
+// an input range, a view or a generator is pulled on the consumer's thread as it reads (so an
+// endless one is fine), and an lvalue input range is read in place and must outlive the stream
+// (like a view). Items pulled after the pool was closed fail with troupe::pool_closed.
 #pragma once
 
 #include "troupe/pools/detail/imap_job.hpp"
@@ -24,17 +27,15 @@ namespace troupe {
 template <class R>
 class imap_stream {
 public:
-  imap_stream(std::shared_ptr<detail::imap_source<R>> source, detail::job_ptr job,
+  imap_stream(std::shared_ptr<detail::imap_source<R>> source,
               std::shared_ptr<detail::pool_core> core)
-    : source_(std::move(source)), job_(std::move(job)), core_(std::move(core)) {}
+    : source_(std::move(source)), core_(std::move(core)) {}
 
   imap_stream(imap_stream&&) noexcept = default;
   imap_stream& operator=(imap_stream&&) = delete;
   ~imap_stream() {
-    if (!source_)
-      return;
-    core_->cancel(job_);
-    source_->wait_ended();
+    if (source_)
+      source_->drop(*core_);
   }
 
   /// The next result, or nullopt when the stream is exhausted.
@@ -83,7 +84,6 @@ public:
 
 private:
   std::shared_ptr<detail::imap_source<R>> source_;
-  detail::job_ptr job_;
   std::shared_ptr<detail::pool_core> core_;
   std::optional<R> current_;
 };

@@ -255,24 +255,15 @@ private:
     using F = detail::task_function<Task>;
     using R = detail::task_result_t<F>;
     static_assert(!std::is_void_v<R>, "imap needs a task that returns a value");
-    auto start = [&](auto owned_or_borrowed) {
-      using Items = decltype(owned_or_borrowed);
-      const auto chunk_size =
-        chunksize ? detail::chunk_size_for(chunksize, owned_or_borrowed.size(), size()) : 1;
-      const auto window = std::max<std::size_t>(64, 8 * size());
-      std::weak_ptr<detail::pool_core> core = core_;
-      auto job = std::make_shared<detail::process_imap_job<Items, F, Ordered, with_context>>(
-        t, std::move(owned_or_borrowed), chunk_size, window, [core] {
-          if (auto c = core.lock())
-            c->wake();
-        });
-      core_->submit(job);
-      return imap_stream<R>{job, job, core_};
-    };
-    if constexpr (detail::borrowable_range<Range> && std::is_lvalue_reference_v<Range>)
-      return start(detail::borrowed_items{std::ranges::begin(items), std::ranges::size(items)});
-    else
-      return start(detail::owned_items{detail::collect(std::forward<Range>(items))});
+    auto source = detail::start_imap<R, Ordered>(
+      *core_, std::forward<Range>(items), chunksize, size(),
+      [t](auto items, std::size_t chunk_size, std::size_t offset,
+           std::shared_ptr<detail::imap_sink<R, Ordered>> sink) {
+        return std::make_shared<
+          detail::process_imap_job<decltype(items), F, Ordered, with_context>>(
+          t, std::move(items), chunk_size, offset, std::move(sink));
+      });
+    return imap_stream<R>{std::move(source), core_};
   }
 
   std::shared_ptr<detail::pool_core> core_;

@@ -183,31 +183,17 @@ private:
 
   template <bool Ordered, class Call, class Range>
   auto stream(Call call, Range&& items, std::optional<std::ptrdiff_t> chunksize) {
-    if constexpr (borrowable_range<Range> && std::is_lvalue_reference_v<Range>)
-      return start_stream<Ordered>(
-        std::move(call), borrowed_items{std::ranges::begin(items), std::ranges::size(items)},
-        chunksize);
-    else
-      return start_stream<Ordered>(
-        std::move(call), owned_items{collect(std::forward<Range>(items))}, chunksize);
-  }
-
-  template <bool Ordered, class Call, class Items>
-  auto start_stream(Call call, Items items, std::optional<std::ptrdiff_t> chunksize) {
-    using R = item_result_t<Call, decltype(items[0])>;
+    using R = item_result_t<Call, range_value_t<Range>&>;
     static_assert(!std::is_void_v<R>, "imap needs a task that returns a value; use map for "
                                       "tasks that return void");
-    const auto chunk_size = chunksize ? chunk_size_for(chunksize, items.size(), size()) : 1;
-    // Enough chunks in flight to keep every worker busy while the consumer catches up.
-    const auto window = std::max<std::size_t>(64, 8 * size());
-    std::weak_ptr<pool_core> core = core_;
-    auto job = std::make_shared<imap_job<R, Items, Call, Ordered>>(
-      std::move(items), chunk_size, window, std::move(call), [core] {
-        if (auto c = core.lock())
-          c->wake();
+    auto source = start_imap<R, Ordered>(
+      *core_, std::forward<Range>(items), chunksize, size(),
+      [call = std::move(call)](auto items, std::size_t chunk_size, std::size_t offset,
+                               std::shared_ptr<imap_sink<R, Ordered>> sink) {
+        return std::make_shared<imap_job<R, decltype(items), Call, Ordered>>(
+          std::move(items), chunk_size, offset, call, std::move(sink));
       });
-    core_->submit(job);
-    return imap_stream<R>{job, job, core_};
+    return imap_stream<R>{std::move(source), core_};
   }
 
   std::shared_ptr<pool_core> core_;

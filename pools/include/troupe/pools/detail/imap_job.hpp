@@ -1,54 +1,42 @@
-// The job behind imap and imap_unordered: results are handed to one consumer as they arrive,
-// and at most `window` chunks may start ahead of what the consumer has taken, so memory stays
-// bounded however long the input (until the pool closes: then the rest runs unthrottled, so
-// that close(); join() never waits on a consumer).
+// The machinery behind imap and imap_unordered. Results go to one consumer through a sink, in
+// input order or as they come; the jobs that compute them publish into it. Two kinds of source
+// feed a stream, both bounded to a window of items ahead of what the consumer has taken:
+//   - eager_imap: one job over an input that can be read by index in place (an lvalue
+//     random-access range, or a container handed over), throttled by the job's start limit;
+//   - lazy_imap: any other input (an input range, a view, a generator), pulled on the
+//     consumer's thread as it reads, a block of items at a time, each block a job of its own.
+// Once the pool closes, an eager job runs unthrottled, so that close(); join() never waits on a
+// consumer (lazy blocks have all been submitted whole).
 #pragma once
 
 #include "troupe/pools/detail/job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
+#include "troupe/pools/detail/pool_core.hpp"
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 namespace troupe::detail {
 
-/// What an imap stream needs of its job, independent of the callable and input types.
-template <class R>
-class imap_source {
-public:
-  using deadline = std::optional<std::chrono::steady_clock::time_point>;
-  virtual ~imap_source() = default;
-  /// The next result; nullopt once all were taken. Rethrows the item's own exception (the stream
-  /// goes on after it); throws timeout_error if none arrives before `until`.
-  virtual std::optional<R> next(deadline until) = 0;
-  /// Blocks until no chunk runs any more (after the dispatcher abandoned the rest).
-  virtual void wait_ended() = 0;
-};
+using stream_deadline = std::optional<std::chrono::steady_clock::time_point>;
 
-/// The consumer side of a streaming job: results are published per chunk (by whatever runs the
-/// chunk: a thread, or a worker process's reply) and taken in input or completion order.
+/// Where a stream's results wait for its consumer: published by any thread, per run of items,
+/// taken by one consumer in input order (Ordered) or in arrival order.
 template <class R, bool Ordered>
-class streaming_job : public job, public imap_source<R> {
-protected:
+class imap_sink {
+public:
   struct outcome {
     std::optional<R> value;
     std::exception_ptr error;
   };
 
-  streaming_job(chunking chunks, std::size_t window, std::function<void()> wake_dispatcher)
-    : job(chunks.chunk_count()),
-      chunks_(chunks),
-      window_(window),
-      wake_dispatcher_(std::move(wake_dispatcher)) {
-    limit_starts(window_);
-  }
-
-  /// Hands the outcomes of items [first, first + size) to the consumer.
+  /// Items [first, first + results.size()) of the stream are done.
   void publish(std::size_t first, std::vector<outcome>& results) {
     {
       std::lock_guard guard{mutex_};
@@ -64,7 +52,92 @@ protected:
           pending_.push_back(std::move(r));
       }
     }
-    arrived_.notify_all();
+    changed_.notify_all();
+  }
+
+  /// The stream has `total` items (known from the start, or once the input ran out).
+  void set_total(std::size_t total) {
+    {
+      std::lock_guard guard{mutex_};
+      total_ = total;
+    }
+    changed_.notify_all();
+  }
+
+  /// The next outcome; nullopt once every item was taken. Throws timeout_error if none comes
+  /// before `until`.
+  std::optional<outcome> take(stream_deadline until) {
+    std::unique_lock lock{mutex_};
+    const auto ready = [&] {
+      if (taken_ == total_)
+        return true;
+      if constexpr (Ordered)
+        return !pending_.empty() && pending_.front().has_value();
+      else
+        return !pending_.empty();
+    };
+    if (!until)
+      changed_.wait(lock, ready);
+    else if (!changed_.wait_until(lock, *until, ready))
+      throw timeout_error("imap: no result within the timeout (item " + std::to_string(taken_) +
+                          ")");
+    if (taken_ == total_)
+      return std::nullopt;
+    outcome next = std::move(*pending_.front());
+    pending_.pop_front();
+    ++taken_;
+    return next;
+  }
+
+  std::size_t taken() const {
+    std::lock_guard guard{mutex_};
+    return taken_;
+  }
+
+  // The jobs feeding the sink, counted so a dropped stream can wait until none runs.
+  void job_started() {
+    std::lock_guard guard{mutex_};
+    ++running_;
+  }
+  void job_ended() {
+    {
+      std::lock_guard guard{mutex_};
+      --running_;
+    }
+    changed_.notify_all();
+  }
+  void wait_jobs_ended() {
+    std::unique_lock lock{mutex_};
+    changed_.wait(lock, [&] { return running_ == 0; });
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::size_t taken_ = 0;
+  std::size_t total_ = job::unlimited;
+  std::size_t running_ = 0;
+  // Ordered: slots for items from taken_ on, empty until their result arrives.
+  // Unordered: results in arrival order.
+  std::deque<std::optional<outcome>> pending_;
+};
+
+/// A run of a stream's items, [offset, offset + size), chunked for the workers; whatever runs a
+/// chunk (a thread, or a worker process's reply) publishes its outcomes to the stream's sink.
+template <class R, bool Ordered>
+class streaming_job : public job {
+protected:
+  using sink_type = imap_sink<R, Ordered>;
+  using outcome = typename sink_type::outcome;
+
+  streaming_job(chunking chunks, std::size_t offset, std::shared_ptr<sink_type> sink)
+    : job(chunks.chunk_count()), chunks_(chunks), offset_(offset), sink_(std::move(sink)) {
+    sink_->job_started();
+  }
+
+  /// Hands the outcomes of the job's items [first, first + size) to the consumer.
+  void publish(std::size_t first, std::vector<outcome>& results) {
+    sink_->publish(offset_ + first, results);
   }
 
   const chunking chunks_;
@@ -79,60 +152,197 @@ public:
     }
   }
 
-  std::optional<R> next(typename imap_source<R>::deadline until) override {
-    std::unique_lock lock{mutex_};
-    if (taken_ == chunks_.size)
-      return std::nullopt;
-    const auto available = [&] {
-      if constexpr (Ordered)
-        return !pending_.empty() && pending_.front().has_value();
-      else
-        return !pending_.empty();
-    };
-    if (until) {
-      if (!arrived_.wait_until(lock, *until, available))
-        throw timeout_error("imap: no result within the timeout (item " +
-                            std::to_string(taken_) + " of " + std::to_string(chunks_.size) +
-                            ")");
-    } else {
-      arrived_.wait(lock, available);
-    }
-    outcome next_result = std::move(*pending_.front());
-    pending_.pop_front();
-    ++taken_;
-    const bool wake = allow(taken_ / chunks_.chunk_size + window_);
-    lock.unlock();
-    if (wake)
-      wake_dispatcher_();
-    if (next_result.error)
-      std::rethrow_exception(next_result.error);
-    return std::move(next_result.value);
+  /// Eager streams: throttle to `limit` chunks started (see job::allow).
+  using job::allow;
+  using job::limit_starts;
+
+private:
+  void complete() noexcept override { sink_->job_ended(); }
+
+  std::size_t offset_;
+  std::shared_ptr<sink_type> sink_;
+};
+
+/// What an imap stream needs of its source, whatever feeds it.
+template <class R>
+class imap_source {
+public:
+  virtual ~imap_source() = default;
+  /// The next result; nullopt once all were taken. Rethrows the item's own exception (the stream
+  /// goes on after it); throws timeout_error if none arrives before `until`.
+  virtual std::optional<R> next(stream_deadline until) = 0;
+  /// The stream is dropped: what has not started is abandoned; returns once nothing runs.
+  virtual void drop(pool_core& core) = 0;
+};
+
+template <class R>
+R value_or_rethrow(auto&& outcome) {
+  if (outcome.error)
+    std::rethrow_exception(outcome.error);
+  return std::move(*outcome.value);
+}
+
+/// One job over the whole input, at most `window` chunks started ahead of the consumer.
+template <class R, bool Ordered>
+class eager_imap final : public imap_source<R> {
+public:
+  using sink_type = imap_sink<R, Ordered>;
+
+  /// `make(sink)` builds the job over the input (its chunking is `chunks`).
+  template <class MakeJob>
+  eager_imap(pool_core& core, chunking chunks, std::size_t window, MakeJob&& make)
+    : sink_(std::make_shared<sink_type>()), chunks_(chunks), window_(window), core_(&core) {
+    sink_->set_total(chunks.size);
+    job_ = make(sink_);
+    job_->limit_starts(window_);
+    core.submit(job_);
   }
 
-  void wait_ended() override {
-    std::unique_lock lock{mutex_};
-    arrived_.wait(lock, [&] { return all_ended_; });
+  std::optional<R> next(stream_deadline until) override {
+    auto outcome = sink_->take(until);
+    if (!outcome)
+      return std::nullopt;
+    if (job_->allow(sink_->taken() / chunks_.chunk_size + window_))
+      core_->wake();
+    return value_or_rethrow<R>(*outcome);
+  }
+
+  void drop(pool_core& core) override {
+    core.cancel(job_);
+    sink_->wait_jobs_ended();
   }
 
 private:
-  void complete() noexcept override {
-    {
-      std::lock_guard guard{mutex_};
-      all_ended_ = true;
-    }
-    arrived_.notify_all();
+  std::shared_ptr<sink_type> sink_;
+  chunking chunks_;
+  std::size_t window_;
+  pool_core* core_; // outlives the stream: imap_stream holds it
+  std::shared_ptr<streaming_job<R, Ordered>> job_;
+};
+
+/// Pulls the input on the consumer's thread as it reads, a block of items at a time, at most
+/// `window` items ahead of it; each block runs as a job of its own.
+template <class R, bool Ordered, class Item>
+class lazy_imap final : public imap_source<R> {
+public:
+  using sink_type = imap_sink<R, Ordered>;
+  /// Appends up to `count` more input items to `out`; false once the input has ended.
+  using pull_fn = std::function<bool(std::vector<Item>& out, std::size_t count)>;
+  /// A job over a block of items that are the stream's items from `offset` on.
+  using block_fn = std::function<std::shared_ptr<job>(std::vector<Item> items, std::size_t offset,
+                                                       std::shared_ptr<sink_type> sink)>;
+
+  lazy_imap(pool_core& core, pull_fn pull, block_fn make_block, std::size_t block,
+            std::size_t window)
+    : sink_(std::make_shared<sink_type>()), pull_(std::move(pull)),
+      make_block_(std::move(make_block)), block_(block), window_(std::max(window, block)),
+      core_(&core) {
+    top_up(); // the workers start on the first blocks at once
   }
 
-  std::size_t window_;
-  std::function<void()> wake_dispatcher_;
-  std::mutex mutex_;
-  std::condition_variable arrived_;
-  std::size_t taken_ = 0;
-  bool all_ended_ = false;
-  // Ordered: slots for items from taken_ on, empty until their result arrives.
-  // Unordered: results in arrival order.
-  std::deque<std::optional<outcome>> pending_;
+  std::optional<R> next(stream_deadline until) override {
+    top_up();
+    auto outcome = sink_->take(until);
+    if (!outcome)
+      return std::nullopt;
+    return value_or_rethrow<R>(*outcome);
+  }
+
+  void drop(pool_core& core) override {
+    ended_ = true;
+    for (auto& block : blocks_)
+      if (auto running = block.lock())
+        core.cancel(std::move(running));
+    sink_->wait_jobs_ended();
+  }
+
+private:
+  /// Reads and submits blocks while a whole block fits in the window.
+  void top_up() {
+    while (!ended_ && submitted_ - sink_->taken() + block_ <= window_) {
+      std::vector<Item> items;
+      items.reserve(block_);
+      bool more = false;
+      try {
+        more = pull_(items, block_);
+      } catch (...) {
+        // The input itself failed: its error takes the next place in the stream, which ends.
+        const auto place = submitted_ + items.size();
+        std::vector<typename sink_type::outcome> failed(1);
+        failed[0].error = std::current_exception();
+        sink_->publish(place, failed);
+        finish(place + 1, std::move(items));
+        return;
+      }
+      const auto count = items.size();
+      if (!more || count < block_) {
+        finish(submitted_ + count, std::move(items));
+        return;
+      }
+      submit(std::move(items));
+    }
+  }
+
+  void submit(std::vector<Item> items) {
+    const auto offset = submitted_;
+    submitted_ += items.size();
+    auto block = make_block_(std::move(items), offset, sink_);
+    std::erase_if(blocks_, [](const std::weak_ptr<job>& b) { return b.expired(); });
+    blocks_.push_back(block);
+    core_->submit(std::move(block));
+  }
+
+  /// The input has ended with `items`, the stream at `total` items.
+  void finish(std::size_t total, std::vector<Item> items) {
+    ended_ = true;
+    if (!items.empty())
+      submit(std::move(items));
+    sink_->set_total(total);
+  }
+
+  std::shared_ptr<sink_type> sink_;
+  pull_fn pull_;
+  block_fn make_block_;
+  std::size_t block_, window_;
+  pool_core* core_; // outlives the stream: imap_stream holds it
+  std::size_t submitted_ = 0;
+  bool ended_ = false;
+  std::vector<std::weak_ptr<job>> blocks_;
 };
+
+/// Where a lazy stream's input comes from: the caller's range, read in place when it is an
+/// lvalue (it must outlive the stream), or moved into the stream when it is an rvalue.
+template <class Range>
+class pulled_input {
+  using stored = std::conditional_t<std::is_lvalue_reference_v<Range>, Range,
+                                    std::remove_cvref_t<Range>>;
+
+public:
+  using item = range_value_t<Range>;
+  explicit pulled_input(Range&& range) : range_(std::forward<Range>(range)) {}
+
+  bool pull(std::vector<item>& out, std::size_t count) {
+    if (!position_)
+      position_.emplace(std::ranges::begin(range_));
+    auto& it = *position_;
+    for (; out.size() < count && it != std::ranges::end(range_); ++it)
+      out.push_back(*it);
+    return it != std::ranges::end(range_);
+  }
+
+private:
+  stored range_;
+  std::optional<std::ranges::iterator_t<std::remove_reference_t<stored>>> position_;
+};
+
+/// Inputs an eager stream can read by index in place: an lvalue random-access range (which must
+/// outlive the stream, like a view), or a container handed over whole. Anything else (input
+/// ranges, views, generators) is pulled lazily.
+template <class Range>
+concept indexable_input = std::ranges::random_access_range<Range> &&
+                          std::ranges::sized_range<Range> &&
+                          (std::is_lvalue_reference_v<Range> ||
+                           !std::ranges::view<std::remove_cvref_t<Range>>);
 
 /// imap and imap_unordered on a thread pool: each chunk runs in the worker's thread.
 template <class R, class Items, class Call, bool Ordered>
@@ -140,9 +350,9 @@ class imap_job final : public streaming_job<R, Ordered> {
   using base = streaming_job<R, Ordered>;
 
 public:
-  imap_job(Items items, std::size_t chunk_size, std::size_t window, Call call,
-           std::function<void()> wake_dispatcher)
-    : base(chunking{items.size(), chunk_size}, window, std::move(wake_dispatcher)),
+  imap_job(Items items, std::size_t chunk_size, std::size_t offset, Call call,
+           std::shared_ptr<typename base::sink_type> sink)
+    : base(chunking{items.size(), chunk_size}, offset, std::move(sink)),
       items_(std::move(items)),
       call_(std::move(call)) {}
 
@@ -164,5 +374,42 @@ private:
   Items items_;
   Call call_;
 };
+
+/// Starts a stream over `range`: eager when it can be indexed in place, else lazy. `make_job`
+/// builds a job from (items, chunk size, offset, sink) for either; `workers` sizes the window.
+template <class R, bool Ordered, class Range, class MakeJob>
+std::shared_ptr<imap_source<R>> start_imap(pool_core& core, Range&& range,
+                                           std::optional<std::ptrdiff_t> chunksize,
+                                           std::size_t workers, MakeJob make_job) {
+  using sink_type = imap_sink<R, Ordered>;
+  // Enough chunks in flight to keep every worker busy while the consumer catches up.
+  const auto window = std::max<std::size_t>(64, 8 * workers);
+  if constexpr (indexable_input<Range&&>) {
+    auto items = [&] {
+      if constexpr (std::is_lvalue_reference_v<Range>)
+        return borrowed_items{std::ranges::begin(range), std::ranges::size(range)};
+      else
+        return owned_items{collect(std::forward<Range>(range))};
+    }();
+    const auto chunk_size = chunksize ? chunk_size_for(chunksize, items.size(), workers) : 1;
+    const chunking chunks{items.size(), chunk_size};
+    return std::make_shared<eager_imap<R, Ordered>>(
+      core, chunks, window, [&](std::shared_ptr<sink_type> sink) {
+        return make_job(std::move(items), chunk_size, std::size_t{0}, std::move(sink));
+      });
+  } else {
+    using item = range_value_t<Range>;
+    // The input's length is unknown: chunksize is taken as given (default 1).
+    const auto chunk_size = chunksize ? chunk_size_for(chunksize, 1, workers) : 1;
+    auto input = std::make_shared<pulled_input<Range>>(std::forward<Range>(range));
+    return std::make_shared<lazy_imap<R, Ordered, item>>(
+      core, [input](std::vector<item>& out, std::size_t count) { return input->pull(out, count); },
+      [make_job, chunk_size](std::vector<item> block, std::size_t offset,
+                             std::shared_ptr<sink_type> sink) -> std::shared_ptr<job> {
+        return make_job(owned_items{std::move(block)}, chunk_size, offset, std::move(sink));
+      },
+      16 * chunk_size, window * chunk_size);
+  }
+}
 
 } // namespace troupe::detail

@@ -161,16 +161,16 @@ private:
   map_results<R> results_;
 };
 
-/// imap / imap_unordered on a process pool.
+/// imap / imap_unordered on a process pool: the items [offset, offset + n) of a stream.
 template <class Items, class F, bool Ordered, bool WithContext>
 class process_imap_job final : public streaming_job<task_result_t<F>, Ordered> {
   using R = task_result_t<F>;
   using base = streaming_job<R, Ordered>;
 
 public:
-  process_imap_job(const task<F>& t, Items items, std::size_t chunk_size, std::size_t window,
-                   std::function<void()> wake_dispatcher)
-    : base(chunking{items.size(), chunk_size}, window, std::move(wake_dispatcher)),
+  process_imap_job(const task<F>& t, Items items, std::size_t chunk_size, std::size_t offset,
+                   std::shared_ptr<typename base::sink_type> sink)
+    : base(chunking{items.size(), chunk_size}, offset, std::move(sink)),
       name_(t.name),
       items_(std::move(items)) {}
 
