@@ -42,6 +42,9 @@ struct worker_state {
 };
 
 void run_lease(worker_state& st, const std::function<void()>& initializer, lease& work) {
+  auto* runnable = dynamic_cast<thread_job*>(work.job().get());
+  if (runnable == nullptr)
+    throw state_error("a process pool's job reached a thread pool's worker");
   std::size_t chunk = 0;
   if (!work.claim(chunk))
     return; // all of it was taken back before we started
@@ -66,7 +69,7 @@ void run_lease(worker_state& st, const std::function<void()>& initializer, lease
   }
   const detail::worker_scope identity{st.env.worker_index};
   do {
-    work.job()->run(chunk, st.env);
+    runnable->run(chunk, st.env);
     ++work.ran;
   } while (work.claim(chunk));
   work.job()->ended(work.ran);
@@ -367,6 +370,92 @@ void on_down(dispatcher_self self, const caf::down_msg& down) {
   stop_if_idle(self);
 }
 
+void on_submit(dispatcher_self self, job_ptr job) {
+  auto& st = self->state;
+  if (st.current != mode::running) {
+    abandon(job, 0, job->chunk_count(), closed_error("the pool was closed before the work started"));
+    return;
+  }
+  const auto chunks = job->chunk_count();
+  st.backlog.push_back({std::move(job), 0, chunks});
+  pump(self);
+}
+
+/// A stream was dropped: what of it has not started is abandoned.
+void on_cancel(dispatcher_self self, const job_ptr& job) {
+  auto& st = self->state;
+  const auto why = closed_error("the stream was dropped before this item started");
+  std::erase_if(st.backlog, [&](const queued_job& queued) {
+    if (queued.job != job)
+      return false;
+    abandon(job, queued.next_chunk, queued.end_chunk, why);
+    return true;
+  });
+  take_back_all(st, &job, why);
+  stop_if_idle(self);
+}
+
+/// A node from another host joined: it gets a slot of its own after the local ones.
+void on_node_joined(dispatcher_self self, std::shared_ptr<worker_link> node) {
+  auto& st = self->state;
+  if (st.current != mode::running)
+    return; // dropping the link closes the connection: the node exits
+  if (!st.setup->process->context_values.empty()) {
+    std::cerr << "troupe: refused worker " << node->label()
+              << ": this pool's contexts are values, one per local worker; nodes need a "
+                 "TROUPE_CONTEXT_FACTORY"
+              << std::endl;
+    return;
+  }
+  st.slots.emplace_back();
+  st.slots.back().remote = true;
+  st.setup->nodes->fetch_add(1);
+  spawn_worker(self, st.slots.size() - 1, std::move(node));
+  pump(self);
+}
+
+void on_close(dispatcher_self self) {
+  auto& st = self->state;
+  if (st.current != mode::running)
+    return;
+  st.current = mode::closing;
+  // Streams must finish without their consumers, or join() would wait on them.
+  for (auto& queued : st.backlog)
+    queued.job->lift_limit();
+  pump(self);
+  stop_if_idle(self);
+}
+
+/// Stops now: what has not started fails with `why`; process workers are killed.
+void on_terminate(dispatcher_self self, const std::exception_ptr& why) {
+  auto& st = self->state;
+  st.current = mode::terminating;
+  st.setup->terminating->store(true);
+  for (auto& queued : st.backlog)
+    abandon(queued.job, queued.next_chunk, queued.end_chunk, why);
+  st.backlog.clear();
+  take_back_all(st, nullptr, why);
+  stop_if_idle(self);
+}
+
+/// Runs a handler. Should the dispatcher's own bookkeeping ever throw (memory, a bug), nothing
+/// it holds may wait for ever: the pool stops and everything not yet done fails.
+template <class Handler>
+void dispatch(dispatcher_self self, Handler&& handler) noexcept {
+  handling guard{self};
+  try {
+    handler();
+  } catch (...) {
+    const auto why = as_worker_failure(std::current_exception(), "the pool's dispatcher");
+    try {
+      std::rethrow_exception(why);
+    } catch (const std::exception& e) {
+      std::cerr << "troupe: " << e.what() << "; the pool stops" << std::endl;
+    }
+    on_terminate(self, why);
+  }
+}
+
 dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
                                            std::shared_ptr<const worker_setup> setup,
                                            std::shared_ptr<stop_signal> stopped) {
@@ -378,92 +467,34 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
   st.slots.resize(setup->workers);
   for (std::size_t i = 0; i < st.slots.size(); ++i)
     spawn_worker(self, i);
-  self->set_down_handler([self](caf::down_msg& down) {
-    handling guard{self};
-    on_down(self, down);
-  });
+  self->set_down_handler(
+    [self](caf::down_msg& down) { dispatch(self, [&] { on_down(self, down); }); });
   // join() waits on this, whatever way the dispatcher ends.
   self->attach_functor([stopped] { stopped->set(); });
   return {
     [self](submit_atom, job_ptr& job) {
-      handling guard{self};
-      auto& st = self->state;
-      if (st.current != mode::running) {
-        abandon(job, 0, job->chunk_count(), closed_error("the pool was closed before the work started"));
-        return;
-      }
-      const auto chunks = job->chunk_count();
-      st.backlog.push_back({std::move(job), 0, chunks});
-      pump(self);
+      dispatch(self, [&] { on_submit(self, std::move(job)); });
     },
-    [self](cancel_atom, job_ptr& job) {
-      handling guard{self};
-      auto& st = self->state;
-      const auto why = closed_error("the stream was dropped before this item started");
-      std::erase_if(st.backlog, [&](const queued_job& queued) {
-        if (queued.job != job)
-          return false;
-        abandon(job, queued.next_chunk, queued.end_chunk, why);
-        return true;
-      });
-      take_back_all(st, &job, why);
-      stop_if_idle(self);
-    },
-    [self](wake_atom) {
-      handling guard{self};
-      pump(self);
-    },
+    [self](cancel_atom, job_ptr& job) { dispatch(self, [&] { on_cancel(self, job); }); },
+    [self](wake_atom) { dispatch(self, [&] { pump(self); }); },
     [self](join_atom, std::shared_ptr<worker_link>& node) {
-      handling guard{self};
-      auto& st = self->state;
-      if (st.current != mode::running)
-        return; // dropping the link closes the connection: the node exits
-      if (!st.setup->process->context_values.empty()) {
-        std::cerr << "troupe: refused worker " << node->label()
-                  << ": this pool's contexts are values, one per local worker; nodes need a "
-                     "TROUPE_CONTEXT_FACTORY"
-                  << std::endl;
-        return;
-      }
-      st.slots.emplace_back();
-      st.slots.back().remote = true;
-      st.setup->nodes->fetch_add(1);
-      spawn_worker(self, st.slots.size() - 1, std::move(node));
-      pump(self);
+      dispatch(self, [&] { on_node_joined(self, std::move(node)); });
     },
     [self](give_back_atom, job_ptr& job, std::size_t first, std::size_t last,
            std::size_t attempts) {
-      handling guard{self};
-      requeue(self->state, job, first, last, attempts);
-      pump(self);
+      dispatch(self, [&] {
+        requeue(self->state, job, first, last, attempts);
+        pump(self);
+      });
     },
     [self](done_atom, std::size_t index, std::size_t generation, lease_ptr& work) {
-      handling guard{self};
-      on_done(self, index, generation, work);
+      dispatch(self, [&] { on_done(self, index, generation, work); });
     },
-    [self](close_atom) {
-      handling guard{self};
-      auto& st = self->state;
-      if (st.current != mode::running)
-        return;
-      st.current = mode::closing;
-      // Streams must finish without their consumers, or join() would wait on them.
-      for (auto& queued : st.backlog)
-        queued.job->lift_limit();
-      pump(self);
-      stop_if_idle(self);
-    },
+    [self](close_atom) { dispatch(self, [&] { on_close(self); }); },
     [self](terminate_atom) {
-      handling guard{self};
-      auto& st = self->state;
-      st.current = mode::terminating;
-      st.setup->terminating->store(true);
-      const auto why = closed_error("the pool was terminated before this work started");
-      for (auto& queued : st.backlog)
-        abandon(queued.job, queued.next_chunk, queued.end_chunk, why);
-      st.backlog.clear();
-      take_back_all(st, nullptr, why);
-      stop_if_idle(self);
+      dispatch(self, [&] {
+        on_terminate(self, closed_error("the pool was terminated before this work started"));
+      });
     },
   };
 }

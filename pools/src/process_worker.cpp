@@ -69,6 +69,9 @@ std::string process_worker::label() const {
 }
 
 bool process_worker::run(lease& work) {
+  auto* job = dynamic_cast<process_job*>(work.job().get());
+  if (job == nullptr)
+    throw state_error("a thread pool's job reached a process pool's worker");
   if (!link_) {
     auto started = std::make_shared<process_link>(slot_, settings_);
     pid_ = started->pid();
@@ -87,7 +90,7 @@ bool process_worker::run(lease& work) {
     }
   }
   for (;;) {
-    if (!send_more(work)) {
+    if (!send_more(work, *job)) {
       lose(work, link_->lost_reason());
       return false;
     }
@@ -95,7 +98,7 @@ bool process_worker::run(lease& work) {
       return true;
     if (auto replies = link_->receive(20ms)) {
       for (const auto& reply : replies->chunks) {
-        settle(reply, work.job());
+        settle(reply, *job);
         ++work.ran;
       }
       continue;
@@ -105,7 +108,7 @@ bool process_worker::run(lease& work) {
       const auto why = std::make_exception_ptr(
         pool_closed("the pool was terminated while this work was running"));
       for (const auto& [id, chunk] : in_flight_)
-        fail(work.job(), chunk, why);
+        fail(*work.job(), chunk, why);
       in_flight_.clear();
       link_->kill();
       return false;
@@ -117,8 +120,7 @@ bool process_worker::run(lease& work) {
   }
 }
 
-bool process_worker::send_more(lease& work) {
-  const auto& job = work.job();
+bool process_worker::send_more(lease& work, process_job& job) {
   const auto limit = settings_->max_message_bytes;
   const auto budget = limit == 0 ? batch_budget : std::min(batch_budget, limit - request_overhead);
   outgoing_batch batch;
@@ -142,7 +144,7 @@ bool process_worker::send_more(lease& work) {
   };
   std::size_t chunk = 0;
   while (in_flight_.size() < settings_->in_flight && work.claim(chunk)) {
-    chunk_request request{next_request_++, job->task_name(), job->with_context(), {}};
+    chunk_request request{next_request_++, job.task_name(), job.with_context(), {}};
     std::unique_ptr<segment_store> held;
     try {
       // Local workers: large tensors travel through their queues' segments. Remote: inline.
@@ -156,14 +158,14 @@ bool process_worker::send_more(lease& work) {
       std::optional<tensor_store_scope> scope;
       if (crossing)
         scope.emplace(*crossing);
-      request.calls = job->encode_chunk(chunk);
+      request.calls = job.encode_chunk(chunk);
       if (limit != 0 && request.calls.size() + request_overhead > limit)
         throw capacity_error("the arguments of this chunk take " +
                              std::to_string(request.calls.size()) +
                              " bytes encoded, more than the pool's max_message_bytes (" +
                              std::to_string(limit) + ")");
     } catch (...) {
-      fail(job, chunk, std::current_exception());
+      fail(*work.job(), chunk, std::current_exception());
       continue;
     }
     if (!batch.empty() && batch.bytes + request.calls.size() > budget && !flush())
@@ -176,7 +178,7 @@ bool process_worker::send_more(lease& work) {
   return flush();
 }
 
-void process_worker::settle(const chunk_reply& reply, const job_ptr& job) {
+void process_worker::settle(const chunk_reply& reply, process_job& job) {
   const auto it = in_flight_.find(reply.id);
   if (it == in_flight_.end())
     return;
@@ -195,13 +197,13 @@ void process_worker::settle(const chunk_reply& reply, const job_ptr& job) {
     results.emplace(*ring);
     scope.emplace(*results);
   }
-  job->accept_chunk(chunk, reply.outcomes, label());
-  job->ended(1);
+  job.accept_chunk(chunk, reply.outcomes, label());
+  job.ended(1);
 }
 
-void process_worker::fail(const job_ptr& job, std::size_t chunk, std::exception_ptr why) noexcept {
-  job->abandon(chunk, chunk + 1, std::move(why));
-  job->ended(1);
+void process_worker::fail(job& target, std::size_t chunk, std::exception_ptr why) noexcept {
+  target.abandon(chunk, chunk + 1, std::move(why));
+  target.ended(1);
 }
 
 void process_worker::lose(lease& work, const std::string& why) {
@@ -213,7 +215,7 @@ void process_worker::lose(lease& work, const std::string& why) {
     if (work.attempts() < settings_->max_retries)
       give_back_(job, chunk, chunk + 1, work.attempts() + 1);
     else
-      fail(job, chunk, lost);
+      fail(*job, chunk, lost);
   }
   in_flight_.clear();
   const auto [first, last] = work.take_back(true, lease::max_chunks);
@@ -223,7 +225,7 @@ void process_worker::lose(lease& work, const std::string& why) {
 
 void process_worker::fail_all(lease& work, const std::exception_ptr& why) noexcept {
   for (const auto& [id, chunk] : in_flight_)
-    fail(work.job(), chunk, why);
+    fail(*work.job(), chunk, why);
   in_flight_.clear();
   const auto [first, last] = work.take_back(true, lease::max_chunks);
   if (first < last) {

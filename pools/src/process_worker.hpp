@@ -47,9 +47,9 @@ public:
   std::string label() const;
 
 private:
-  bool send_more(lease& work);
-  void settle(const chunk_reply& reply, const job_ptr& job);
-  void fail(const job_ptr& job, std::size_t chunk, std::exception_ptr why) noexcept;
+  bool send_more(lease& work, process_job& job);
+  void settle(const chunk_reply& reply, process_job& job);
+  void fail(job& target, std::size_t chunk, std::exception_ptr why) noexcept;
   /// The worker is gone: what it held is given back or failed.
   void lose(lease& work, const std::string& why);
 

@@ -63,6 +63,7 @@ TROUPE_TASK(square_slowly, [](int x) {
 TROUPE_TASK(throws_custom, [](int x) -> int { throw custom_failure("custom " + std::to_string(x)); });
 TROUPE_TASK(throws_unregistered, [](int) -> int { throw unregistered_failure("who am I"); });
 TROUPE_TASK(whoami, [](int) {
+  std::this_thread::sleep_for(std::chrono::milliseconds{1}); // long enough for both to serve
   const auto me = troupe::this_worker();
   return std::pair<int, int>{me ? static_cast<int>(me->index) : -1, me ? me->pid : -1};
 });

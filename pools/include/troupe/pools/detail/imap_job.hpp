@@ -124,14 +124,15 @@ private:
 
 /// A run of a stream's items, [offset, offset + size), chunked for the workers; whatever runs a
 /// chunk (a thread, or a worker process's reply) publishes its outcomes to the stream's sink.
-template <class R, bool Ordered>
-class streaming_job : public job {
+/// `Kind` is thread_job or process_job.
+template <class R, bool Ordered, class Kind>
+class streaming_job : public Kind {
 protected:
   using sink_type = imap_sink<R, Ordered>;
   using outcome = typename sink_type::outcome;
 
   streaming_job(chunking chunks, std::size_t offset, std::shared_ptr<sink_type> sink)
-    : job(chunks.chunk_count()), chunks_(chunks), offset_(offset), sink_(std::move(sink)) {
+    : Kind(chunks.chunk_count()), chunks_(chunks), offset_(offset), sink_(std::move(sink)) {
     sink_->job_started();
   }
 
@@ -151,10 +152,6 @@ public:
       publish(chunks_.begin(chunk), results);
     }
   }
-
-  /// Eager streams: throttle to `limit` chunks started (see job::allow).
-  using job::allow;
-  using job::limit_starts;
 
 private:
   void complete() noexcept override { sink_->job_ended(); }
@@ -217,7 +214,7 @@ private:
   chunking chunks_;
   std::size_t window_;
   pool_core* core_; // outlives the stream: imap_stream holds it
-  std::shared_ptr<streaming_job<R, Ordered>> job_;
+  job_ptr job_;
 };
 
 /// Pulls the input on the consumer's thread as it reads, a block of items at a time, at most
@@ -346,8 +343,8 @@ concept indexable_input = std::ranges::random_access_range<Range> &&
 
 /// imap and imap_unordered on a thread pool: each chunk runs in the worker's thread.
 template <class R, class Items, class Call, bool Ordered>
-class imap_job final : public streaming_job<R, Ordered> {
-  using base = streaming_job<R, Ordered>;
+class imap_job final : public streaming_job<R, Ordered, thread_job> {
+  using base = streaming_job<R, Ordered, thread_job>;
 
 public:
   imap_job(Items items, std::size_t chunk_size, std::size_t offset, Call call,

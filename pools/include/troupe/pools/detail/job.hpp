@@ -1,5 +1,7 @@
 // The unit the dispatcher schedules: a job of `chunk_count` chunks, each of which ends exactly
 // once, either run by a worker or abandoned by the dispatcher (pool terminated, stream dropped).
+// A job is one of two kinds, by where its chunks run: a thread_job runs them in a worker's
+// thread; a process_job encodes them for a worker process and is completed from its reply.
 #pragma once
 
 #include <atomic>
@@ -37,26 +39,8 @@ public:
       complete();
   }
 
-  /// Runs chunk `chunk` on a worker thread. Exceptions of the task become the job's results.
-  /// (Jobs of process pools run remotely instead: see encode_chunk.)
-  virtual void run(std::size_t chunk, const worker_env& env) noexcept { (void)chunk, (void)env; }
-
   /// Ends chunks [first, last) without running them; `why` becomes their result.
   virtual void abandon(std::size_t first, std::size_t last, std::exception_ptr why) noexcept = 0;
-
-  // Jobs of process pools run their chunks in another process instead:
-
-  /// The chunk's calls, encoded for a worker process (the task's name goes alongside).
-  virtual std::vector<std::byte> encode_chunk(std::size_t chunk) const { (void)chunk; return {}; }
-  /// The registered task the chunk's calls are for, and whether it takes the worker's context.
-  virtual const char* task_name() const noexcept { return ""; }
-  virtual bool with_context() const noexcept { return false; }
-  /// A worker's encoded outcomes for the chunk (see task.hpp), from worker `worker`. Bytes that
-  /// do not decode fail the chunk's items with serialization_error.
-  virtual void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
-                            const std::string& worker) noexcept {
-    (void)chunk, (void)outcomes, (void)worker;
-  }
 
   /// Counts `count` chunks as ended (by run or abandon); the last one completes the job.
   /// Workers call it once per batch rather than per chunk, to keep the counter cold.
@@ -90,11 +74,12 @@ public:
   /// Dispatcher: no limit from now on (the pool is closing).
   void lift_limit() noexcept { start_limit_.store(unlimited); }
 
+  /// Consumer, before the job is submitted: at most `limit` chunks may start until allow().
+  void limit_starts(std::size_t limit) noexcept { start_limit_.store(limit); }
+
 protected:
   /// All chunks have ended.
   virtual void complete() noexcept = 0;
-
-  void limit_starts(std::size_t limit) noexcept { start_limit_.store(limit); }
 
 private:
   const std::size_t chunk_count_;
@@ -104,5 +89,28 @@ private:
 };
 
 using job_ptr = std::shared_ptr<job>;
+
+/// A job of a thread pool: its chunks run in a worker's thread.
+class thread_job : public job {
+public:
+  using job::job;
+  /// Runs chunk `chunk`. Exceptions of the task become the job's results.
+  virtual void run(std::size_t chunk, const worker_env& env) noexcept = 0;
+};
+
+/// A job of a process pool: its chunks run in a worker process.
+class process_job : public job {
+public:
+  using job::job;
+  /// The chunk's calls, encoded for a worker process (the task's name goes alongside).
+  virtual std::vector<std::byte> encode_chunk(std::size_t chunk) const = 0;
+  /// The registered task the chunk's calls are for, and whether it takes the worker's context.
+  virtual const char* task_name() const noexcept = 0;
+  virtual bool with_context() const noexcept = 0;
+  /// A worker's encoded outcomes for the chunk (see task.hpp), from worker `worker`. Bytes that
+  /// do not decode fail the chunk's items with serialization_error.
+  virtual void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
+                            const std::string& worker) noexcept = 0;
+};
 
 } // namespace troupe::detail

@@ -169,10 +169,10 @@ std::vector<range_value_t<Range>> collect(Range&& range) {
 
 /// `call(env)` once.
 template <class R, class Call>
-class apply_job final : public job {
+class apply_job final : public thread_job {
 public:
   apply_job(Call call, std::shared_ptr<result_state<R>> result)
-    : job(1), call_(std::move(call)), result_(std::move(result)) {}
+    : thread_job(1), call_(std::move(call)), result_(std::move(result)) {}
 
   void run(std::size_t, const worker_env& env) noexcept override {
     try {
@@ -207,11 +207,11 @@ private:
 /// `call(env, items[i])` for every item; the result is the vector of returns in input order, or
 /// the exception of the lowest failing index. A chunk stops at its first failing item.
 template <class R, class Items, class Call>
-class map_job final : public job {
+class map_job final : public thread_job {
 public:
   map_job(Items items, std::size_t chunk_size, Call call,
           std::shared_ptr<result_state<typename map_results<R>::value>> result)
-    : job(chunking{items.size(), chunk_size}.chunk_count()),
+    : thread_job(chunking{items.size(), chunk_size}.chunk_count()),
       items_(std::move(items)),
       chunks_{items_.size(), chunk_size},
       call_(std::move(call)),

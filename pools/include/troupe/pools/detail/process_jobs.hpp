@@ -80,13 +80,13 @@ using task_result_t = std::remove_cvref_t<typename callable_traits<F>::result>;
 
 /// apply / apply_async on a process pool.
 template <class F, bool WithContext>
-class process_apply_job final : public job {
+class process_apply_job final : public process_job {
   using R = task_result_t<F>;
   using args = call_args<F, WithContext>;
 
 public:
   process_apply_job(const task<F>& t, args a, std::shared_ptr<result_state<R>> result)
-    : job(1), name_(t.name), args_(std::move(a)), result_(std::move(result)) {}
+    : process_job(1), name_(t.name), args_(std::move(a)), result_(std::move(result)) {}
 
   const char* task_name() const noexcept override { return name_; }
   bool with_context() const noexcept override { return WithContext; }
@@ -118,13 +118,13 @@ private:
 
 /// map / starmap (and their _async forms) on a process pool.
 template <class Items, class F, bool Spread, bool WithContext>
-class process_map_job final : public job {
+class process_map_job final : public process_job {
   using R = task_result_t<F>;
 
 public:
   process_map_job(const task<F>& t, Items items, std::size_t chunk_size,
                   std::shared_ptr<result_state<typename map_results<R>::value>> result)
-    : job(chunking{items.size(), chunk_size}.chunk_count()),
+    : process_job(chunking{items.size(), chunk_size}.chunk_count()),
       name_(t.name),
       items_(std::move(items)),
       chunks_{items_.size(), chunk_size},
@@ -163,9 +163,9 @@ private:
 
 /// imap / imap_unordered on a process pool: the items [offset, offset + n) of a stream.
 template <class Items, class F, bool Ordered, bool WithContext>
-class process_imap_job final : public streaming_job<task_result_t<F>, Ordered> {
+class process_imap_job final : public streaming_job<task_result_t<F>, Ordered, process_job> {
   using R = task_result_t<F>;
-  using base = streaming_job<R, Ordered>;
+  using base = streaming_job<R, Ordered, process_job>;
 
 public:
   process_imap_job(const task<F>& t, Items items, std::size_t chunk_size, std::size_t offset,
