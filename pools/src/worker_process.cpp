@@ -96,6 +96,9 @@ int run_worker_process(const std::string& value) {
     auto requests = queue<request_batch>::open(spec->queues + "-req");
     auto replies = queue<reply_batch>::open(spec->queues + "-rep");
     auto heartbeat = shm_segment::open(spec->heartbeat);
+    // The first beat, before any work: the pool then knows this worker has started, so from now
+    // on a still heart means frozen, however late the beating thread first gets to run.
+    beat_of(heartbeat).fetch_add(1);
     // Joined (not detached) before `heartbeat` unmaps: a beat into unmapped memory at exit is a
     // SIGSEGV.
     std::jthread beating([&beat = beat_of(heartbeat)](std::stop_token stop) {
