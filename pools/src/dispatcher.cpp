@@ -69,7 +69,7 @@ void run_lease(worker_state& st, const std::function<void()>& initializer, lease
   }
   const detail::worker_scope identity{st.env.worker_index};
   do {
-    runnable->run(chunk, st.env);
+    work.failed += runnable->run(chunk, st.env);
     ++work.ran;
   } while (work.claim(chunk));
   work.job()->ended(work.ran);
@@ -96,6 +96,7 @@ bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexc
       const auto [first, last] = work.take_back(true, lease::max_chunks);
       work.job()->abandon(first, last, why);
       work.job()->ended(last - first);
+      work.failed += last - first;
     }
     return false;
   }
@@ -118,7 +119,10 @@ worker_actor::behavior_type worker(worker_self self, dispatcher_actor dispatcher
   return {
     [=](lease_ptr& work) {
       handling guard{self};
-      if (!run_guarded(self, *setup, *work)) {
+      const auto started = std::chrono::steady_clock::now();
+      const bool kept = run_guarded(self, *setup, *work);
+      setup->slots->ran(slot, work->ran, work->failed, std::chrono::steady_clock::now() - started);
+      if (!kept) {
         self->quit(); // the dispatcher's on_down replaces the slot
         return;
       }
@@ -320,6 +324,7 @@ void on_done(dispatcher_self self, std::size_t index, std::size_t generation, co
       st.current != mode::terminating) {
     self->send_exit(s.handle, caf::exit_reason::user_shutdown);
     spawn_worker(self, index);
+    st.setup->slots->replaced(index);
   }
   pump(self);
   stop_if_idle(self);
@@ -364,7 +369,9 @@ void on_down(dispatcher_self self, const caf::down_msg& down) {
   } else if (st.current == mode::terminating) {
     s->gone = true;
   } else {
-    spawn_worker(self, static_cast<std::size_t>(s - st.slots.begin()));
+    const auto index = static_cast<std::size_t>(s - st.slots.begin());
+    spawn_worker(self, index);
+    st.setup->slots->replaced(index);
   }
   pump(self);
   stop_if_idle(self);

@@ -222,6 +222,8 @@ std::size_t pool_core::size() const noexcept { return impl_->workers + impl_->no
 
 std::vector<int> pool_core::worker_pids() const { return impl_->slots->pids(); }
 
+std::vector<worker_stats> pool_core::stats() const { return impl_->slots->stats(size()); }
+
 std::uint16_t pool_core::listen_port() const noexcept {
   return impl_->listener ? impl_->listener->port() : 0;
 }

@@ -98,7 +98,7 @@ bool process_worker::run(lease& work) {
       return true;
     if (auto replies = link_->receive(20ms)) {
       for (const auto& reply : replies->chunks) {
-        settle(reply, *job);
+        work.failed += settle(reply, *job);
         ++work.ran;
       }
       continue;
@@ -109,6 +109,7 @@ bool process_worker::run(lease& work) {
         pool_closed("the pool was terminated while this work was running"));
       for (const auto& [id, chunk] : in_flight_)
         fail(*work.job(), chunk, why);
+      work.failed += in_flight_.size();
       in_flight_.clear();
       link_->kill();
       return false;
@@ -166,6 +167,7 @@ bool process_worker::send_more(lease& work, process_job& job) {
                              std::to_string(limit) + ")");
     } catch (...) {
       fail(*work.job(), chunk, std::current_exception());
+      ++work.failed;
       continue;
     }
     if (!batch.empty() && batch.bytes + request.calls.size() > budget && !flush())
@@ -178,17 +180,17 @@ bool process_worker::send_more(lease& work, process_job& job) {
   return flush();
 }
 
-void process_worker::settle(const chunk_reply& reply, process_job& job) {
+std::size_t process_worker::settle(const chunk_reply& reply, process_job& job) {
   const auto it = in_flight_.find(reply.id);
   if (it == in_flight_.end())
-    return;
+    return 0;
   const auto chunk = it->second;
   in_flight_.erase(it);
   if (!reply.error.empty()) {
     fail(job, chunk, reply.error_type.empty()
                        ? std::make_exception_ptr(serialization_error(reply.error))
                        : rebuild_exception(reply.error_type, reply.error, label()));
-    return;
+    return 1;
   }
   // Large tensors in results come from the reply queue's segments.
   std::optional<segment_store> results;
@@ -197,8 +199,9 @@ void process_worker::settle(const chunk_reply& reply, process_job& job) {
     results.emplace(*ring);
     scope.emplace(*results);
   }
-  job.accept_chunk(chunk, reply.outcomes, label());
+  const auto failed = job.accept_chunk(chunk, reply.outcomes, label());
   job.ended(1);
+  return failed;
 }
 
 void process_worker::fail(job& target, std::size_t chunk, std::exception_ptr why) noexcept {
@@ -212,10 +215,12 @@ void process_worker::lose(lease& work, const std::string& why) {
   const auto lost = std::make_exception_ptr(
     worker_lost(label() + " " + why + " while running this work"));
   for (const auto& [id, chunk] : in_flight_) {
-    if (work.attempts() < settings_->max_retries)
+    if (work.attempts() < settings_->max_retries) {
       give_back_(job, chunk, chunk + 1, work.attempts() + 1);
-    else
+    } else {
       fail(*job, chunk, lost);
+      ++work.failed;
+    }
   }
   in_flight_.clear();
   const auto [first, last] = work.take_back(true, lease::max_chunks);
@@ -226,11 +231,13 @@ void process_worker::lose(lease& work, const std::string& why) {
 void process_worker::fail_all(lease& work, const std::exception_ptr& why) noexcept {
   for (const auto& [id, chunk] : in_flight_)
     fail(*work.job(), chunk, why);
+  work.failed += in_flight_.size();
   in_flight_.clear();
   const auto [first, last] = work.take_back(true, lease::max_chunks);
   if (first < last) {
     work.job()->abandon(first, last, why);
     work.job()->ended(last - first);
+    work.failed += last - first;
   }
   if (link_)
     link_->kill();

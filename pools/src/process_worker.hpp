@@ -48,7 +48,8 @@ public:
 
 private:
   bool send_more(lease& work, process_job& job);
-  void settle(const chunk_reply& reply, process_job& job);
+  /// Completes a chunk from its reply; how many of its items failed.
+  std::size_t settle(const chunk_reply& reply, process_job& job);
   void fail(job& target, std::size_t chunk, std::exception_ptr why) noexcept;
   /// The worker is gone: what it held is given back or failed.
   void lose(lease& work, const std::string& why);

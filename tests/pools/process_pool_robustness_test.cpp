@@ -295,6 +295,43 @@ TEST_F(process_pool_test, a_task_knows_its_worker_and_the_pool_lists_worker_pids
   EXPECT_FALSE(troupe::this_worker().has_value()) << "outside a task there is no worker";
 }
 
+TEST_F(process_pool_test, stats_and_progress_cover_process_workers_and_their_replacements) {
+  troupe::process_pool pool{rt, {.workers = 2}};
+  std::atomic<std::size_t> last_done{0};
+  std::atomic<bool> finished{false};
+  const auto report = troupe::progress::callback(
+    [&](const troupe::progress_update& u) {
+      last_done = u.done;
+      finished = finished || u.finished;
+    },
+    1ms);
+  EXPECT_EQ(pool.map(cube, iota(300), {1, report}).size(), 300u);
+  EXPECT_TRUE(finished.load());
+  EXPECT_EQ(last_done.load(), 300u);
+  auto [doomed, pid] = start_busy_task(pool, "stats");
+  ASSERT_GT(pid, 0);
+  kill(pid, SIGKILL);
+  EXPECT_THROW((void)doomed.get(10s), troupe::worker_lost);
+  (void)pool.map(cube, iota(50), 1); // the replacement serves
+  const auto stats = pool.stats();
+  ASSERT_EQ(stats.size(), 2u);
+  std::size_t tasks = 0, failed = 0, replacements = 0;
+  std::set<int> pids;
+  for (const auto& w : stats) {
+    tasks += w.tasks;
+    failed += w.items_failed;
+    replacements += w.replacements;
+    if (w.pid)
+      pids.insert(*w.pid);
+  }
+  EXPECT_GE(tasks, 350u);
+  EXPECT_EQ(failed, 1u) << "the task lost with its worker";
+  EXPECT_EQ(replacements, 1u);
+  const auto listed = pool.worker_pids();
+  EXPECT_EQ(pids, std::set<int>(listed.begin(), listed.end()));
+  EXPECT_EQ(pids.count(pid), 0u) << "the killed worker is no longer listed";
+}
+
 TEST_F(process_pool_test, shared_tensors_cross_a_process_pool_both_ways) {
   troupe::collect_orphan_segments();
   std::set<int> workers;

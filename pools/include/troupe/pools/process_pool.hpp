@@ -27,6 +27,7 @@
 #include "troupe/pools/detail/pool_core.hpp"
 #include "troupe/pools/detail/process_jobs.hpp"
 #include "troupe/pools/imap_stream.hpp"
+#include "troupe/pools/map_options.hpp"
 #include "troupe/pools/pool_options.hpp"
 #include "troupe/pools/this_worker.hpp"
 
@@ -141,45 +142,42 @@ public:
     return async_result<R>{std::move(state)};
   }
 
-  /// `[t(x) for x in items]` in input order, `chunksize` items per message to a worker
-  /// (default ceil(n / (4 workers))). Rethrows the failure of the first failing item.
+  /// `[t(x) for x in items]` in input order. `options`: the chunksize, items per message to a
+  /// worker (default ceil(n / (4 workers))), and progress reporting (map_options.hpp).
+  /// Rethrows the failure of the first failing item.
   template <class Task, std::ranges::input_range Range>
-  auto map(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
-    return run_map<false>(t, std::forward<Range>(items), chunksize);
+  auto map(const Task& t, Range&& items, const map_options& options = {}) {
+    return run_map<false>(t, std::forward<Range>(items), options);
   }
 
   template <class Task, std::ranges::input_range Range>
-  auto map_async(const Task& t, Range&& items,
-                 std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+  auto map_async(const Task& t, Range&& items, const map_options& options = {}) {
     return submit_map<false>(t, detail::owned_items{detail::collect(std::forward<Range>(items))},
-                             chunksize);
+                             options);
   }
 
   /// `[t(*args) for args in items]`: each item is a tuple-like of arguments.
   template <class Task, std::ranges::input_range Range>
-  auto starmap(const Task& t, Range&& items,
-               std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
-    return run_map<true>(t, std::forward<Range>(items), chunksize);
+  auto starmap(const Task& t, Range&& items, const map_options& options = {}) {
+    return run_map<true>(t, std::forward<Range>(items), options);
   }
 
   template <class Task, std::ranges::input_range Range>
-  auto starmap_async(const Task& t, Range&& items,
-                     std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+  auto starmap_async(const Task& t, Range&& items, const map_options& options = {}) {
     return submit_map<true>(t, detail::owned_items{detail::collect(std::forward<Range>(items))},
-                            chunksize);
+                            options);
   }
 
   /// Results in input order as they arrive (default chunksize 1), a bounded window ahead.
   template <class Task, std::ranges::input_range Range>
-  auto imap(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
-    return stream<true>(t, std::forward<Range>(items), chunksize);
+  auto imap(const Task& t, Range&& items, const map_options& options = {}) {
+    return stream<true>(t, std::forward<Range>(items), options);
   }
 
   /// Results in completion order as they arrive (default chunksize 1).
   template <class Task, std::ranges::input_range Range>
-  auto imap_unordered(const Task& t, Range&& items,
-                      std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
-    return stream<false>(t, std::forward<Range>(items), chunksize);
+  auto imap_unordered(const Task& t, Range&& items, const map_options& options = {}) {
+    return stream<false>(t, std::forward<Range>(items), options);
   }
 
   /// No new work; what was submitted still runs. Does not block.
@@ -190,6 +188,10 @@ public:
   void join() { core_->join(); }
   /// Workers: the local ones, and the nodes from other hosts serving now.
   std::size_t size() const noexcept { return core_->size(); }
+
+  /// What each worker slot has done: tasks run, items failed, busy time, replacements (and,
+  /// for processes, the pid serving it now).
+  std::vector<worker_stats> stats() const { return core_->stats(); }
 
   /// The process ids of the local worker processes running now (a worker starts with its first
   /// task, and a replacement has a new pid).
@@ -224,41 +226,42 @@ private:
   }
 
   template <bool Spread, class Task, class Range>
-  auto run_map(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize) {
+  auto run_map(const Task& t, Range&& items, const map_options& options) {
     if constexpr (detail::borrowable_range<Range>)
       return submit_map<Spread>(
                t, detail::borrowed_items{std::ranges::begin(items), std::ranges::size(items)},
-               chunksize)
+               options)
         .get();
     else
       return submit_map<Spread>(
-               t, detail::owned_items{detail::collect(std::forward<Range>(items))}, chunksize)
+               t, detail::owned_items{detail::collect(std::forward<Range>(items))}, options)
         .get();
   }
 
   template <bool Spread, class Task, class Items>
-  auto submit_map(const Task& t, Items items, std::optional<std::ptrdiff_t> chunksize) {
+  auto submit_map(const Task& t, Items items, const map_options& options) {
     detail::check_task<Task, Ctx>();
     using F = detail::task_function<Task>;
     using R = detail::task_result_t<F>;
     using V = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
-    const auto chunk_size = detail::chunk_size_for(chunksize, items.size(), size());
+    const auto chunk_size = detail::chunk_size_for(options.chunksize, items.size(), size());
     auto state = std::make_shared<detail::result_state<V>>();
+    auto progress = detail::track(options.report, items.size());
     core_->submit(std::make_shared<detail::process_map_job<Items, F, Spread, with_context>>(
-      t, std::move(items), chunk_size, state));
+      t, std::move(items), chunk_size, state, std::move(progress)));
     return async_result<V>{std::move(state)};
   }
 
   template <bool Ordered, class Task, class Range>
-  auto stream(const Task& t, Range&& items, std::optional<std::ptrdiff_t> chunksize) {
+  auto stream(const Task& t, Range&& items, const map_options& options) {
     detail::check_task<Task, Ctx>();
     using F = detail::task_function<Task>;
     using R = detail::task_result_t<F>;
     static_assert(!std::is_void_v<R>, "imap needs a task that returns a value");
     auto source = detail::start_imap<R, Ordered>(
-      *core_, std::forward<Range>(items), chunksize, size(),
+      *core_, std::forward<Range>(items), options.chunksize, options.report, size(),
       [t](auto items, std::size_t chunk_size, std::size_t offset,
-           std::shared_ptr<detail::imap_sink<R, Ordered>> sink) {
+          std::shared_ptr<detail::imap_sink<R, Ordered>> sink) {
         return std::make_shared<
           detail::process_imap_job<decltype(items), F, Ordered, with_context>>(
           t, std::move(items), chunk_size, offset, std::move(sink));

@@ -7,6 +7,7 @@
 #include "troupe/pools/detail/map_jobs.hpp"
 #include "troupe/pools/detail/pool_core.hpp"
 #include "troupe/pools/imap_stream.hpp"
+#include "troupe/pools/map_options.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -89,45 +90,44 @@ public:
     return async_result<R>{std::move(state)};
   }
 
-  /// `[f(x) for x in items]` in input order. `chunksize` items go to a worker at a time
-  /// (default ceil(n / (4 workers))). Rethrows the exception of the first failing item.
+  /// `[f(x) for x in items]` in input order. `options`: the chunksize, items that go to a
+  /// worker at a time (default ceil(n / (4 workers))), and progress reporting (map_options.hpp).
+  /// Rethrows the exception of the first failing item.
   template <class F, std::ranges::input_range Range>
-  auto map(F&& f, Range&& items, std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
-    return run_map(bound<F>{std::forward<F>(f)}, std::forward<Range>(items), chunksize);
+  auto map(F&& f, Range&& items, const map_options& options = {}) {
+    return run_map(bound<F>{std::forward<F>(f)}, std::forward<Range>(items), options);
   }
 
   /// As map, without waiting. The items are copied (or moved, from an rvalue range) first.
   template <class F, std::ranges::input_range Range>
-  auto map_async(F&& f, Range&& items, std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+  auto map_async(F&& f, Range&& items, const map_options& options = {}) {
     return submit_map(bound<F>{std::forward<F>(f)},
-                      owned_items{collect(std::forward<Range>(items))}, chunksize);
+                      owned_items{collect(std::forward<Range>(items))}, options);
   }
 
   /// `[f(*args) for args in items]`: each item is a tuple-like of arguments.
   template <class F, std::ranges::input_range Range>
-  auto starmap(F&& f, Range&& items, std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
-    return run_map(spread<bound<F>>{{std::forward<F>(f)}}, std::forward<Range>(items), chunksize);
+  auto starmap(F&& f, Range&& items, const map_options& options = {}) {
+    return run_map(spread<bound<F>>{{std::forward<F>(f)}}, std::forward<Range>(items), options);
   }
 
   template <class F, std::ranges::input_range Range>
-  auto starmap_async(F&& f, Range&& items,
-                     std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
+  auto starmap_async(F&& f, Range&& items, const map_options& options = {}) {
     return submit_map(spread<bound<F>>{{std::forward<F>(f)}},
-                      owned_items{collect(std::forward<Range>(items))}, chunksize);
+                      owned_items{collect(std::forward<Range>(items))}, options);
   }
 
   /// Results of `f(x)` in input order, as they arrive (default chunksize 1). At most a window of
   /// chunks runs ahead of the consumer.
   template <class F, std::ranges::input_range Range>
-  auto imap(F&& f, Range&& items, std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
-    return stream<true>(bound<F>{std::forward<F>(f)}, std::forward<Range>(items), chunksize);
+  auto imap(F&& f, Range&& items, const map_options& options = {}) {
+    return stream<true>(bound<F>{std::forward<F>(f)}, std::forward<Range>(items), options);
   }
 
   /// Results of `f(x)` in completion order, as they arrive (default chunksize 1).
   template <class F, std::ranges::input_range Range>
-  auto imap_unordered(F&& f, Range&& items,
-                      std::optional<std::ptrdiff_t> chunksize = std::nullopt) {
-    return stream<false>(bound<F>{std::forward<F>(f)}, std::forward<Range>(items), chunksize);
+  auto imap_unordered(F&& f, Range&& items, const map_options& options = {}) {
+    return stream<false>(bound<F>{std::forward<F>(f)}, std::forward<Range>(items), options);
   }
 
   /// No new work is accepted; work already submitted still runs. Does not block.
@@ -144,6 +144,10 @@ public:
   /// Number of workers.
   std::size_t size() const noexcept { return core_->size(); }
 
+  /// What each worker slot has done: tasks run, items failed, busy time, replacements (and,
+  /// for processes, the pid serving it now).
+  std::vector<worker_stats> stats() const { return core_->stats(); }
+
 protected:
   basic_pool(runtime& rt, const pool_options& options, std::vector<void*> contexts = {})
     : core_(std::make_shared<pool_core>(rt, options, std::move(contexts))) {}
@@ -158,36 +162,37 @@ protected:
 
 private:
   template <class Call, class Range>
-  auto run_map(Call call, Range&& items, std::optional<std::ptrdiff_t> chunksize) {
+  auto run_map(Call call, Range&& items, const map_options& options) {
     if constexpr (borrowable_range<Range>) {
       // map() blocks until every chunk has ended, so the caller's range can be read in place.
       borrowed_items view{std::ranges::begin(items), std::ranges::size(items)};
-      return submit_map(std::move(call), std::move(view), chunksize).get();
+      return submit_map(std::move(call), std::move(view), options).get();
     } else {
-      return submit_map(std::move(call), owned_items{collect(std::forward<Range>(items))},
-                        chunksize)
+      return submit_map(std::move(call), owned_items{collect(std::forward<Range>(items))}, options)
         .get();
     }
   }
 
   template <class Call, class Items>
-  auto submit_map(Call call, Items items, std::optional<std::ptrdiff_t> chunksize) {
+  auto submit_map(Call call, Items items, const map_options& options) {
     using R = item_result_t<Call, decltype(items[0])>;
     using V = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
-    const auto chunk_size = chunk_size_for(chunksize, items.size(), size());
+    const auto chunk_size = chunk_size_for(options.chunksize, items.size(), size());
     auto state = std::make_shared<result_state<V>>();
+    auto progress = track(options.report, items.size());
     core_->submit(std::make_shared<map_job<R, Items, Call>>(std::move(items), chunk_size,
-                                                           std::move(call), state));
+                                                           std::move(call), state,
+                                                           std::move(progress)));
     return async_result<V>{std::move(state)};
   }
 
   template <bool Ordered, class Call, class Range>
-  auto stream(Call call, Range&& items, std::optional<std::ptrdiff_t> chunksize) {
+  auto stream(Call call, Range&& items, const map_options& options) {
     using R = item_result_t<Call, range_value_t<Range>&>;
     static_assert(!std::is_void_v<R>, "imap needs a task that returns a value; use map for "
                                       "tasks that return void");
     auto source = start_imap<R, Ordered>(
-      *core_, std::forward<Range>(items), chunksize, size(),
+      *core_, std::forward<Range>(items), options.chunksize, options.report, size(),
       [call = std::move(call)](auto items, std::size_t chunk_size, std::size_t offset,
                                std::shared_ptr<imap_sink<R, Ordered>> sink) {
         return std::make_shared<imap_job<R, decltype(items), Call, Ordered>>(

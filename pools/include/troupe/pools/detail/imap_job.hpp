@@ -12,6 +12,7 @@
 #include "troupe/pools/detail/job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
 #include "troupe/pools/detail/pool_core.hpp"
+#include "troupe/pools/progress.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -36,10 +37,21 @@ public:
     std::exception_ptr error;
   };
 
+  explicit imap_sink(progress_ptr progress = nullptr) : progress_(std::move(progress)) {}
+
   /// Items [first, first + results.size()) of the stream are done.
   void publish(std::size_t first, std::vector<outcome>& results) {
+    if (progress_) {
+      std::size_t failed = 0;
+      for (const auto& r : results)
+        failed += r.error ? 1 : 0;
+      progress_->completed(results.size(), failed);
+    }
+    bool all_done = false;
     {
       std::lock_guard guard{mutex_};
+      published_ += results.size();
+      all_done = published_ == total_;
       if constexpr (Ordered) {
         // pending_[k] holds item taken_ + k; items arrive in any order, gaps stay empty.
         const auto offset = first - taken_;
@@ -53,15 +65,24 @@ public:
       }
     }
     changed_.notify_all();
+    if (all_done && progress_)
+      progress_->finish();
   }
 
   /// The stream has `total` items (known from the start, or once the input ran out).
   void set_total(std::size_t total) {
+    bool all_done = false;
     {
       std::lock_guard guard{mutex_};
       total_ = total;
+      all_done = published_ == total_;
     }
     changed_.notify_all();
+    if (progress_) {
+      progress_->set_total(total);
+      if (all_done)
+        progress_->finish();
+    }
   }
 
   /// The next outcome; nullopt once every item was taken. Throws timeout_error if none comes
@@ -114,7 +135,8 @@ public:
 private:
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::size_t taken_ = 0;
+  progress_ptr progress_;
+  std::size_t taken_ = 0, published_ = 0;
   std::size_t total_ = job::unlimited;
   std::size_t running_ = 0;
   // Ordered: slots for items from taken_ on, empty until their result arrives.
@@ -187,8 +209,9 @@ public:
 
   /// `make(sink)` builds the job over the input (its chunking is `chunks`).
   template <class MakeJob>
-  eager_imap(pool_core& core, chunking chunks, std::size_t window, MakeJob&& make)
-    : sink_(std::make_shared<sink_type>()), chunks_(chunks), window_(window), core_(&core) {
+  eager_imap(pool_core& core, chunking chunks, std::size_t window, progress_ptr progress,
+             MakeJob&& make)
+    : sink_(std::make_shared<sink_type>(std::move(progress))), chunks_(chunks), window_(window), core_(&core) {
     sink_->set_total(chunks.size);
     job_ = make(sink_);
     job_->limit_starts(window_);
@@ -230,8 +253,8 @@ public:
                                                        std::shared_ptr<sink_type> sink)>;
 
   lazy_imap(pool_core& core, pull_fn pull, block_fn make_block, std::size_t block,
-            std::size_t window)
-    : sink_(std::make_shared<sink_type>()), pull_(std::move(pull)),
+            std::size_t window, progress_ptr progress)
+    : sink_(std::make_shared<sink_type>(std::move(progress))), pull_(std::move(pull)),
       make_block_(std::move(make_block)), block_(block), window_(std::max(window, block)),
       core_(&core) {
     top_up(); // the workers start on the first blocks at once
@@ -353,18 +376,21 @@ public:
       items_(std::move(items)),
       call_(std::move(call)) {}
 
-  void run(std::size_t chunk, const worker_env& env) noexcept override {
+  std::size_t run(std::size_t chunk, const worker_env& env) noexcept override {
     const auto first = this->chunks_.begin(chunk);
     const auto last = this->chunks_.end(chunk);
     std::vector<typename base::outcome> results(last - first);
+    std::size_t failed = 0;
     for (auto i = first; i < last; ++i) {
       try {
         results[i - first].value.emplace(call_(env, items_[i]));
       } catch (...) {
         results[i - first].error = std::current_exception();
+        ++failed;
       }
     }
     this->publish(first, results);
+    return failed;
   }
 
 private:
@@ -377,7 +403,8 @@ private:
 template <class R, bool Ordered, class Range, class MakeJob>
 std::shared_ptr<imap_source<R>> start_imap(pool_core& core, Range&& range,
                                            std::optional<std::ptrdiff_t> chunksize,
-                                           std::size_t workers, MakeJob make_job) {
+                                           const progress& report, std::size_t workers,
+                                           MakeJob make_job) {
   using sink_type = imap_sink<R, Ordered>;
   // Enough chunks in flight to keep every worker busy while the consumer catches up.
   const auto window = std::max<std::size_t>(64, 8 * workers);
@@ -391,7 +418,7 @@ std::shared_ptr<imap_source<R>> start_imap(pool_core& core, Range&& range,
     const auto chunk_size = chunksize ? chunk_size_for(chunksize, items.size(), workers) : 1;
     const chunking chunks{items.size(), chunk_size};
     return std::make_shared<eager_imap<R, Ordered>>(
-      core, chunks, window, [&](std::shared_ptr<sink_type> sink) {
+      core, chunks, window, track(report, chunks.size), [&](std::shared_ptr<sink_type> sink) {
         return make_job(std::move(items), chunk_size, std::size_t{0}, std::move(sink));
       });
   } else {
@@ -405,7 +432,7 @@ std::shared_ptr<imap_source<R>> start_imap(pool_core& core, Range&& range,
                              std::shared_ptr<sink_type> sink) -> std::shared_ptr<job> {
         return make_job(owned_items{std::move(block)}, chunk_size, offset, std::move(sink));
       },
-      16 * chunk_size, window * chunk_size);
+      16 * chunk_size, window * chunk_size, track(report, std::nullopt));
   }
 }
 

@@ -94,8 +94,9 @@ using job_ptr = std::shared_ptr<job>;
 class thread_job : public job {
 public:
   using job::job;
-  /// Runs chunk `chunk`. Exceptions of the task become the job's results.
-  virtual void run(std::size_t chunk, const worker_env& env) noexcept = 0;
+  /// Runs chunk `chunk`. Exceptions of the task become the job's results. Returns how many of
+  /// its items failed (for the pool's statistics).
+  virtual std::size_t run(std::size_t chunk, const worker_env& env) noexcept = 0;
 };
 
 /// A job of a process pool: its chunks run in a worker process.
@@ -108,9 +109,9 @@ public:
   virtual const char* task_name() const noexcept = 0;
   virtual bool with_context() const noexcept = 0;
   /// A worker's encoded outcomes for the chunk (see task.hpp), from worker `worker`. Bytes that
-  /// do not decode fail the chunk's items with serialization_error.
-  virtual void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
-                            const std::string& worker) noexcept = 0;
+  /// do not decode fail the chunk's items with serialization_error. Returns how many failed.
+  virtual std::size_t accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
+                                   const std::string& worker) noexcept = 0;
 };
 
 } // namespace troupe::detail

@@ -4,6 +4,7 @@
 
 #include "troupe/pools/async_result.hpp"
 #include "troupe/pools/detail/job.hpp"
+#include "troupe/pools/progress.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -85,8 +86,9 @@ class map_results {
 public:
   using value = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
 
-  map_results(std::size_t size, std::shared_ptr<result_state<value>> result)
-    : output_(make_output(size)), result_(std::move(result)) {}
+  map_results(std::size_t size, std::shared_ptr<result_state<value>> result,
+              progress_ptr progress = nullptr)
+    : output_(make_output(size)), result_(std::move(result)), progress_(std::move(progress)) {}
 
   template <class V>
   void set(std::size_t i, V&& v) {
@@ -95,8 +97,16 @@ public:
   }
   void fail(std::size_t i, std::exception_ptr error) noexcept { failure_.record(i, std::move(error)); }
 
+  /// A chunk of `items` items has ended, `failed` of them in failure.
+  void chunk_ended(std::size_t items, std::size_t failed) noexcept {
+    if (progress_)
+      progress_->completed(items, failed);
+  }
+
   /// After every chunk has ended.
   void deliver() noexcept {
+    if (progress_)
+      progress_->finish();
     if (failure_.error())
       result_->set_error(failure_.error());
     else if constexpr (std::is_void_v<R>)
@@ -117,6 +127,7 @@ private:
   output output_;
   first_failure failure_;
   std::shared_ptr<result_state<value>> result_;
+  progress_ptr progress_;
 };
 
 /// Items read in place from a random-access range that outlives the job.
@@ -174,7 +185,7 @@ public:
   apply_job(Call call, std::shared_ptr<result_state<R>> result)
     : thread_job(1), call_(std::move(call)), result_(std::move(result)) {}
 
-  void run(std::size_t, const worker_env& env) noexcept override {
+  std::size_t run(std::size_t, const worker_env& env) noexcept override {
     try {
       if constexpr (std::is_void_v<R>) {
         call_(env);
@@ -182,8 +193,10 @@ public:
       } else {
         outcome_.template emplace<1>(call_(env));
       }
+      return 0;
     } catch (...) {
       outcome_.template emplace<2>(std::current_exception());
+      return 1;
     }
   }
 
@@ -210,16 +223,17 @@ template <class R, class Items, class Call>
 class map_job final : public thread_job {
 public:
   map_job(Items items, std::size_t chunk_size, Call call,
-          std::shared_ptr<result_state<typename map_results<R>::value>> result)
+          std::shared_ptr<result_state<typename map_results<R>::value>> result,
+          progress_ptr progress = nullptr)
     : thread_job(chunking{items.size(), chunk_size}.chunk_count()),
       items_(std::move(items)),
       chunks_{items_.size(), chunk_size},
       call_(std::move(call)),
-      results_(items_.size(), std::move(result)) {}
+      results_(items_.size(), std::move(result), std::move(progress)) {}
 
-  void run(std::size_t chunk, const worker_env& env) noexcept override {
-    const auto last = chunks_.end(chunk);
-    for (auto i = chunks_.begin(chunk); i < last; ++i) {
+  std::size_t run(std::size_t chunk, const worker_env& env) noexcept override {
+    const auto first = chunks_.begin(chunk), last = chunks_.end(chunk);
+    for (auto i = first; i < last; ++i) {
       try {
         if constexpr (std::is_void_v<R>)
           call_(env, items_[i]);
@@ -227,13 +241,20 @@ public:
           results_.set(i, call_(env, items_[i]));
       } catch (...) {
         results_.fail(i, std::current_exception());
-        return;
+        results_.chunk_ended(last - first, 1); // the rest of the chunk is not run
+        return 1;
       }
     }
+    results_.chunk_ended(last - first, 0);
+    return 0;
   }
 
-  void abandon(std::size_t first, std::size_t, std::exception_ptr why) noexcept override {
+  void abandon(std::size_t first, std::size_t last, std::exception_ptr why) noexcept override {
+    if (first >= last)
+      return;
     results_.fail(chunks_.begin(first), std::move(why));
+    const auto items = chunks_.end(last - 1) - chunks_.begin(first);
+    results_.chunk_ended(items, items);
   }
 
 private:

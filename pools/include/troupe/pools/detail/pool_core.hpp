@@ -5,6 +5,7 @@
 
 #include "troupe/pools/detail/job.hpp"
 #include "troupe/pools/pool_options.hpp"
+#include "troupe/pools/worker_stats.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +56,9 @@ public:
 
   /// The processes of a process pool's local workers that are running now.
   std::vector<int> worker_pids() const;
+
+  /// What each worker slot has done.
+  std::vector<worker_stats> stats() const;
 
   /// The port a process pool takes nodes on, 0 if it takes none.
   std::uint16_t listen_port() const noexcept;

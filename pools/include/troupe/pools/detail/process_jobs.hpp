@@ -93,10 +93,11 @@ public:
   std::vector<std::byte> encode_chunk(std::size_t) const override {
     return encode_calls(std::vector<args>{args_});
   }
-  void accept_chunk(std::size_t, std::span<const std::byte> outcomes,
-                    const std::string& worker) noexcept override {
+  std::size_t accept_chunk(std::size_t, std::span<const std::byte> outcomes,
+                           const std::string& worker) noexcept override {
     auto decoded = task_calls<F, false, WithContext>::template decode<R>(outcomes, 1, worker);
     outcome_ = std::move(decoded[0]);
+    return outcome_.second ? 1 : 0;
   }
   void abandon(std::size_t, std::size_t, std::exception_ptr why) noexcept override {
     outcome_ = {std::nullopt, std::move(why)};
@@ -123,12 +124,13 @@ class process_map_job final : public process_job {
 
 public:
   process_map_job(const task<F>& t, Items items, std::size_t chunk_size,
-                  std::shared_ptr<result_state<typename map_results<R>::value>> result)
+                  std::shared_ptr<result_state<typename map_results<R>::value>> result,
+                  progress_ptr progress = nullptr)
     : process_job(chunking{items.size(), chunk_size}.chunk_count()),
       name_(t.name),
       items_(std::move(items)),
       chunks_{items_.size(), chunk_size},
-      results_(items_.size(), std::move(result)) {}
+      results_(items_.size(), std::move(result), std::move(progress)) {}
 
   const char* task_name() const noexcept override { return name_; }
   bool with_context() const noexcept override { return WithContext; }
@@ -136,20 +138,29 @@ public:
     return task_calls<F, Spread, WithContext>::encode(items_, chunks_.begin(chunk),
                                                       chunks_.end(chunk));
   }
-  void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
-                    const std::string& worker) noexcept override {
+  std::size_t accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
+                           const std::string& worker) noexcept override {
     const auto first = chunks_.begin(chunk);
     auto decoded = task_calls<F, Spread, WithContext>::template decode<R>(
       outcomes, chunks_.end(chunk) - first, worker);
+    std::size_t failed = 0;
     for (std::size_t k = 0; k < decoded.size(); ++k) {
-      if (decoded[k].second)
+      if (decoded[k].second) {
         results_.fail(first + k, decoded[k].second);
-      else if constexpr (!std::is_void_v<R>)
+        ++failed;
+      } else if constexpr (!std::is_void_v<R>) {
         results_.set(first + k, std::move(*decoded[k].first));
+      }
     }
+    results_.chunk_ended(decoded.size(), failed);
+    return failed;
   }
-  void abandon(std::size_t first, std::size_t, std::exception_ptr why) noexcept override {
+  void abandon(std::size_t first, std::size_t last, std::exception_ptr why) noexcept override {
+    if (first >= last)
+      return;
     results_.fail(chunks_.begin(first), std::move(why));
+    const auto items = chunks_.end(last - 1) - chunks_.begin(first);
+    results_.chunk_ended(items, items);
   }
 
 private:
@@ -180,17 +191,20 @@ public:
     return task_calls<F, false, WithContext>::encode(items_, this->chunks_.begin(chunk),
                                                      this->chunks_.end(chunk));
   }
-  void accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
-                    const std::string& worker) noexcept override {
+  std::size_t accept_chunk(std::size_t chunk, std::span<const std::byte> outcomes,
+                           const std::string& worker) noexcept override {
     const auto first = this->chunks_.begin(chunk);
     auto decoded = task_calls<F, false, WithContext>::template decode<R>(
       outcomes, this->chunks_.end(chunk) - first, worker);
     std::vector<typename base::outcome> results(decoded.size());
+    std::size_t failed = 0;
     for (std::size_t k = 0; k < decoded.size(); ++k) {
       results[k].value = std::move(decoded[k].first);
       results[k].error = decoded[k].second;
+      failed += results[k].error ? 1 : 0;
     }
     this->publish(first, results);
+    return failed;
   }
 
 private:
