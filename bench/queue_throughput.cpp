@@ -166,6 +166,40 @@ double shared_handoff_us(std::size_t floats, int round_trips) {
   return us[us.size() / 2];
 }
 
+/// Median time from handing a shared_tensor of `floats` to another process until that process
+/// has read every page of it (what the receiver gets to use, not just the handle).
+double shared_first_read_us(std::size_t floats, int round_trips) {
+  const auto there = fresh_name("bench-read"), back = fresh_name("bench-read-ack");
+  auto out = troupe::queue<troupe::shared_tensor<float>>::create(there);
+  auto in = troupe::queue<float>::create(back);
+  const auto child = spawn([&] {
+    auto from = troupe::queue<troupe::shared_tensor<float>>::open(there);
+    auto to = troupe::queue<float>::open(back);
+    constexpr std::size_t page_floats = 4096 / sizeof(float);
+    for (int r = 0; r < round_trips; ++r) {
+      const auto tensor = from.get();
+      float sum = 0;
+      for (std::size_t i = 0; i < tensor.size(); i += page_floats)
+        sum += tensor.data()[i];
+      to.put(sum);
+    }
+  });
+  troupe::shared_tensor<float> tensor{{floats}};
+  tensor.view().fill(1.f);
+  std::vector<double> us;
+  for (int r = 0; r < round_trips; ++r) {
+    const auto start = clock_type::now();
+    out.put(tensor);
+    (void)in.get();
+    us.push_back(seconds_since(start) * 1e6);
+  }
+  reap(child);
+  out.unlink();
+  in.unlink();
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
 struct size_case {
   const char* label;
   std::size_t bytes;
@@ -181,7 +215,8 @@ int main() {
   std::printf("queue_throughput: one producer process, one consumer process, xt::xarray<float>;\n"
               "queue depth 256 (1 KiB), 8 (1 MiB), 2 (64 MiB)\n");
   std::printf("%-7s %-22s %14s %10s %12s\n", "size", "transport", "msg/s", "GB/s", "vs memcpy");
-  double k1_msgs = 0, m1_fraction = 0, m64_fraction = 0;
+  double k1_msgs = 0, k1_ratio_to_socket = 0, m1_fraction = 0, m64_fraction = 0,
+         m64_get_fraction = 0, m64_get_us = 0;
   for (const auto& c : cases) {
     const auto floats = c.bytes / sizeof(float);
     const double mem = memcpy_seconds(c.bytes);
@@ -198,19 +233,29 @@ int main() {
     row("troupe copy, get()", copy_new);
     row("troupe copy, get_into()", copy);
     row("troupe queue, shared", shared);
-    if (c.bytes == 1 << 10)
+    if (c.bytes == 1 << 10) {
       k1_msgs = 1 / copy;
+      k1_ratio_to_socket = uds / std::min(copy, copy_new);
+    }
     if (c.bytes == 1 << 20)
       m1_fraction = mem / copy;
-    if (c.bytes == 64u << 20)
+    if (c.bytes == 64u << 20) {
       m64_fraction = mem / copy;
+      m64_get_fraction = mem / copy_new;
+      m64_get_us = copy_new * 1e6;
+    }
   }
   const double handoff = shared_handoff_us((64u << 20) / sizeof(float), 200);
   std::printf("shared_tensor of 64 MiB handed to another process: %.1f us median (one way)\n",
               handoff);
-  std::printf("(tooling lines: copy mode with get_into, the consumer reusing its array)\n");
+  const double first_read = shared_first_read_us((64u << 20) / sizeof(float), 50);
+  std::printf("shared_tensor of 64 MiB handed over and every page read there: %.1f us median "
+              "(copy mode get(): %.1f us a message)\n", first_read, m64_get_us);
   std::printf("queue_1k_msgs_per_s %.0f msg/s\n", k1_msgs);
-  std::printf("queue_1m_copy_fraction_of_memcpy %.3f ratio\n", m1_fraction);
-  std::printf("queue_64m_copy_fraction_of_memcpy %.3f ratio\n", m64_fraction);
+  std::printf("queue_1k_ratio_to_unix_socket %.3f x\n", k1_ratio_to_socket);
+  std::printf("queue_1m_copy_get_into_fraction_of_memcpy %.3f ratio\n", m1_fraction);
+  std::printf("queue_64m_copy_get_into_fraction_of_memcpy %.3f ratio\n", m64_fraction);
+  std::printf("queue_64m_get_fraction_of_memcpy %.3f ratio\n", m64_get_fraction);
   std::printf("queue_shared_64m_handoff_us %.1f us\n", handoff);
+  std::printf("queue_shared_64m_first_read_us %.1f us\n", first_read);
 }

@@ -152,14 +152,18 @@ std::optional<mapped_object> create_object(const std::string& name, std::size_t 
   const int fd = shm_open(path.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0)
     return std::nullopt;
-  const int rc = reserve ? posix_fallocate(fd, 0, static_cast<off_t>(size))
-                         : (ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno);
+  // Checked, not reserved: reserving (fallocate) zero-fills every page up front, and the page
+  // faults of the first write then cost the same again. A race with another process filling
+  // /dev/shm meanwhile remains possible, and would show as SIGBUS on that write.
+  const auto free_bytes = reserve ? shm_bytes_free() : size;
+  const int rc = free_bytes < size ? ENOSPC
+                                   : (ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno);
   if (rc != 0) {
     close(fd);
     shm_unlink(path.c_str());
     throw capacity_error("cannot allocate " + std::to_string(size) +
                          " bytes of shared memory for " + name + ": " + std::strerror(rc) +
-                         " (/dev/shm has " + std::to_string(shm_bytes_free()) + " bytes free)");
+                         " (/dev/shm has " + std::to_string(free_bytes) + " bytes free)");
   }
   auto mapped = map_fd(fd, size);
   if (!mapped) {

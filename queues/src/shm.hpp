@@ -103,8 +103,8 @@ struct mapped_object {
 };
 
 /// Creates (exclusive) an object and maps `size` bytes of it; nullopt if the name exists. With
-/// `reserve`, the memory is allocated now, so that running out of it is a capacity_error naming
-/// the size and what /dev/shm has free, rather than a SIGBUS on the first write.
+/// `reserve`, /dev/shm must have `size` bytes free now, so that running out of it is a
+/// capacity_error naming the size and what is free, rather than a SIGBUS on the first write.
 std::optional<mapped_object> create_object(const std::string& name, std::size_t size,
                                            bool reserve = false);
 /// Opens and maps an existing object; nullopt if it is missing or empty.
