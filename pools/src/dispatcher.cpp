@@ -33,6 +33,7 @@ constexpr std::size_t credit = 2;
 
 struct worker_state {
   worker_env env;
+  std::optional<slot_meter> meter;
   // Thread pools: the initializer runs in the worker's thread before its first task.
   bool initialized = false;
   std::exception_ptr initializer_error;
@@ -64,14 +65,17 @@ void run_lease(worker_state& st, const std::function<void()>& initializer, lease
     const auto [first, last] = work.take_back(true, lease::max_chunks);
     work.job()->abandon(chunk, chunk + 1, st.initializer_error);
     work.job()->abandon(first, last, st.initializer_error);
+    st.meter->count(0, 1 + last - first);
     work.job()->ended(1 + last - first);
     return;
   }
   const detail::worker_scope identity{st.env.worker_index};
+  std::size_t failed = 0;
   do {
-    work.failed += runnable->run(chunk, st.env);
+    failed += runnable->run(chunk, st.env);
     ++work.ran;
   } while (work.claim(chunk));
+  st.meter->count(work.ran, failed);
   work.job()->ended(work.ran);
 }
 
@@ -95,8 +99,8 @@ bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexc
     } else {
       const auto [first, last] = work.take_back(true, lease::max_chunks);
       work.job()->abandon(first, last, why);
+      st.meter->count(0, last - first);
       work.job()->ended(last - first);
-      work.failed += last - first;
     }
     return false;
   }
@@ -109,9 +113,10 @@ worker_actor::behavior_type worker(worker_self self, dispatcher_actor dispatcher
   handling guard{self};
   self->state.env.worker_index = slot;
   self->state.env.context = setup->contexts.empty() ? nullptr : setup->contexts[slot];
+  self->state.meter.emplace(setup->slots, slot);
   if (setup->process)
     self->state.process.emplace(
-      slot, setup->process, std::move(node), *setup->terminating, setup->slots,
+      slot, setup->process, std::move(node), *setup->terminating, *self->state.meter,
       [self, dispatcher](const job_ptr& job, std::size_t first, std::size_t last,
                          std::size_t attempts) {
         send_from(self, dispatcher, give_back_atom::value, job, first, last, attempts);
@@ -119,10 +124,8 @@ worker_actor::behavior_type worker(worker_self self, dispatcher_actor dispatcher
   return {
     [=](lease_ptr& work) {
       handling guard{self};
-      const auto started = std::chrono::steady_clock::now();
-      const bool kept = run_guarded(self, *setup, *work);
-      setup->slots->ran(slot, work->ran, work->failed, std::chrono::steady_clock::now() - started);
-      if (!kept) {
+      self->state.meter->begin();
+      if (!run_guarded(self, *setup, *work)) {
         self->quit(); // the dispatcher's on_down replaces the slot
         return;
       }

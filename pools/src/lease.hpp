@@ -64,9 +64,8 @@ public:
     return end - std::min(next, end);
   }
 
-  /// Chunks the worker ran, and items of them that failed; written by the worker.
+  /// Chunks the worker ran; written by the worker before it reports the lease done.
   std::size_t ran = 0;
-  std::size_t failed = 0;
 
 private:
   static std::uint64_t pack(std::uint64_t next, std::uint64_t end) noexcept {

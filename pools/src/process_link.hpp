@@ -33,8 +33,8 @@ public:
   std::string lost_reason() const override { return lost_reason_; }
   void kill() override;
   const std::string& label() const noexcept override { return label_; }
-  byte_queue* request_ring() override { return &requests_->ring(); }
-  byte_queue* reply_ring() override { return &replies_->ring(); }
+  byte_queue* request_ring() override { return &queue_internals::ring(*requests_); }
+  byte_queue* reply_ring() override { return &queue_internals::ring(*replies_); }
   pid_t pid() const noexcept { return pid_; }
 
 private:

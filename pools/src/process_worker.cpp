@@ -55,13 +55,13 @@ std::exception_ptr as_worker_failure(std::exception_ptr caught, const std::strin
 process_worker::process_worker(std::size_t slot, std::shared_ptr<const process_settings> settings,
                                std::shared_ptr<worker_link> node,
                                const std::atomic<bool>& terminating,
-                               std::shared_ptr<slot_registry> registry, give_back_fn give_back)
+                               slot_meter& meter, give_back_fn give_back)
   : slot_(slot), settings_(std::move(settings)), link_(std::move(node)), remote_(link_ != nullptr),
-    terminating_(terminating), registry_(std::move(registry)), give_back_(std::move(give_back)) {}
+    terminating_(terminating), meter_(meter), give_back_(std::move(give_back)) {}
 
 process_worker::~process_worker() {
   if (pid_ != 0)
-    registry_->vacated(slot_, pid_);
+    meter_.registry().vacated(slot_, pid_);
 }
 
 std::string process_worker::label() const {
@@ -75,7 +75,7 @@ bool process_worker::run(lease& work) {
   if (!link_) {
     auto started = std::make_shared<process_link>(slot_, settings_);
     pid_ = started->pid();
-    registry_->serving(slot_, pid_);
+    meter_.registry().serving(slot_, pid_);
     link_ = std::move(started);
   } else {
     // A worker that died while idle is noticed only now; it never saw this lease, so all of it
@@ -98,7 +98,7 @@ bool process_worker::run(lease& work) {
       return true;
     if (auto replies = link_->receive(20ms)) {
       for (const auto& reply : replies->chunks) {
-        work.failed += settle(reply, *job);
+        settle(reply, *job);
         ++work.ran;
       }
       continue;
@@ -109,7 +109,6 @@ bool process_worker::run(lease& work) {
         pool_closed("the pool was terminated while this work was running"));
       for (const auto& [id, chunk] : in_flight_)
         fail(*work.job(), chunk, why);
-      work.failed += in_flight_.size();
       in_flight_.clear();
       link_->kill();
       return false;
@@ -167,7 +166,6 @@ bool process_worker::send_more(lease& work, process_job& job) {
                              std::to_string(limit) + ")");
     } catch (...) {
       fail(*work.job(), chunk, std::current_exception());
-      ++work.failed;
       continue;
     }
     if (!batch.empty() && batch.bytes + request.calls.size() > budget && !flush())
@@ -180,17 +178,17 @@ bool process_worker::send_more(lease& work, process_job& job) {
   return flush();
 }
 
-std::size_t process_worker::settle(const chunk_reply& reply, process_job& job) {
+void process_worker::settle(const chunk_reply& reply, process_job& job) {
   const auto it = in_flight_.find(reply.id);
   if (it == in_flight_.end())
-    return 0;
+    return;
   const auto chunk = it->second;
   in_flight_.erase(it);
   if (!reply.error.empty()) {
     fail(job, chunk, reply.error_type.empty()
                        ? std::make_exception_ptr(serialization_error(reply.error))
                        : rebuild_exception(reply.error_type, reply.error, label()));
-    return 1;
+    return;
   }
   // Large tensors in results come from the reply queue's segments.
   std::optional<segment_store> results;
@@ -199,13 +197,13 @@ std::size_t process_worker::settle(const chunk_reply& reply, process_job& job) {
     results.emplace(*ring);
     scope.emplace(*results);
   }
-  const auto failed = job.accept_chunk(chunk, reply.outcomes, label());
+  meter_.count(1, job.accept_chunk(chunk, reply.outcomes, label()));
   job.ended(1);
-  return failed;
 }
 
 void process_worker::fail(job& target, std::size_t chunk, std::exception_ptr why) noexcept {
   target.abandon(chunk, chunk + 1, std::move(why));
+  meter_.count(1, 1);
   target.ended(1);
 }
 
@@ -219,7 +217,6 @@ void process_worker::lose(lease& work, const std::string& why) {
       give_back_(job, chunk, chunk + 1, work.attempts() + 1);
     } else {
       fail(*job, chunk, lost);
-      ++work.failed;
     }
   }
   in_flight_.clear();
@@ -231,13 +228,12 @@ void process_worker::lose(lease& work, const std::string& why) {
 void process_worker::fail_all(lease& work, const std::exception_ptr& why) noexcept {
   for (const auto& [id, chunk] : in_flight_)
     fail(*work.job(), chunk, why);
-  work.failed += in_flight_.size();
   in_flight_.clear();
   const auto [first, last] = work.take_back(true, lease::max_chunks);
   if (first < last) {
     work.job()->abandon(first, last, why);
+    meter_.count(0, last - first);
     work.job()->ended(last - first);
-    work.failed += last - first;
   }
   if (link_)
     link_->kill();

@@ -31,7 +31,7 @@ public:
   /// first use (and never restarted here: a new slot actor starts the next one).
   process_worker(std::size_t slot, std::shared_ptr<const process_settings> settings,
                  std::shared_ptr<worker_link> node, const std::atomic<bool>& terminating,
-                 std::shared_ptr<slot_registry> registry, give_back_fn give_back);
+                 slot_meter& meter, give_back_fn give_back);
   ~process_worker();
   process_worker(const process_worker&) = delete;
   process_worker& operator=(const process_worker&) = delete;
@@ -48,8 +48,9 @@ public:
 
 private:
   bool send_more(lease& work, process_job& job);
-  /// Completes a chunk from its reply; how many of its items failed.
-  std::size_t settle(const chunk_reply& reply, process_job& job);
+  /// Completes a chunk from its reply.
+  void settle(const chunk_reply& reply, process_job& job);
+  /// Ends a chunk in failure (counted as one failure of this worker).
   void fail(job& target, std::size_t chunk, std::exception_ptr why) noexcept;
   /// The worker is gone: what it held is given back or failed.
   void lose(lease& work, const std::string& why);
@@ -60,7 +61,7 @@ private:
   bool remote_;
   bool context_sent_ = false; // a node's context setup travels with its first batch
   const std::atomic<bool>& terminating_;
-  std::shared_ptr<slot_registry> registry_;
+  slot_meter& meter_; // the slot actor's, which outlives this
   int pid_ = 0; // of the local process this worker started, once it has
   give_back_fn give_back_;
   std::uint64_t next_request_ = 0;

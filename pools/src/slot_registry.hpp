@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -63,6 +64,28 @@ private:
 
   mutable std::mutex mutex_;
   std::map<std::size_t, worker_stats> slots_;
+};
+
+/// Counts one slot's work as it is done, before it is reported ended: a caller that has seen a
+/// result sees its work in stats() too.
+class slot_meter {
+public:
+  slot_meter(std::shared_ptr<slot_registry> registry, std::size_t slot)
+    : registry_(std::move(registry)), slot_(slot) {}
+  /// A lease begins: busy time runs from here.
+  void begin() noexcept { mark_ = std::chrono::steady_clock::now(); }
+  /// `tasks` chunks are about to be reported ended; `failed` items (or lost chunks) failed.
+  void count(std::size_t tasks, std::size_t failed) noexcept {
+    const auto now = std::chrono::steady_clock::now();
+    registry_->ran(slot_, tasks, failed, now - mark_);
+    mark_ = now;
+  }
+  slot_registry& registry() noexcept { return *registry_; }
+
+private:
+  std::shared_ptr<slot_registry> registry_;
+  std::size_t slot_;
+  std::chrono::steady_clock::time_point mark_ = std::chrono::steady_clock::now();
 };
 
 } // namespace troupe::detail

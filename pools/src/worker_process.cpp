@@ -36,7 +36,7 @@ void send_replies(queue<reply_batch>& replies, reply_batch& batch, segment_store
     replies.put(batch);
     return;
   } catch (const capacity_error& e) {
-    const auto limit = replies.ring().options().max_message_bytes;
+    const auto limit = queue_internals::ring(replies).options().max_message_bytes;
     for (auto& reply : batch.chunks) {
       const auto bytes = reply.outcomes.size();
       if (limit != 0 && bytes < limit / 2)
@@ -66,7 +66,7 @@ void serve(const request_batch& batch, chunk_runner& runner, queue<reply_batch>&
   for (const auto& request : batch.chunks) {
     if (out.chunks.empty()) {
       oldest = std::chrono::steady_clock::now();
-      results.emplace(replies.ring());
+      results.emplace(queue_internals::ring(replies));
     }
     // Tensors in arguments come from the request queue's segments; large results go into the
     // reply queue's.
@@ -108,7 +108,7 @@ int run_worker_process(const std::string& value) {
       }
     });
     chunk_runner runner{spec->index, "worker " + std::to_string(spec->index), spec->initializer};
-    segment_store arguments{requests.ring()};
+    segment_store arguments{queue_internals::ring(requests)};
     for (;;) {
       request_batch batch;
       try {

@@ -14,7 +14,7 @@
 #pragma once
 
 #include "troupe/actors/runtime.hpp"
-#include "troupe/pools/detail/basic_pool.hpp"
+#include "troupe/pools/detail/thread_pool_jobs.hpp"
 
 namespace troupe {
 

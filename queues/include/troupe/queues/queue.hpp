@@ -33,6 +33,17 @@
 
 namespace troupe {
 
+namespace detail {
+/// For troupe's own modules only (the process pools' data plane): the ring under a queue, whose
+/// segments large tensors travel through.
+struct queue_internals {
+  template <class Queue>
+  static byte_queue& ring(Queue& q) noexcept {
+    return *q.core_;
+  }
+};
+} // namespace detail
+
 template <class T>
 class queue {
   using mode = detail::byte_queue::mode;
@@ -106,11 +117,9 @@ public:
 
   const std::string& name() const noexcept { return core_->name(); }
 
-  /// The ring underneath, for code that moves pre-encoded bytes with this queue's segments
-  /// (the process pools' data plane).
-  detail::byte_queue& ring() noexcept { return *core_; }
-
 private:
+  friend struct detail::queue_internals;
+
   queue(const std::string& name, mode how, const queue_options& options)
     : core_(std::make_unique<detail::byte_queue>(name, how, options,
                                                  detail::type_tag(typeid(T).name()),

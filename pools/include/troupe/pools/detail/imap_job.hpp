@@ -32,6 +32,7 @@ using stream_deadline = std::optional<std::chrono::steady_clock::time_point>;
 template <class R, bool Ordered>
 class imap_sink {
 public:
+  using value_type = R;
   struct outcome {
     std::optional<R> value;
     std::exception_ptr error;

@@ -7,6 +7,8 @@
 #include "troupe/actors/task.hpp"
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
+#include "troupe/pools/async_result.hpp"
+#include "troupe/pools/progress.hpp"
 
 #include <optional>
 #include <utility>
@@ -17,6 +19,51 @@ namespace troupe::detail {
 /// The argument tuple of F's calls: all its parameters, or all but the context.
 template <class F, bool WithContext>
 using call_args = std::conditional_t<WithContext, context_task_args<F>, task_args<F>>;
+
+/// What a task returns.
+template <class F>
+using task_result_t = std::remove_cvref_t<typename callable_traits<F>::result>;
+
+template <class T>
+struct is_task : std::false_type {
+  using function = int (*)(int); // a stand-in, so misuse reports only check_task's message
+};
+template <class F>
+struct is_task<task<F>> : std::true_type {
+  using function = F;
+};
+
+/// The callable of task type Task.
+template <class Task>
+using task_function = typename is_task<std::remove_cvref_t<Task>>::function;
+
+/// The checks that make misuse a compile-time error that says what to do. `Ctx` is the pool's
+/// context type, void for plain process pools.
+template <class Task, class Ctx>
+constexpr void check_task() {
+  static_assert(is_task<std::remove_cvref_t<Task>>::value,
+                "a process pool runs registered tasks: declare the function at namespace scope "
+                "with TROUPE_TASK(name, callable) and pass `name`");
+  if constexpr (!std::is_void_v<Ctx> && is_task<std::remove_cvref_t<Task>>::value) {
+    using F = task_function<Task>;
+    static_assert(takes_context<F>, "a context pool calls f(ctx, args...): the task's first "
+                                    "parameter must be a non-const reference to the context");
+    if constexpr (takes_context<F>)
+      static_assert(std::is_same_v<context_of<F>, Ctx>,
+                    "the task's context parameter is not the pool's context type");
+  }
+  if constexpr (is_task<std::remove_cvref_t<Task>>::value) {
+    using F = task_function<Task>;
+    static_assert(all_serializable<call_args<F, !std::is_void_v<Ctx>>>,
+                  "a task's argument types must be serializable to cross to a worker process: "
+                  "give the type a `template <class Archive> void serialize(Archive&)` member");
+    using R = task_result_t<F>;
+    static_assert(std::is_void_v<R> || serializable<R>,
+                  "a task's result type must be serializable to come back from a worker "
+                  "process: give the type a `template <class Archive> void serialize(Archive&)` "
+                  "member");
+  }
+}
 
 /// How a process job turns its items into a task's calls and a worker's reply into results.
 /// `Spread`: each item is a tuple of arguments (starmap); otherwise the single argument.
@@ -75,8 +122,6 @@ struct task_calls {
   }
 };
 
-template <class F>
-using task_result_t = std::remove_cvref_t<typename callable_traits<F>::result>;
 
 /// apply / apply_async on a process pool.
 template <class F, bool WithContext>
@@ -210,6 +255,50 @@ public:
 private:
   const char* name_;
   Items items_;
+};
+
+/// How process pools turn calls into jobs (the policy of pool_front): a registered task, run
+/// in a worker process, its arguments and results encoded. `Ctx` is the pool's context type
+/// (void: none).
+template <class Ctx>
+struct process_pool_jobs {
+  static constexpr bool with_context = !std::is_void_v<Ctx>;
+
+  template <class Task, class Item>
+  using result_of = task_result_t<task_function<Task>>;
+
+  template <class Task, class... Args>
+  static auto apply(const Task& t, Args&&... args) {
+    check_task<Task, Ctx>();
+    using F = task_function<Task>;
+    using R = task_result_t<F>;
+    auto state = std::make_shared<result_state<R>>();
+    job_ptr job = std::make_shared<process_apply_job<F, with_context>>(
+      t, call_args<F, with_context>(std::forward<Args>(args)...), state);
+    return std::pair{std::move(job), async_result<R>{std::move(state)}};
+  }
+
+  template <bool Spread, class Task, class Items>
+  static auto map(const Task& t, Items items, std::size_t chunk_size, progress_ptr progress) {
+    check_task<Task, Ctx>();
+    using F = task_function<Task>;
+    using R = task_result_t<F>;
+    using V = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
+    auto state = std::make_shared<result_state<V>>();
+    job_ptr job = std::make_shared<process_map_job<Items, F, Spread, with_context>>(
+      t, std::move(items), chunk_size, state, std::move(progress));
+    return std::pair{std::move(job), async_result<V>{std::move(state)}};
+  }
+
+  template <bool Ordered, class Task>
+  static auto stream(const Task& t) {
+    check_task<Task, Ctx>();
+    using F = task_function<Task>;
+    return [t](auto items, std::size_t chunk_size, std::size_t offset, auto sink) {
+      return std::make_shared<process_imap_job<decltype(items), F, Ordered, with_context>>(
+        t, std::move(items), chunk_size, offset, std::move(sink));
+    };
+  }
 };
 
 } // namespace troupe::detail
