@@ -86,9 +86,9 @@ void seal(std::span<std::byte> blob, std::uint64_t tag) noexcept {
 }
 
 std::span<const std::byte> unseal(std::span<const std::byte> blob, std::uint64_t expected_tag,
-                                  const std::string& expected_type) {
+                                  const char* expected_mangled_name) {
   const auto fail = [&](const std::string& why) -> serialization_error {
-    return serialization_error("cannot decode " + expected_type + ": " + why);
+    return serialization_error("cannot decode " + demangle(expected_mangled_name) + ": " + why);
   };
   if (blob.size() < blob_header_size)
     throw fail("blob of " + std::to_string(blob.size()) + " bytes is shorter than its " +

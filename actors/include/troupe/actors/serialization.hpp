@@ -59,6 +59,13 @@ std::string type_name() {
 /// binary), derived from its mangled name.
 std::uint64_t type_tag(const char* mangled_name) noexcept;
 
+/// T's tag, hashed once per type rather than per value encoded.
+template <class T>
+std::uint64_t tag_of() noexcept {
+  static const std::uint64_t tag = type_tag(typeid(T).name());
+  return tag;
+}
+
 /// Size of the header `seal` puts in front of a payload.
 inline constexpr std::size_t blob_header_size = 28;
 
@@ -66,9 +73,10 @@ inline constexpr std::size_t blob_header_size = 28;
 /// already be at `blob[blob_header_size, ...)`.
 void seal(std::span<std::byte> blob, std::uint64_t tag) noexcept;
 
-/// Checks a blob's header and checksum against the expected type; returns its payload.
+/// Checks a blob's header and checksum against the expected type (its tag, and its mangled name
+/// for the error message, demangled only then); returns its payload.
 std::span<const std::byte> unseal(std::span<const std::byte> blob, std::uint64_t expected_tag,
-                                  const std::string& expected_type);
+                                  const char* expected_mangled_name);
 
 /// A cereal output archive appending to a byte vector.
 class byte_output_archive
@@ -163,7 +171,7 @@ std::vector<std::byte> serialize(const T& value) {
     detail::byte_output_archive archive{blob};
     archive(value);
   }
-  detail::seal(blob, detail::type_tag(typeid(T).name()));
+  detail::seal(blob, detail::tag_of<T>());
   return blob;
 }
 
@@ -173,8 +181,7 @@ std::vector<std::byte> serialize(const T& value) {
 /// unspecified.
 template <class T>
 void deserialize_into(std::span<const std::byte> blob, T& value) {
-  const auto payload = detail::unseal(blob, detail::type_tag(typeid(T).name()),
-                                      detail::type_name<T>());
+  const auto payload = detail::unseal(blob, detail::tag_of<T>(), typeid(T).name());
   detail::byte_input_archive archive{payload};
   try {
     archive(value);

@@ -122,7 +122,7 @@ private:
 
   queue(const std::string& name, mode how, const queue_options& options)
     : core_(std::make_unique<detail::byte_queue>(name, how, options,
-                                                 detail::type_tag(typeid(T).name()),
+                                                 detail::tag_of<T>(),
                                                  detail::type_name<T>())) {}
 
   template <class Rep, class Period>
