@@ -99,6 +99,16 @@ bool drop_hold(segment_header& h, Match&& match) {
   return true;
 }
 
+/// How long anyone waits for a segment's holder table. Its critical sections are a few
+/// instructions long, so only a holder frozen (SIGSTOP) inside one makes this pass; then a hold
+/// is not taken (an error) or not released (the segment waits for its orphan collection), and
+/// nobody hangs.
+constexpr auto holders_patience = std::chrono::seconds{1};
+
+robust_lock lock_holders(segment_header& h) {
+  return robust_lock{h.mutex, [] {}, std::chrono::steady_clock::now() + holders_patience};
+}
+
 std::string unique_segment_name() {
   static std::atomic<std::uint64_t> counter{0};
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -123,11 +133,12 @@ struct segment_mapping {
     if (object.base == nullptr)
       return;
     auto& h = header();
-    bool last;
+    bool last = false;
     {
-      robust_lock lock{h.mutex, [] {}};
+      auto lock = lock_holders(h);
       const auto me = process_id::self();
-      last = drop_hold(h, [&](const holder& x) { return x.is_process(me); });
+      if (lock.owns()) // else our hold stays, and goes with us when we are gone
+        last = drop_hold(h, [&](const holder& x) { return x.is_process(me); });
     }
     if (last)
       shm_unlink(("/" + name).c_str());
@@ -168,7 +179,9 @@ shm_segment shm_segment::open(const std::string& name) {
       h.payload_bytes > object->size - header_bytes)
     throw serialization_error("shared-memory object " + name + " is not a troupe segment");
   {
-    robust_lock lock{h.mutex, [] {}};
+    auto lock = lock_holders(h);
+    if (!lock.owns())
+      throw timeout_error("segment " + name + " stayed locked: a process using it is frozen");
     const auto me = process_id::self();
     if (!add_hold(h, [&](const holder& x) { return x.is_process(me); },
                   [&] { return holder{holder_kind::process, 0, me, 0, {}}; }))
@@ -190,7 +203,9 @@ std::byte* shm_segment::user_header() const noexcept { return mapping_->header()
 bool shm_segment::shared_with_others() const {
   using namespace detail;
   auto& h = mapping_->header();
-  robust_lock lock{h.mutex, [] {}};
+  auto lock = lock_holders(h);
+  if (!lock.owns())
+    return true; // someone else is using it right now, frozen or not
   const auto me = process_id::self();
   return std::any_of(h.holders.begin(), h.holders.end(), [&](const holder& x) {
     return x.kind != holder_kind::none && !x.is_process(me);
@@ -200,7 +215,9 @@ bool shm_segment::shared_with_others() const {
 void shm_segment::hold_for_queue(const std::string& queue_name, std::uint64_t queue_id) {
   using namespace detail;
   auto& h = mapping_->header();
-  robust_lock lock{h.mutex, [] {}};
+  auto lock = lock_holders(h);
+  if (!lock.owns())
+    throw timeout_error("segment " + name() + " stayed locked: a process using it is frozen");
   if (!add_hold(h, [&](const holder& x) { return x.is_queue(queue_name, queue_id); },
                 [&] {
                   holder x{holder_kind::queue, 0, {}, queue_id, {}};
@@ -213,9 +230,10 @@ void shm_segment::hold_for_queue(const std::string& queue_name, std::uint64_t qu
 void shm_segment::release_for_queue(const std::string& queue_name, std::uint64_t queue_id) {
   using namespace detail;
   auto& h = mapping_->header();
-  robust_lock lock{h.mutex, [] {}};
-  // Never the last hold: this process still maps the segment and holds it too.
-  drop_hold(h, [&](const holder& x) { return x.is_queue(queue_name, queue_id); });
+  // Never the last hold: this process still maps the segment and holds it too. Not released
+  // (a frozen holder of the lock), the queue's hold goes when the queue does.
+  if (auto lock = lock_holders(h); lock.owns())
+    drop_hold(h, [&](const holder& x) { return x.is_queue(queue_name, queue_id); });
 }
 
 bool shm_object_exists(const std::string& name) {
@@ -240,7 +258,9 @@ bool unfinished_and_abandoned(const std::string& name) {
 /// Forgets holders that are gone; true if none is left.
 bool no_living_holder(segment_header& h) {
   bool orphan = true;
-  robust_lock lock{h.mutex, [] {}};
+  auto lock = lock_holders(h);
+  if (!lock.owns())
+    return false; // held by a frozen process: not an orphan
   for (auto& x : h.holders)
     if (x.kind != holder_kind::none) {
       if (x.alive())

@@ -10,6 +10,8 @@
 #include <xtensor/xrandom.hpp>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <csignal>
 #include <sys/mman.h>
 
 #include <thread>
@@ -214,6 +216,33 @@ TEST(tensor_queue, a_queue_owned_by_its_creator_goes_when_the_creator_is_killed)
   EXPECT_TRUE(troupe::shm_object_exists("troupe.q." + named)) << "a named queue outlives its creator";
   EXPECT_EQ(troupe_shm_entries(), before + 1) << "the owned queue's segment went with it";
   troupe::queue<int>::open(named).unlink();
+}
+
+TEST(tensor_queue, a_process_frozen_holding_a_segments_lock_blocks_nobody) {
+  auto segment = troupe::shm_segment::create(4096);
+  const auto name = segment.name();
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const auto child = spawn([&] {
+    // What a process frozen inside the holders' critical section leaves: the lock, held.
+    const int fd = shm_open(("/" + name).c_str(), O_RDWR, 0);
+    auto* base = static_cast<std::byte*>(mmap(nullptr, 16384, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    auto* holders_lock = reinterpret_cast<pthread_mutex_t*>(base + 16); // after magic and size
+    pthread_mutex_lock(holders_lock);
+    (void)!write(ready[1], "x", 1);
+    raise(SIGSTOP);
+  });
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+  close(ready[1]);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW((void)troupe::shm_segment::open(name), troupe::timeout_error);
+  EXPECT_EQ(troupe::collect_orphan_segments(), 0u) << "a segment locked by a live process stays";
+  EXPECT_TRUE(segment.shared_with_others());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  kill_and_reap(child); // the robust lock passes to the next locker
+  EXPECT_NO_THROW((void)troupe::shm_segment::open(name));
 }
 
 TEST(tensor_queue, a_shared_tensor_outside_a_queue_is_refused) {
