@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -39,10 +40,17 @@ template <class Recover>
 bool lock_robust(pthread_mutex_t& mutex, Recover&& recover, deadline until = std::nullopt) {
   int rc = 0;
   if (until) {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      until->time_since_epoch()).count();
-    const timespec at{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-    rc = pthread_mutex_clocklock(&mutex, CLOCK_MONOTONIC, &at);
+    // pthread_mutex_timedlock wants a CLOCK_REALTIME deadline: the time left, from now. (Not
+    // pthread_mutex_clocklock: ThreadSanitizer does not intercept it, and would take every lock
+    // for one never taken.)
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        *until - std::chrono::steady_clock::now()).count();
+    timespec at{};
+    clock_gettime(CLOCK_REALTIME, &at);
+    const auto ns = static_cast<long long>(at.tv_nsec) + std::max<long long>(left, 0);
+    at.tv_sec += static_cast<time_t>(ns / 1'000'000'000);
+    at.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+    rc = pthread_mutex_timedlock(&mutex, &at);
     if (rc == ETIMEDOUT)
       return false;
   } else {
