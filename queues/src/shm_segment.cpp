@@ -258,9 +258,11 @@ bool unfinished_and_abandoned(const std::string& name) {
 /// Forgets holders that are gone; true if none is left.
 bool no_living_holder(segment_header& h) {
   bool orphan = true;
-  auto lock = lock_holders(h);
+  // Never waits: a segment whose lock someone holds right now is in use, not an orphan, and a
+  // sweep of /dev/shm must not stall on each segment a frozen process holds.
+  robust_lock lock{h.mutex, [] {}, std::chrono::steady_clock::now()};
   if (!lock.owns())
-    return false; // held by a frozen process: not an orphan
+    return false;
   for (auto& x : h.holders)
     if (x.kind != holder_kind::none) {
       if (x.alive())

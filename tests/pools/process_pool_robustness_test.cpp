@@ -296,7 +296,8 @@ TEST_F(process_pool_test, a_task_knows_its_worker_and_the_pool_lists_worker_pids
 }
 
 TEST_F(process_pool_test, stats_and_progress_cover_process_workers_and_their_replacements) {
-  troupe::process_pool pool{rt, {.workers = 2}};
+  // One worker: the map after the kill can only run once the slot has been replaced.
+  troupe::process_pool pool{rt, {.workers = 1}};
   std::atomic<std::size_t> last_done{0};
   std::atomic<bool> finished{false};
   const auto report = troupe::progress::callback(
@@ -314,7 +315,7 @@ TEST_F(process_pool_test, stats_and_progress_cover_process_workers_and_their_rep
   EXPECT_THROW((void)doomed.get(10s), troupe::worker_lost);
   (void)pool.map(cube, iota(50), 1); // the replacement serves
   const auto stats = pool.stats();
-  ASSERT_EQ(stats.size(), 2u);
+  ASSERT_EQ(stats.size(), 1u);
   std::size_t tasks = 0, failed = 0, replacements = 0;
   std::set<int> pids;
   for (const auto& w : stats) {
