@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <thread>
 #include <string>
 
 namespace troupe::detail {
@@ -40,19 +41,31 @@ template <class Recover>
 bool lock_robust(pthread_mutex_t& mutex, Recover&& recover, deadline until = std::nullopt) {
   int rc = 0;
   if (until) {
-    // pthread_mutex_timedlock wants a CLOCK_REALTIME deadline: the time left, from now. (Not
-    // pthread_mutex_clocklock: ThreadSanitizer does not intercept it, and would take every lock
-    // for one never taken.)
-    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        *until - std::chrono::steady_clock::now()).count();
-    timespec at{};
-    clock_gettime(CLOCK_REALTIME, &at);
-    const auto ns = static_cast<long long>(at.tv_nsec) + std::max<long long>(left, 0);
-    at.tv_sec += static_cast<time_t>(ns / 1'000'000'000);
-    at.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-    rc = pthread_mutex_timedlock(&mutex, &at);
-    if (rc == ETIMEDOUT)
-      return false;
+    rc = pthread_mutex_trylock(&mutex);
+#if defined(__SANITIZE_THREAD__)
+    // ThreadSanitizer's timedlock does not take a lock won from a dead owner (EOWNERDEAD) for
+    // taken, and clocklock is not intercepted at all; its trylock handles both, so poll it.
+    while (rc == EBUSY) {
+      if (std::chrono::steady_clock::now() >= *until)
+        return false;
+      std::this_thread::sleep_for(std::chrono::microseconds{50});
+      rc = pthread_mutex_trylock(&mutex);
+    }
+#else
+    if (rc == EBUSY) {
+      // timedlock wants a CLOCK_REALTIME deadline: the time left, from now.
+      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          *until - std::chrono::steady_clock::now()).count();
+      timespec at{};
+      clock_gettime(CLOCK_REALTIME, &at);
+      const auto ns = static_cast<long long>(at.tv_nsec) + std::max<long long>(left, 0);
+      at.tv_sec += static_cast<time_t>(ns / 1'000'000'000);
+      at.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+      rc = pthread_mutex_timedlock(&mutex, &at);
+      if (rc == ETIMEDOUT)
+        return false;
+    }
+#endif
   } else {
     rc = pthread_mutex_lock(&mutex);
   }
