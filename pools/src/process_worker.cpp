@@ -159,13 +159,16 @@ bool process_worker::send_more(lease& work, process_job& job) {
       if (crossing)
         scope.emplace(*crossing);
       request.calls = job.encode_chunk(chunk);
-      if (limit != 0 && request.calls.size() + request_overhead > limit)
-        throw capacity_error("the arguments of this chunk take " +
-                             std::to_string(request.calls.size()) +
-                             " bytes encoded, more than the pool's max_message_bytes (" +
-                             std::to_string(limit) + ")");
     } catch (...) {
       fail(*work.job(), chunk, std::current_exception());
+      continue;
+    }
+    if (limit != 0 && request.calls.size() + request_overhead > limit) {
+      fail(*work.job(), chunk,
+           std::make_exception_ptr(capacity_error(
+             "the arguments of this chunk take " + std::to_string(request.calls.size()) +
+             " bytes encoded, more than the pool's max_message_bytes (" + std::to_string(limit) +
+             ")")));
       continue;
     }
     if (!batch.empty() && batch.bytes + request.calls.size() > budget && !flush())
