@@ -164,11 +164,12 @@ bool process_worker::send_more(lease& work, process_job& job) {
       continue;
     }
     if (limit != 0 && request.calls.size() + request_overhead > limit) {
-      fail(*work.job(), chunk,
-           std::make_exception_ptr(capacity_error(
-             "the arguments of this chunk take " + std::to_string(request.calls.size()) +
-             " bytes encoded, more than the pool's max_message_bytes (" + std::to_string(limit) +
-             ")")));
+      // Made in its own statement: the temporary error shares its message with the copy the
+      // consumer reads, and must be gone before fail() hands that copy over.
+      const auto too_big = std::make_exception_ptr(capacity_error(
+        "the arguments of this chunk take " + std::to_string(request.calls.size()) +
+        " bytes encoded, more than the pool's max_message_bytes (" + std::to_string(limit) + ")"));
+      fail(*work.job(), chunk, too_big);
       continue;
     }
     if (!batch.empty() && batch.bytes + request.calls.size() > budget && !flush())
@@ -188,9 +189,11 @@ void process_worker::settle(const chunk_reply& reply, process_job& job) {
   const auto chunk = it->second;
   in_flight_.erase(it);
   if (!reply.error.empty()) {
-    fail(job, chunk, reply.error_type.empty()
+    // Made before fail() hands it over, like the capacity error in send_more().
+    const auto why = reply.error_type.empty()
                        ? std::make_exception_ptr(serialization_error(reply.error))
-                       : rebuild_exception(reply.error_type, reply.error, label()));
+                       : rebuild_exception(reply.error_type, reply.error, label());
+    fail(job, chunk, why);
     return;
   }
   // Large tensors in results come from the reply queue's segments.
