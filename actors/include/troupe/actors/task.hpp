@@ -117,6 +117,7 @@ struct task {
   F fn;
 
   template <class... A>
+    requires std::is_invocable_v<const F&, A...>
   decltype(auto) operator()(A&&... args) const {
     return std::invoke(fn, std::forward<A>(args)...);
   }

@@ -1,0 +1,98 @@
+// How the processes target of inbatch_parallel runs: a chunk of items of one registered method
+// travels as one task call, (a copy of the batch, the items' arguments), and comes back as one
+// outcome per item. The chunk task is registered once per (method, batch, arguments) type when
+// the program starts, under a name made from that type, so that the worker (the same program)
+// knows it too.
+#pragma once
+
+#include "troupe/actors/remote_exception.hpp"
+#include "troupe/actors/task.hpp"
+#include "troupe/pools/outcome.hpp"
+#include "troupe/pools/this_worker.hpp"
+
+#include <unistd.h>
+
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+namespace troupe::detail {
+
+/// A chunk's outcomes as they travel: the values of the items that returned, in order, the
+/// failures by index, and the worker that ran them.
+template <class R>
+struct inbatch_chunk_result {
+  std::string worker;
+  std::vector<wire_value<R>> values;
+  std::vector<call_failure> failures;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker, values, failures);
+  }
+
+  /// Writes the outcomes into out[first, first + count).
+  void unpack(std::vector<outcome<R>>& out, std::size_t first, std::size_t count) const {
+    std::size_t value = 0;
+    auto failure = failures.begin();
+    for (std::size_t i = 0; i < count; ++i) {
+      if (failure != failures.end() && failure->index == i) {
+        out[first + i] =
+          outcome<R>::of_error(rebuild_exception(failure->type, failure->message, worker));
+        ++failure;
+      } else if constexpr (std::is_void_v<R>) {
+        out[first + i] = outcome<R>::of();
+        ++value;
+      } else {
+        out[first + i] = outcome<R>::of(values.at(value++));
+      }
+    }
+  }
+};
+
+/// The chunk task of method F (a lambda without captures) over a Batch with calls of type Call.
+template <class F, class Batch, class Call>
+struct inbatch_chunk {
+  using result = std::remove_cvref_t<
+    decltype(std::apply(std::declval<F&>(), std::tuple_cat(std::declval<std::tuple<Batch&>>(),
+                                                             std::declval<Call&>())))>;
+
+  inbatch_chunk_result<result> operator()(Batch batch, std::vector<Call> calls) const {
+    inbatch_chunk_result<result> out;
+    const auto self = this_worker();
+    out.worker = "worker " + std::to_string(self ? self->index : 0) + " (pid " +
+                 std::to_string(getpid()) + ")";
+    F method{};
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      try {
+        auto args = std::tuple_cat(std::forward_as_tuple(batch), calls[i]);
+        if constexpr (std::is_void_v<result>) {
+          std::apply(method, args);
+          out.values.push_back(0);
+        } else {
+          out.values.push_back(std::apply(method, args));
+        }
+      } catch (...) {
+        auto [type, message] = describe_current_exception();
+        out.failures.push_back({i, std::move(type), std::move(message)});
+      }
+    }
+    return out;
+  }
+
+  static const std::string& name() {
+    static const std::string made = std::string{"troupe.inbatch."} + typeid(inbatch_chunk).name();
+    return made;
+  }
+
+  static task<inbatch_chunk> as_task() { return {name().c_str(), {}}; }
+
+  /// Registered when the program starts, in the worker processes too (odr-used by the caller).
+  static inline const bool registered = register_task(as_task());
+};
+
+} // namespace troupe::detail

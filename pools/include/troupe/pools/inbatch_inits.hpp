@@ -1,0 +1,83 @@
+// The standard init functions of inbatch_parallel (batchflow's 'indices', 'items', 'run_once'
+// and a component's name). Each returns one element per item (see item_args.hpp).
+//
+//   troupe::inits::indices            one call per index: the batch's indices() if it has them,
+//                                     else 0 .. size(batch) - 1
+//   troupe::inits::items              one call per item, given batch[index]
+//   troupe::inits::run_once           exactly one call, with only the call's extra arguments
+//   troupe::inits::component("images")  one call per row of batch.component("images"), which
+//                                     returns a range of rows (an unknown name should throw
+//                                     troupe::invalid_argument naming it)
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+#include <ranges>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace troupe::inits {
+
+namespace detail {
+template <class Batch>
+concept has_indices = requires(const Batch& b) { std::ranges::begin(b.indices()); };
+
+template <class Batch>
+auto indices_of(const Batch& b) {
+  if constexpr (has_indices<Batch>) {
+    using index = std::ranges::range_value_t<decltype(b.indices())>;
+    const auto& ix = b.indices();
+    return std::vector<index>(std::ranges::begin(ix), std::ranges::end(ix));
+  } else {
+    std::vector<std::size_t> ix(std::size(b));
+    for (std::size_t i = 0; i < ix.size(); ++i)
+      ix[i] = i;
+    return ix;
+  }
+}
+} // namespace detail
+
+struct indices_t {
+  template <class Batch>
+  auto operator()(const Batch& b) const {
+    return detail::indices_of(b);
+  }
+};
+inline constexpr indices_t indices{};
+
+struct items_t {
+  template <class Batch>
+  auto operator()(const Batch& b) const {
+    using item = std::decay_t<decltype(b[detail::indices_of(b).front()])>;
+    std::vector<item> out;
+    for (const auto& ix : detail::indices_of(b))
+      out.push_back(b[ix]);
+    return out;
+  }
+};
+inline constexpr items_t items{};
+
+struct run_once_t {
+  template <class Batch>
+  std::vector<std::tuple<>> operator()(const Batch&) const {
+    return {std::tuple<>{}};
+  }
+};
+inline constexpr run_once_t run_once{};
+
+/// One call per row of the component `name` of the batch (b.component(name)).
+struct component {
+  std::string name;
+
+  template <class Batch>
+  auto operator()(Batch& b) const {
+    const auto& rows = b.component(name);
+    using row = std::ranges::range_value_t<decltype(rows)>;
+    return std::vector<row>(std::ranges::begin(rows), std::ranges::end(rows));
+  }
+};
+
+} // namespace troupe::inits

@@ -1,0 +1,34 @@
+// What a parallel action without a post function throws when some of its items failed.
+#pragma once
+
+#include "troupe/actors/error.hpp"
+
+#include <cstddef>
+#include <exception>
+#include <utility>
+#include <vector>
+
+namespace troupe {
+
+/// Some items of an inbatch_parallel action failed (and it has no post function to hand them
+/// to). The message counts them and describes the first; every failure is kept.
+class parallel_action_failed : public detail::error_base<std::runtime_error> {
+public:
+  /// `failures`: (item index, exception) in item order, at least one.
+  parallel_action_failed(std::vector<std::pair<std::size_t, std::exception_ptr>> failures,
+                         std::size_t items);
+
+  std::size_t failed_count() const noexcept { return failures_.size(); }
+  std::size_t item_count() const noexcept { return items_; }
+  /// The first failing item's index and exception.
+  const std::pair<std::size_t, std::exception_ptr>& first() const { return failures_.front(); }
+  const std::vector<std::pair<std::size_t, std::exception_ptr>>& failures() const noexcept {
+    return failures_;
+  }
+
+private:
+  std::vector<std::pair<std::size_t, std::exception_ptr>> failures_;
+  std::size_t items_;
+};
+
+} // namespace troupe

@@ -1,0 +1,141 @@
+// inbatch_parallel's processes target (other_seeds.md §3c, 14): a registered method run in
+// worker processes on copies of the batch.
+#include "troupe/pools/inbatch_parallel.hpp"
+
+#include "inbatch_test_support.hpp"
+#include "process_test_support.hpp"
+
+#include <signal.h>
+
+#include <set>
+#include <stdexcept>
+
+using troupe::testing::ten_batch;
+
+/// Squares the index, and scribbles on its copy of the batch.
+TROUPE_TASK(inbatch_square, [](ten_batch& b, std::size_t ix) {
+  b.data[ix] = -1;
+  return static_cast<int>(ix * ix);
+});
+
+TROUPE_TASK(inbatch_out_of_range_at_3, [](ten_batch&, std::size_t ix) {
+  if (ix == 3)
+    throw std::out_of_range("bad 3");
+  return static_cast<int>(ix);
+});
+
+/// Item 3 writes its pid to `path` and waits to be killed.
+TROUPE_TASK(inbatch_stall_at_3, [](ten_batch&, std::size_t ix, std::string path) {
+  if (ix == 3)
+    return busy_until_killed.fn(path);
+  return static_cast<int>(ix);
+});
+
+TROUPE_TASK(inbatch_scaled, [](ten_batch& b, std::size_t ix, int factor,
+                               const troupe::named_args& named) {
+  return b.data[ix] * factor * named.get<int>("k");
+});
+
+TROUPE_TASK(inbatch_pid, [](ten_batch&, std::size_t) { return static_cast<int>(getpid()); });
+
+namespace {
+
+using troupe::testing::process_pool_test;
+using namespace std::chrono_literals;
+using outcomes_of_int = std::vector<troupe::outcome<int>>;
+
+const auto keep_outcomes = [](ten_batch&, outcomes_of_int& out) { return out; };
+
+std::vector<int> values(const outcomes_of_int& out) {
+  std::vector<int> v;
+  for (const auto& o : out)
+    v.push_back(o.failed() ? -1 : o.value());
+  return v;
+}
+
+TEST_F(process_pool_test, inbatch_processes_equal_threads_and_never_touch_the_callers_batch) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_square, keep_outcomes,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .n_workers = 2, .processes = &procs});
+  ten_batch b;
+  const auto in_processes = values(action(b));
+  EXPECT_EQ(b.data, ten_batch{}.data) << "a worker's change reached the caller's batch";
+  const auto on_threads = values(action.call(b, {.target = troupe::inbatch_target::threads}));
+  EXPECT_EQ(in_processes, on_threads);
+  EXPECT_EQ(in_processes, (std::vector<int>{0, 1, 4, 9, 16, 25, 36, 49, 64, 81}));
+}
+
+TEST_F(process_pool_test, inbatch_processes_give_each_failure_back_as_its_own_type) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_out_of_range_at_3,
+                                         keep_outcomes,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .processes = &procs});
+  ten_batch b;
+  const auto out = action(b);
+  EXPECT_EQ(values(out), (std::vector<int>{0, 1, 2, -1, 4, 5, 6, 7, 8, 9}));
+  try {
+    (void)out[3].value();
+    FAIL() << "no exception";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "bad 3");
+    ASSERT_NE(troupe::origin_of(e), nullptr);
+    EXPECT_NE(troupe::origin_of(e)->worker().find("pid"), std::string::npos);
+  }
+}
+
+TEST_F(process_pool_test, inbatch_a_killed_worker_fails_its_item_with_worker_lost_and_returns) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_stall_at_3,
+                                         keep_outcomes,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .chunksize = 1, .processes = &procs});
+  const auto path = troupe::testing::temp_path("inbatch-stall");
+  ten_batch b;
+  auto running = std::async(std::launch::async, [&] { return action(b, path); });
+  const int pid = troupe::testing::read_pid(path);
+  ASSERT_GT(pid, 0) << "item 3 never started";
+  ::kill(pid, SIGKILL);
+  ASSERT_EQ(running.wait_for(60s), std::future_status::ready) << "the call hung";
+  const auto out = running.get();
+  EXPECT_EQ(values(out), (std::vector<int>{0, 1, 2, -1, 4, 5, 6, 7, 8, 9}));
+  EXPECT_THROW((void)out[3].value(), troupe::worker_lost);
+}
+
+TEST_F(process_pool_test, inbatch_processes_take_extras_per_item_values_and_named_arguments) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_scaled, keep_outcomes,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .processes = &procs});
+  ten_batch b;
+  EXPECT_EQ(values(action.call(b, {.named = {{"k", 2}}}, 3)),
+            (std::vector<int>{0, 6, 12, 18, 24, 30, 36, 42, 48, 54}));
+  EXPECT_EQ(values(action.call(b, {.named = {{"k", 1}}},
+                               troupe::per_item{std::vector{1, 1, 1, 1, 1, 1, 1, 1, 1, -1}})),
+            (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, -9}));
+}
+
+TEST_F(process_pool_test, inbatch_processes_keep_their_own_pool_across_calls) {
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_pid, keep_outcomes,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .n_workers = 2});
+  ten_batch b;
+  std::set<int> pids;
+  for (int call = 0; call < 3; ++call)
+    for (int pid : values(action(b)))
+      pids.insert(pid);
+  EXPECT_LE(pids.size(), 2u) << "worker processes were started per call";
+  EXPECT_EQ(pids.count(getpid()), 0u);
+  EXPECT_EQ(pids.count(-1), 0u);
+}
+
+TEST_F(process_pool_test, inbatch_processes_refuse_a_method_that_is_not_registered) {
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices,
+                                         [](ten_batch&, std::size_t ix) { return ix; });
+  ten_batch b;
+  EXPECT_THROW(action.call(b, {.target = troupe::inbatch_target::processes}),
+               troupe::invalid_argument);
+}
+
+} // namespace
