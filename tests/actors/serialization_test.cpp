@@ -221,6 +221,21 @@ TEST(serialization, empty_vectors_of_numbers_round_trip) {
   EXPECT_EQ(troupe::deserialize<std::vector<std::vector<int>>>(troupe::serialize(nested)), nested);
 }
 
+TEST(serialization, byte_vectors_travel_whole_as_count_then_bytes_and_round_trip) {
+  std::vector<std::byte> bytes(100'000);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<std::byte>(i * 7);
+  const auto blob = troupe::serialize(bytes);
+  ASSERT_EQ(blob.size(), troupe::detail::blob_header_size + 8 + bytes.size());
+  EXPECT_EQ(std::memcmp(blob.data() + troupe::detail::blob_header_size + 8, bytes.data(),
+                        bytes.size()),
+            0);
+  EXPECT_EQ(troupe::deserialize<std::vector<std::byte>>(blob), bytes);
+  const std::vector<std::vector<std::byte>> nested{bytes, {}, {std::byte{1}}};
+  EXPECT_EQ(troupe::deserialize<std::vector<std::vector<std::byte>>>(troupe::serialize(nested)),
+            nested);
+}
+
 TEST(serialization, a_bool_byte_other_than_0_or_1_is_rejected) {
   EXPECT_THROW((void)troupe::deserialize<bool>(forged_blob<bool>({std::byte{7}})),
                troupe::serialization_error);

@@ -20,7 +20,7 @@ class inbatch_parallel_test : public troupe::testing::pool_test {};
 using troupe::testing::ten_batch;
 using namespace std::chrono_literals;
 
-using outcomes_of_int = std::vector<troupe::outcome<int>>;
+using outcomes_of_int = troupe::outcomes<int>;
 
 /// A post that returns the values (or -1 for a failed item).
 const auto values_of = [](ten_batch&, outcomes_of_int& out) {
@@ -100,7 +100,7 @@ TEST_F(inbatch_parallel_test, custom_init_elements_give_positional_named_both_or
     [](ten_batch&, const std::string& data, int i, double a, char c) {
       return data + std::to_string(i) + std::to_string(a).substr(0, 3) + c;
     },
-    [](ten_batch&, std::vector<troupe::outcome<std::string>>& out) { return out.at(0).value(); });
+    [](ten_batch&, troupe::outcomes<std::string>& out) { return out.at(0).value(); });
   EXPECT_EQ(positional(b), "d12.5x");
 
   const auto with_named = [](ten_batch&, const named_args& named) {

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -36,13 +37,22 @@ TROUPE_TASK(inbatch_scaled, [](ten_batch& b, std::size_t ix, int factor,
   return b.data[ix] * factor * named.get<int>("k");
 });
 
+/// What item 0 of the batch held when this item began, after which it scribbles on it.
+TROUPE_TASK(inbatch_first_then_scribble, [](ten_batch& b, std::size_t) {
+  const int seen = b.data[0];
+  b.data[0] = 1000;
+  return seen;
+});
+
+TROUPE_TASK(inbatch_read_only, [](const ten_batch& b, std::size_t ix) { return b.data[ix] + 1; });
+
 TROUPE_TASK(inbatch_pid, [](ten_batch&, std::size_t) { return static_cast<int>(getpid()); });
 
 namespace {
 
 using troupe::testing::process_pool_test;
 using namespace std::chrono_literals;
-using outcomes_of_int = std::vector<troupe::outcome<int>>;
+using outcomes_of_int = troupe::outcomes<int>;
 
 const auto keep_outcomes = [](ten_batch&, outcomes_of_int& out) { return out; };
 
@@ -128,6 +138,46 @@ TEST_F(process_pool_test, inbatch_processes_keep_their_own_pool_across_calls) {
   EXPECT_LE(pids.size(), 2u) << "worker processes were started per call";
   EXPECT_EQ(pids.count(getpid()), 0u);
   EXPECT_EQ(pids.count(-1), 0u);
+}
+
+TEST_F(process_pool_test, inbatch_every_message_to_a_worker_gets_a_fresh_copy_of_the_batch) {
+  troupe::process_pool procs{rt, {.workers = 1}};
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_first_then_scribble,
+                                         keep_outcomes,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .chunksize = 1, .processes = &procs});
+  ten_batch b;
+  for (int call = 0; call < 2; ++call)
+    EXPECT_EQ(values(action(b)), std::vector<int>(10, 0)) << "one chunk saw another's change";
+}
+
+TEST_F(process_pool_test, inbatch_batch_travels_once_and_leaves_nothing_in_dev_shm) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_read_only,
+                                         keep_outcomes,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .processes = &procs});
+  ten_batch b;
+  EXPECT_EQ(values(action(b)), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  b.data.assign(10, 7); // a new call reads the new batch, not the one its workers decoded
+  EXPECT_EQ(values(action(b)), std::vector<int>(10, 8));
+  // What is left of this process's segments are its workers' heartbeats, one each.
+  const auto mine = "troupe.seg." + std::to_string(getpid()) + ".";
+  std::size_t segments = 0;
+  for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"})
+    segments += entry.path().filename().string().rfind(mine, 0) == 0 ? 1 : 0;
+  EXPECT_EQ(segments, procs.worker_pids().size()) << "a call's batch segment outlived it";
+}
+
+TEST_F(process_pool_test, inbatch_a_pool_that_takes_remote_nodes_gets_the_batch_in_each_message) {
+  troupe::process_pool procs{rt, {.workers = 2, .remote_secret = "inbatch-test"}};
+  ASSERT_NE(procs.listen_port(), 0);
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_read_only,
+                                         keep_outcomes,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .processes = &procs});
+  ten_batch b;
+  EXPECT_EQ(values(action(b)), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
 }
 
 TEST_F(process_pool_test, inbatch_processes_refuse_a_method_that_is_not_registered) {

@@ -267,11 +267,20 @@ void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, std::vect
   ar(make_size_tag(size));
   ar.require_elements(size, troupe::detail::min_encoded_size<T>::value);
   vector.resize(static_cast<std::size_t>(size));
-  if constexpr (std::is_arithmetic_v<T>)
+  if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::byte>)
     ar(binary_data(vector.data(), static_cast<std::size_t>(size) * sizeof(T)));
   else
     for (auto& element : vector)
       ar(element);
+}
+
+/// Bytes (encoded values nested in a message, a pool's calls and replies) are copied whole;
+/// cereal would write a std::byte, an enum to it, one archive call at a time.
+template <class A>
+void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar,
+                               const std::vector<std::byte, A>& vector) {
+  ar(make_size_tag(static_cast<std::uint64_t>(vector.size())));
+  ar(binary_data(vector.data(), vector.size()));
 }
 
 template <class T>

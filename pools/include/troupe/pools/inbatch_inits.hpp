@@ -2,7 +2,7 @@
 // and a component's name). Each returns one element per item (see item_args.hpp).
 //
 //   troupe::inits::indices            one call per index: the batch's indices() if it has them,
-//                                     else 0 .. size(batch) - 1
+//                                     else 0 .. size(batch) - 1 (a view, not a vector)
 //   troupe::inits::items              one call per item, given batch[index]
 //   troupe::inits::run_once           exactly one call, with only the call's extra arguments
 //   troupe::inits::component("images")  one call per row of batch.component("images"), which
@@ -32,10 +32,7 @@ auto indices_of(const Batch& b) {
     const auto& ix = b.indices();
     return std::vector<index>(std::ranges::begin(ix), std::ranges::end(ix));
   } else {
-    std::vector<std::size_t> ix(std::size(b));
-    for (std::size_t i = 0; i < ix.size(); ++i)
-      ix[i] = i;
-    return ix;
+    return std::views::iota(std::size_t{0}, std::size(b)); // no memory per item
   }
 }
 } // namespace detail

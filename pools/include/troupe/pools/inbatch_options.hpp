@@ -39,8 +39,8 @@ struct inbatch_options {
   /// after it never run (anything else is an invalid_argument when the action is made).
   bool debug = false;
   /// Processes target: items per message to a worker (each message carries a copy of the
-  /// batch, and a worker that dies fails the items of its message). Default: about 4 messages
-  /// per worker.
+  /// batch, and a worker that dies fails the items of its message). Default: 2 messages per
+  /// worker running at once.
   std::optional<std::size_t> chunksize;
   /// Decorator-level named arguments: given to init and post (under the call's own, which win),
   /// never to the method.

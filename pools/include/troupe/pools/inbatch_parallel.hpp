@@ -15,7 +15,7 @@
 // `const named_args&` last. init is called as init(batch, extras..., named) or init(batch,
 // extras...) or init(batch), whichever it takes, or is a plain sequence of elements; post
 // likewise as post(batch, outcomes, extras..., named) ... post(batch, outcomes), with
-// `std::vector<troupe::outcome<R>>&`, one per element, in init order. init and post get the
+// `troupe::outcomes<R>&` (outcome.hpp), one per element, in init order. init and post get the
 // decorator's extras under the call's named arguments; the method gets the item's named
 // arguments under the call's.
 //
@@ -140,9 +140,8 @@ public:
       check_processes_method();
     const named_args outer = how.named.over(options_.extras);
     const auto elements = elements_of(batch, outer, extra...);
-    using element = typename std::remove_cvref_t<decltype(elements)>::value_type;
-    const detail::item_calls<Batch, element, Extra...> calls{batch, elements, how.named,
-                                                             extra...};
+    const detail::item_calls<Batch, std::remove_cvref_t<decltype(elements)>, Extra...> calls{
+      batch, elements, how.named, extra...};
     auto outcomes = run(calls, target, debug, n_workers);
     if constexpr (std::is_same_v<Post, no_post_t>) {
       throw_if_failed(outcomes);
@@ -165,8 +164,14 @@ private:
                                                            std::ranges::end(init_));
     } else {
       auto made = detail::call_with_what_it_takes(init_, std::forward_as_tuple(batch), outer, extra...);
-      return std::vector<std::ranges::range_value_t<decltype(made)>>(std::ranges::begin(made),
-                                                                     std::ranges::end(made));
+      using element = std::ranges::range_value_t<decltype(made)>;
+      if constexpr (std::is_same_v<decltype(made), std::vector<element>> ||
+                    (std::ranges::view<decltype(made)> &&
+                     std::ranges::random_access_range<decltype(made)> &&
+                     std::ranges::sized_range<decltype(made)>))
+        return made; // a vector, or a view like iota that gives item i without a copy
+      else
+        return std::vector<element>(std::ranges::begin(made), std::ranges::end(made));
     }
   }
 
@@ -178,7 +183,7 @@ private:
     constexpr bool with_named = Calls::template takes_named<Method>;
     using direct = std::remove_cvref_t<decltype(calls.template invoke<with_named>(method_, std::size_t{0}))>;
     using R = typename detail::awaited<direct>::type;
-    std::vector<outcome<R>> out(calls.size());
+    outcomes<R> out(calls.size());
     if constexpr (!with_named)
       refuse_named_arguments(calls);
     const std::size_t lanes = std::min(n_workers, std::max<std::size_t>(calls.size(), 1));
@@ -204,11 +209,12 @@ private:
         detail::run_async<R, with_named>(calls, method_, n_workers, out);
       break;
     }
+    detail::outcome_writer::finish(out);
     return out;
   }
 
   template <class R, bool WithNamed, class Calls>
-  void run_on_processes(const Calls& calls, std::size_t lanes, std::vector<outcome<R>>& out) {
+  void run_on_processes(const Calls& calls, std::size_t lanes, outcomes<R>& out) {
     if constexpr (detail::task_object<Method>) {
       using F = detail::task_function<Method>;
       using batch = std::remove_cvref_t<decltype(calls.batch())>;
@@ -223,7 +229,7 @@ private:
       } else {
         auto owned = options_.processes ? nullptr : pools_->processes(process_workers(lanes));
         auto& pool = options_.processes ? *options_.processes : *owned;
-        const std::size_t chunks = std::min(calls.size(), 4 * lanes);
+        const std::size_t chunks = std::min(calls.size(), 2 * lanes);
         const std::size_t chunk_size =
           options_.chunksize.value_or((calls.size() + chunks - 1) / std::max<std::size_t>(chunks, 1));
         detail::run_processes<R, detail::inbatch_chunk<F, batch, call>, WithNamed>(
@@ -253,7 +259,8 @@ private:
 
   template <class Calls>
   static void refuse_named_arguments(const Calls& calls) {
-    for (std::size_t i = 0; i < calls.size(); ++i)
+    const std::size_t checked = Calls::elements_have_named ? calls.size() : 1;
+    for (std::size_t i = 0; i < std::min(checked, calls.size()); ++i)
       if (const auto names = calls.named_nobody_takes(i); !names.empty())
         throw invalid_argument("inbatch_parallel: item " + std::to_string(i) +
                                " has named arguments (" + names +
@@ -261,13 +268,14 @@ private:
   }
 
   template <class R>
-  static void throw_if_failed(const std::vector<outcome<R>>& outcomes) {
+  static void throw_if_failed(const outcomes<R>& out) {
+    if (!out.any_failed())
+      return;
     std::vector<std::pair<std::size_t, std::exception_ptr>> failures;
-    for (std::size_t i = 0; i < outcomes.size(); ++i)
-      if (outcomes[i].failed())
-        failures.emplace_back(i, outcomes[i].error());
-    if (!failures.empty())
-      throw parallel_action_failed(std::move(failures), outcomes.size());
+    for (const auto& o : out)
+      if (o.failed())
+        failures.emplace_back(o.index(), o.error());
+    throw parallel_action_failed(std::move(failures), out.size());
   }
 
   Init init_;

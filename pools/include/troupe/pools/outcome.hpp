@@ -1,14 +1,23 @@
-// What one item of a parallel action came to: its value, or the exception it threw. Never
-// lost: a failure is kept beside the values of the items that succeeded.
+// What the items of a parallel action came to, one entry per item in item order: its value, or
+// the exception it threw. Never lost: a failure is kept beside the values of the items that
+// succeeded.
 //
 //   for (const auto& o : outcomes)
 //     if (o.failed()) log(o.error()); else use(o.value());
+//   R mine = outcomes.take(3);          // moves item 3's value out (rethrows if it failed)
+//
+// Values sit in one array and failures (rare) in a list beside it, so a trivial item costs a
+// store of its value, not of a value and an exception pointer.
 #pragma once
 
 #include "troupe/actors/error.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <exception>
+#include <iterator>
+#include <mutex>
+#include <string>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -16,82 +25,177 @@
 
 namespace troupe {
 
+namespace detail {
+struct outcome_writer;
+}
+
 template <class R>
-class outcome {
+class outcomes {
+  friend struct detail::outcome_writer;
+  // void items keep a flag: 1 once they returned.
+  using slot = std::conditional_t<std::is_void_v<R>, unsigned char, std::optional<R>>;
+
 public:
-  /// An outcome that has not been reached: a state_error if read (an item that never ran).
-  outcome() = default;
-  static outcome of(R value) {
-    outcome o;
-    o.value_.emplace(std::move(value));
-    return o;
+  /// One item's outcome, as seen through its outcomes.
+  class entry {
+  public:
+    bool failed() const { return owner_->failed(index_); }
+    /// The value (nothing for void); the item's exception rethrown if it failed.
+    decltype(auto) value() const { return owner_->value(index_); }
+    /// The exception the item threw; null if it succeeded.
+    std::exception_ptr error() const { return owner_->error(index_); }
+    std::size_t index() const noexcept { return index_; }
+
+  private:
+    friend class outcomes;
+    entry(const outcomes* owner, std::size_t index) : owner_(owner), index_(index) {}
+    const outcomes* owner_;
+    std::size_t index_;
+  };
+
+  class iterator {
+  public:
+    using value_type = entry;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    entry operator*() const { return (*owner_)[index_]; }
+    iterator& operator++() {
+      ++index_;
+      return *this;
+    }
+    iterator operator++(int) {
+      auto before = *this;
+      ++index_;
+      return before;
+    }
+    bool operator==(const iterator&) const = default;
+
+  private:
+    friend class outcomes;
+    iterator(const outcomes* owner, std::size_t index) : owner_(owner), index_(index) {}
+    const outcomes* owner_ = nullptr;
+    std::size_t index_ = 0;
+  };
+
+  /// `n` items, none reached yet (reading one is a state_error).
+  explicit outcomes(std::size_t n = 0) : slots_(n) {}
+  outcomes(const outcomes& other) : slots_(other.slots_), failures_(other.failures_) {}
+  outcomes& operator=(const outcomes& other) {
+    slots_ = other.slots_;
+    failures_ = other.failures_;
+    return *this;
   }
-  static outcome of_error(std::exception_ptr error) {
-    outcome o;
-    o.error_ = std::move(error);
-    return o;
+  outcomes(outcomes&& other) noexcept
+    : slots_(std::move(other.slots_)), failures_(std::move(other.failures_)) {}
+  outcomes& operator=(outcomes&& other) noexcept {
+    slots_ = std::move(other.slots_);
+    failures_ = std::move(other.failures_);
+    return *this;
   }
 
-  bool failed() const noexcept { return error_ != nullptr || !value_; }
-  /// The value; the item's exception rethrown if it failed.
-  const R& value() const& {
-    rethrow_if_failed();
-    return *value_;
+  std::size_t size() const noexcept { return slots_.size(); }
+  entry operator[](std::size_t i) const { return entry{this, i}; }
+  entry at(std::size_t i) const {
+    if (i >= size())
+      throw invalid_argument("outcome " + std::to_string(i) + " of " + std::to_string(size()) +
+                             " items");
+    return entry{this, i};
   }
-  R&& value() && {
-    rethrow_if_failed();
-    return std::move(*value_);
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, size()}; }
+
+  bool failed(std::size_t i) const {
+    if constexpr (std::is_void_v<R>)
+      return slots_[i] == 0;
+    else
+      return !slots_[i].has_value();
   }
-  /// The exception the item threw; null if it succeeded.
-  std::exception_ptr error() const noexcept { return error_; }
+
+  decltype(auto) value(std::size_t i) const {
+    rethrow_if_failed(i);
+    if constexpr (!std::is_void_v<R>)
+      return static_cast<const R&>(*slots_[i]);
+  }
+
+  /// Moves item i's value out; rethrows its exception if it failed.
+  R take(std::size_t i) {
+    rethrow_if_failed(i);
+    if constexpr (!std::is_void_v<R>)
+      return std::move(*slots_[i]);
+  }
+
+  std::exception_ptr error(std::size_t i) const {
+    if (!failed(i))
+      return nullptr;
+    const auto it = failure_of(i);
+    if (it != failures_.end())
+      return it->second;
+    return std::make_exception_ptr(state_error("item " + std::to_string(i) +
+                                               "'s outcome was never reached"));
+  }
+
+  /// Whether any item failed (batchflow's any_action_failed).
+  bool any_failed() const {
+    if (!failures_.empty())
+      return true;
+    for (std::size_t i = 0; i < size(); ++i)
+      if (failed(i))
+        return true;
+    return false;
+  }
+
+  /// (index, exception) of every failed item, in item order.
+  const std::vector<std::pair<std::size_t, std::exception_ptr>>& failures() const noexcept {
+    return failures_;
+  }
 
 private:
-  void rethrow_if_failed() const {
-    if (error_)
-      std::rethrow_exception(error_);
-    if (!value_)
-      throw state_error("this item's outcome was never reached");
-  }
-  std::optional<R> value_;
-  std::exception_ptr error_;
-};
-
-template <>
-class outcome<void> {
-public:
-  outcome() = default;
-  static outcome of() {
-    outcome o;
-    o.reached_ = true;
-    return o;
-  }
-  static outcome of_error(std::exception_ptr error) {
-    outcome o;
-    o.error_ = std::move(error);
-    o.reached_ = true;
-    return o;
+  auto failure_of(std::size_t i) const {
+    const auto it = std::lower_bound(failures_.begin(), failures_.end(), i,
+                                     [](const auto& f, std::size_t at) { return f.first < at; });
+    return it != failures_.end() && it->first == i ? it : failures_.end();
   }
 
-  bool failed() const noexcept { return error_ != nullptr || !reached_; }
-  /// Rethrows the item's exception if it failed.
-  void value() const {
-    if (error_)
-      std::rethrow_exception(error_);
-    if (!reached_)
-      throw state_error("this item's outcome was never reached");
+  void rethrow_if_failed(std::size_t i) const {
+    if (failed(i))
+      std::rethrow_exception(error(i));
   }
-  std::exception_ptr error() const noexcept { return error_; }
 
-private:
-  std::exception_ptr error_;
-  bool reached_ = false;
+  std::vector<slot> slots_;
+  std::vector<std::pair<std::size_t, std::exception_ptr>> failures_; // sorted once complete
+  std::mutex failures_lock_; // items fail on several threads at once
 };
 
 /// Whether any item failed (batchflow's any_action_failed).
 template <class R>
-bool any_action_failed(const std::vector<outcome<R>>& outcomes) {
-  return std::any_of(outcomes.begin(), outcomes.end(),
-                     [](const outcome<R>& o) { return o.failed(); });
+bool any_action_failed(const outcomes<R>& o) {
+  return o.any_failed();
 }
+
+namespace detail {
+/// Fills outcomes while items run: values from any thread into their own slots; failures (rare)
+/// under a lock; sorted by finish() once every item is in.
+struct outcome_writer {
+  template <class R, class... V>
+  static void value(outcomes<R>& o, std::size_t i, V&&... v) {
+    if constexpr (std::is_void_v<R>)
+      o.slots_[i] = 1;
+    else
+      o.slots_[i].emplace(std::forward<V>(v)...);
+  }
+
+  template <class R>
+  static void error(outcomes<R>& o, std::size_t i, std::exception_ptr e) {
+    const std::lock_guard hold{o.failures_lock_};
+    o.failures_.emplace_back(i, std::move(e));
+  }
+
+  template <class R>
+  static void finish(outcomes<R>& o) {
+    std::sort(o.failures_.begin(), o.failures_.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+};
+} // namespace detail
 
 } // namespace troupe

@@ -1,12 +1,13 @@
 // How the processes target of inbatch_parallel runs: a chunk of items of one registered method
-// travels as one task call, (a copy of the batch, the items' arguments), and comes back as one
-// outcome per item. The chunk task is registered once per (method, batch, arguments) type when
+// travels as one task call, (the batch, see inbatch_batch_transfer.hpp, and the items'
+// arguments), and comes back as one outcome per item. The chunk task is registered once per (method, batch, arguments) type when
 // the program starts, under a name made from that type, so that the worker (the same program)
 // knows it too.
 #pragma once
 
 #include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/task.hpp"
+#include "troupe/pools/detail/inbatch_batch_transfer.hpp"
 #include "troupe/pools/outcome.hpp"
 #include "troupe/pools/this_worker.hpp"
 
@@ -36,22 +37,39 @@ struct inbatch_chunk_result {
   }
 
   /// Writes the outcomes into out[first, first + count).
-  void unpack(std::vector<outcome<R>>& out, std::size_t first, std::size_t count) const {
+  void unpack(outcomes<R>& out, std::size_t first, std::size_t count) const {
     std::size_t value = 0;
     auto failure = failures.begin();
     for (std::size_t i = 0; i < count; ++i) {
       if (failure != failures.end() && failure->index == i) {
-        out[first + i] =
-          outcome<R>::of_error(rebuild_exception(failure->type, failure->message, worker));
+        outcome_writer::error(out, first + i,
+                              rebuild_exception(failure->type, failure->message, worker));
         ++failure;
       } else if constexpr (std::is_void_v<R>) {
-        out[first + i] = outcome<R>::of();
+        outcome_writer::value(out, first + i);
         ++value;
       } else {
-        out[first + i] = outcome<R>::of(values.at(value++));
+        outcome_writer::value(out, first + i, values.at(value++));
       }
     }
   }
+};
+
+/// A chunk's calls as they travel: one-argument calls as a plain vector of that argument (a
+/// single copy for numbers, where a vector of tuples costs an archive call per item), others
+/// as a vector of tuples.
+template <class Call>
+struct call_list {
+  using type = std::vector<Call>;
+  static void add(type& list, Call call) { list.push_back(std::move(call)); }
+  static Call& at(type& list, std::size_t i) { return list[i]; }
+};
+template <class A>
+  requires(!std::is_same_v<A, bool>) // std::vector<bool> has no element to refer to
+struct call_list<std::tuple<A>> {
+  using type = std::vector<A>;
+  static void add(type& list, std::tuple<A> call) { list.push_back(std::get<0>(std::move(call))); }
+  static std::tuple<A&> at(type& list, std::size_t i) { return {list[i]}; }
 };
 
 /// The chunk task of method F (a lambda without captures) over a Batch with calls of type Call.
@@ -61,7 +79,26 @@ struct inbatch_chunk {
     decltype(std::apply(std::declval<F&>(), std::tuple_cat(std::declval<std::tuple<Batch&>>(),
                                                              std::declval<Call&>())))>;
 
-  inbatch_chunk_result<result> operator()(Batch batch, std::vector<Call> calls) const {
+  using calls_type = typename call_list<Call>::type;
+
+  /// Whether F only reads the batch, so that no chunk needs a copy of its own.
+  static constexpr bool reads_only = [] {
+    return []<class... A>(std::tuple<A...>*) {
+      return std::is_invocable_v<F&, const Batch&, A&...>;
+    }(static_cast<Call*>(nullptr));
+  }();
+
+  inbatch_chunk_result<result> operator()(inbatch_batch<Batch> shared, calls_type calls) const {
+    std::shared_ptr<const Batch> keep;
+    if constexpr (reads_only)
+      return run(shared.read_only(keep), calls);
+    else
+      return run(shared.copy(), calls);
+  }
+
+private:
+  template <class B>
+  inbatch_chunk_result<result> run(B&& batch, calls_type& calls) const {
     inbatch_chunk_result<result> out;
     const auto self = this_worker();
     out.worker = "worker " + std::to_string(self ? self->index : 0) + " (pid " +
@@ -69,7 +106,7 @@ struct inbatch_chunk {
     F method{};
     for (std::size_t i = 0; i < calls.size(); ++i) {
       try {
-        auto args = std::tuple_cat(std::forward_as_tuple(batch), calls[i]);
+        auto args = std::tuple_cat(std::forward_as_tuple(batch), call_list<Call>::at(calls, i));
         if constexpr (std::is_void_v<result>) {
           std::apply(method, args);
           out.values.push_back(0);
@@ -84,6 +121,7 @@ struct inbatch_chunk {
     return out;
   }
 
+public:
   static const std::string& name() {
     static const std::string made = std::string{"troupe.inbatch."} + typeid(inbatch_chunk).name();
     return made;

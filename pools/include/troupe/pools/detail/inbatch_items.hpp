@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <ranges>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -93,19 +94,23 @@ struct item_signature<Method, Batch, std::tuple<P...>, std::tuple<X...>> {
     std::is_invocable_v<Method&, Batch&, const P&..., const X&..., const named_args&>;
 };
 
-/// Every item's arguments: `Elements` is the init's std::vector of elements, `Extras` the
-/// call's extra argument types (decayed).
-template <class Batch, class Element, class... Extras>
+/// Every item's arguments: `Elements` is what the init made (a std::vector of elements, or a
+/// random-access view such as iota), `Extras` the call's extra argument types (decayed).
+template <class Batch, class Elements, class... Extras>
 class item_calls {
-  using parts = element_parts<Element>;
+  using element = std::ranges::range_value_t<Elements>;
+  using parts = element_parts<element>;
 
 public:
-  item_calls(Batch& batch, const std::vector<Element>& elements, const named_args& call_named,
+  item_calls(Batch& batch, const Elements& elements, const named_args& call_named,
              const Extras&... extras)
     : batch_(batch), elements_(elements), call_named_(call_named),
-      extras_(extra_arg<Extras>(extras, elements.size())...) {}
+      extras_(extra_arg<Extras>(extras, std::ranges::size(elements))...) {}
 
-  std::size_t size() const noexcept { return elements_.size(); }
+  /// Whether items may differ in their named arguments (else all have the call's).
+  static constexpr bool elements_have_named = parts::has_named;
+
+  std::size_t size() const noexcept { return static_cast<std::size_t>(std::ranges::size(elements_)); }
   Batch& batch() const noexcept { return batch_; }
 
   /// Whether a Method can be called with item arguments (plainly, or with named ones last).
@@ -120,7 +125,7 @@ public:
   /// The named arguments of item i: its own, with the call's laid over them.
   named_args named(std::size_t i) const {
     if constexpr (parts::has_named)
-      return call_named_.over(parts::named(elements_[i]));
+      return call_named_.over(parts::named(element_at(i)));
     else
       return call_named_;
   }
@@ -129,7 +134,8 @@ public:
   /// `WithNamed`.
   template <bool WithNamed, class Method>
   decltype(auto) invoke(Method& method, std::size_t i) const {
-    auto positional = parts::positional(elements_[i]);
+    decltype(auto) element = element_at(i); // a reference into a vector, a value from a view
+    auto positional = parts::positional(element);
     auto extras = std::apply(
       [i](const auto&... x) { return std::forward_as_tuple(x.at(i)...); }, extras_);
     if constexpr (WithNamed)
@@ -164,16 +170,20 @@ public:
   }
 
 private:
+  decltype(auto) element_at(std::size_t i) const {
+    return elements_[static_cast<std::ranges::range_difference_t<Elements>>(i)];
+  }
+
   auto tuple_of_values(std::size_t i) const {
     return std::tuple_cat(
-      typename parts::values(parts::positional(elements_[i])),
+      typename parts::values(parts::positional(element_at(i))),
       std::apply([i](const auto&... x) { return std::tuple<typename std::remove_cvref_t<
                                                   decltype(x)>::value...>{x.at(i)...}; },
                  extras_));
   }
 
   Batch& batch_;
-  const std::vector<Element>& elements_;
+  const Elements& elements_;
   const named_args& call_named_;
   std::tuple<extra_arg<Extras>...> extras_;
 };

@@ -15,6 +15,7 @@
 #include <deque>
 #include <exception>
 #include <future>
+#include <ranges>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -59,31 +60,31 @@ decltype(auto) item_value(const Calls& calls, Method& method, std::size_t i) {
   }
 }
 
-/// Item i's outcome; never throws.
+/// Fills in the outcome of item i; never throws.
 template <class R, bool WithNamed, class Calls, class Method>
-outcome<R> run_item(const Calls& calls, Method& method, std::size_t i) noexcept {
+void run_item(const Calls& calls, Method& method, std::size_t i, outcomes<R>& out) noexcept {
   try {
     if constexpr (std::is_void_v<R>) {
       item_value<WithNamed>(calls, method, i);
-      return outcome<R>::of();
+      outcome_writer::value(out, i);
     } else {
-      return outcome<R>::of(item_value<WithNamed>(calls, method, i));
+      outcome_writer::value(out, i, item_value<WithNamed>(calls, method, i));
     }
   } catch (...) {
-    return outcome<R>::of_error(std::current_exception());
+    outcome_writer::error(out, i, std::current_exception());
   }
 }
 
 template <class R, bool WithNamed, class Calls, class Method>
-void run_sequential(const Calls& calls, Method& method, bool debug, std::vector<outcome<R>>& out) {
+void run_sequential(const Calls& calls, Method& method, bool debug, outcomes<R>& out) {
   for (std::size_t i = 0; i < calls.size(); ++i) {
     if (!debug) {
-      out[i] = run_item<R, WithNamed>(calls, method, i);
+      run_item<R, WithNamed>(calls, method, i, out);
     } else if constexpr (std::is_void_v<R>) {
       item_value<WithNamed>(calls, method, i);
-      out[i] = outcome<R>::of();
+      outcome_writer::value(out, i);
     } else {
-      out[i] = outcome<R>::of(item_value<WithNamed>(calls, method, i));
+      outcome_writer::value(out, i, item_value<WithNamed>(calls, method, i));
     }
   }
 }
@@ -92,42 +93,37 @@ void run_sequential(const Calls& calls, Method& method, bool debug, std::vector<
 /// `lanes` items run at once, and a trivial item costs an atomic add, not a message.
 template <class R, bool WithNamed, class Calls, class Method>
 void run_threads(const Calls& calls, Method& method, thread_pool& pool, std::size_t lanes,
-                 std::vector<outcome<R>>& out) {
+                 outcomes<R>& out) {
   const std::size_t n = calls.size();
   const std::size_t block = std::clamp<std::size_t>(n / (lanes * 16), 1, 256);
   std::atomic<std::size_t> next{0};
-  const auto lane = [&] {
+  const auto lane = [&](std::size_t) {
     for (std::size_t first; (first = next.fetch_add(block)) < n;)
       for (std::size_t i = first; i < std::min(n, first + block); ++i)
-        out[i] = run_item<R, WithNamed>(calls, method, i);
+        run_item<R, WithNamed>(calls, method, i, out);
   };
-  std::vector<async_result<void>> running;
-  for (std::size_t k = 0; k < lanes; ++k)
-    running.push_back(pool.apply_async(lane));
-  std::exception_ptr pool_failure;
-  for (auto& r : running) {
-    try {
-      r.get();
-    } catch (...) { // the pool closed before this lane started: the others took its items
-      pool_failure = std::current_exception();
-    }
-  }
-  if (pool_failure)
+  try { // one job of `lanes` one-item chunks: one hand-off to the pool, not one per lane
+    pool.map(lane, std::views::iota(std::size_t{0}, lanes), 1);
+  } catch (...) { // the pool closed before some lane started: the others took its items
+    const auto failure = std::current_exception();
     for (std::size_t i = next.load(); i < n; ++i)
-      out[i] = outcome<R>::of_error(pool_failure);
+      outcome_writer::error(out, i, failure);
+  }
 }
 
-/// Chunks of items, each one task call carrying a copy of the batch, at most `lanes` running
-/// at once. A chunk whose worker died fails its items with worker_lost.
+/// Chunks of items, each one task call naming the batch (encoded once), at most `lanes`
+/// running at once. A chunk whose worker died fails its items with worker_lost.
 template <class R, class Chunk, bool WithNamed, class Calls>
 void run_processes(const Calls& calls, process_pool& pool, std::size_t lanes,
-                   std::size_t chunk_size, std::vector<outcome<R>>& out) {
+                   std::size_t chunk_size, outcomes<R>& out) {
   if (!Chunk::registered)
     throw state_error("the chunk task of inbatch_parallel's processes target is not registered");
   const std::size_t n = calls.size();
   // Below the pool's size the window is the limit; at it, the pool is, and a second chunk per
   // worker keeps workers busy while the caller collects.
   const std::size_t window = lanes < pool.size() ? lanes : 2 * lanes;
+  using batch_type = std::remove_cvref_t<decltype(calls.batch())>;
+  const shared_inbatch_batch<batch_type> batch{calls.batch(), pool.listen_port() == 0};
   using reply = async_result<inbatch_chunk_result<R>>;
   std::deque<std::pair<std::size_t, reply>> in_flight;
   const auto collect_oldest = [&] {
@@ -138,16 +134,18 @@ void run_processes(const Calls& calls, process_pool& pool, std::size_t lanes,
       result.get().unpack(out, first, count);
     } catch (...) {
       for (std::size_t i = first; i < first + count; ++i)
-        out[i] = outcome<R>::of_error(std::current_exception());
+        outcome_writer::error(out, i, std::current_exception());
     }
   };
   for (std::size_t first = 0; first < n; first += chunk_size) {
     if (in_flight.size() >= window)
       collect_oldest();
-    std::vector<typename Calls::template value_tuple<WithNamed>> chunk;
+    using list = call_list<typename Calls::template value_tuple<WithNamed>>;
+    typename list::type chunk;
+    chunk.reserve(std::min(chunk_size, n - first));
     for (std::size_t i = first; i < std::min(n, first + chunk_size); ++i)
-      chunk.push_back(calls.template values<WithNamed>(i));
-    in_flight.emplace_back(first, pool.apply_async(Chunk::as_task(), calls.batch(), chunk));
+      list::add(chunk, calls.template values<WithNamed>(i));
+    in_flight.emplace_back(first, pool.apply_async(Chunk::as_task(), batch.handle(), chunk));
   }
   while (!in_flight.empty())
     collect_oldest();
@@ -157,7 +155,7 @@ void run_processes(const Calls& calls, process_pool& pool, std::size_t lanes,
 /// awaited in item order.
 template <class R, bool WithNamed, class Calls, class Method>
 void run_async(const Calls& calls, Method& method, std::size_t limit,
-               std::vector<outcome<R>>& out) {
+               outcomes<R>& out) {
   using pending_type = std::remove_cvref_t<decltype(calls.template invoke<WithNamed>(method, std::size_t{0}))>;
   std::deque<std::pair<std::size_t, pending_type>> pending;
   const auto settle_oldest = [&] {
@@ -166,12 +164,12 @@ void run_async(const Calls& calls, Method& method, std::size_t limit,
     try {
       if constexpr (std::is_void_v<R>) {
         std::move(work).get();
-        out[i] = outcome<R>::of();
+        outcome_writer::value(out, i);
       } else {
-        out[i] = outcome<R>::of(R(std::move(work).get()));
+        outcome_writer::value(out, i, std::move(work).get());
       }
     } catch (...) {
-      out[i] = outcome<R>::of_error(std::current_exception());
+      outcome_writer::error(out, i, std::current_exception());
     }
   };
   for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -180,7 +178,7 @@ void run_async(const Calls& calls, Method& method, std::size_t limit,
     try {
       pending.emplace_back(i, calls.template invoke<WithNamed>(method, i));
     } catch (...) {
-      out[i] = outcome<R>::of_error(std::current_exception());
+      outcome_writer::error(out, i, std::current_exception());
     }
   }
   while (!pending.empty())

@@ -1,0 +1,98 @@
+// How the batch of an inbatch_parallel call reaches the worker processes: encoded once per
+// call into a shared-memory segment that every chunk names, and decoded once per worker and
+// call; each chunk of a method that takes the batch by non-const reference then runs on a fresh
+// copy, so one chunk's changes never reach another (a method taking `const Batch&` reads the
+// decoded batch itself). A
+// pool that takes nodes from other hosts cannot share memory with them: its chunks carry the
+// batch itself.
+#pragma once
+
+#include "troupe/actors/error.hpp"
+#include "troupe/actors/serialization.hpp"
+#include "troupe/queues/shm_segment.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace troupe::detail {
+
+/// The batch as a chunk carries it: inline, or the name of the segment holding its encoding.
+template <class Batch>
+struct inbatch_batch {
+  std::optional<Batch> inline_copy;
+  std::string segment;
+  std::uint64_t bytes = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(inline_copy, segment, bytes);
+  }
+
+  /// The chunk's own copy of the batch (in the worker), for a method that may change it.
+  Batch copy() const {
+    if (inline_copy)
+      return *inline_copy;
+    return *decoded();
+  }
+
+  /// The batch for a method that only reads it: no copy per chunk.
+  const Batch& read_only(std::shared_ptr<const Batch>& keep) const {
+    if (inline_copy)
+      return *inline_copy;
+    keep = decoded();
+    return *keep;
+  }
+
+private:
+  /// The batch of the last segment this worker read: workers run one chunk at a time, and a
+  /// call's chunks name one segment, so one is all a worker needs to keep.
+  std::shared_ptr<const Batch> decoded() const {
+    static std::mutex lock;
+    static std::string last_segment;
+    static std::shared_ptr<const Batch> last;
+    const std::lock_guard hold{lock};
+    if (last_segment != segment) {
+      const auto mapped = shm_segment::open(segment); // released again once decoded
+      if (mapped.size() < bytes)
+        throw serialization_error("inbatch batch segment " + segment + " holds " +
+                                  std::to_string(mapped.size()) + " bytes, not " +
+                                  std::to_string(bytes));
+      last = std::make_shared<const Batch>(
+        deserialize<Batch>(std::span<const std::byte>{mapped.data(), bytes}));
+      last_segment = segment;
+    }
+    return last;
+  }
+};
+
+/// The caller's side: the batch encoded into a segment, held until the call ends (then
+/// unlinked, the workers having let go of it once they decoded it).
+template <class Batch>
+class shared_inbatch_batch {
+public:
+  /// `shareable`: the pool's workers all run on this host.
+  shared_inbatch_batch(const Batch& batch, bool shareable) {
+    if (!shareable) {
+      handle_.inline_copy = batch;
+      return;
+    }
+    const auto encoded = serialize(batch);
+    segment_.emplace(shm_segment::create(encoded.size()));
+    std::memcpy(segment_->data(), encoded.data(), encoded.size());
+    handle_.segment = segment_->name();
+    handle_.bytes = encoded.size();
+  }
+
+  const inbatch_batch<Batch>& handle() const noexcept { return handle_; }
+
+private:
+  std::optional<shm_segment> segment_;
+  inbatch_batch<Batch> handle_;
+};
+
+} // namespace troupe::detail
