@@ -16,6 +16,7 @@
 #include "troupe/queues/shm_segment.hpp"
 #include "troupe/pools/ctx_thread_pool.hpp"
 #include "troupe/pools/imap_stream.hpp"
+#include "troupe/pools/inbatch_parallel.hpp"
 #include "troupe/pools/map_options.hpp"
 #include "troupe/pools/pool_options.hpp"
 #include "troupe/pools/process_pool.hpp"
