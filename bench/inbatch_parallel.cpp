@@ -2,7 +2,8 @@
 // items of trivial work (x -> x + 1, results gathered into a std::vector<int> by post) beside
 // thread_pool.map / process_pool.map over the same items, and 200 items of about 1 ms of fixed
 // CPU work (a fixed number of iterations, not a spin on the clock) on 2 workers against 1.
-// Two workers everywhere; contenders interleaved round by round; medians are reported. The
+// Two workers everywhere; medians are reported. Each group (threads, processes, CPU-bound work)
+// interleaves its contenders round by round. The
 // processes figures are for a method that reads the batch (const&) and one that may change it
 // (a copy of the batch per message to a worker).
 //
@@ -26,7 +27,8 @@ namespace {
 
 constexpr std::uint64_t cpu_work = 1'000'000; // about 1 ms here
 constexpr int rounds = 5;          // of the CPU-bound items
-constexpr int trivial_rounds = 21; // of the trivial ones (each well under 10 ms)
+constexpr int trivial_rounds = 201; // of the trivial items on threads (each under a ms)
+constexpr int process_rounds = 51;  // of the trivial items in processes (a few ms each)
 constexpr std::size_t trivial_items = 100'000;
 constexpr std::size_t cpu_items = 200;
 
@@ -130,12 +132,16 @@ int main(int argc, char** argv) {
     {
       {"threads_map", [&] { check(threads.map([](int x) { return x + 1; }, trivial.values), trivial, "map"); }},
       {"threads_inbatch", [&] { check(on_threads(trivial), trivial, "inbatch threads"); }},
+    },
+    trivial_rounds);
+  t.merge(interleaved(
+    {
       {"processes_map", [&] { check(procs.map(plus_one, trivial.values), trivial, "process map"); }},
       {"processes_inbatch", [&] { check(in_processes(trivial), trivial, "inbatch processes"); }},
       {"processes_inbatch_mutable",
        [&] { check(in_processes_mutable(trivial), trivial, "inbatch processes (mutable)"); }},
     },
-    trivial_rounds);
+    process_rounds));
   t.merge(interleaved(
     {
       {"threads_cpu_1", [&] { work_threads.call(cpu, {.n_workers = 1}); }},
@@ -145,9 +151,9 @@ int main(int argc, char** argv) {
     },
     rounds));
 
-  std::printf("# %zu trivial items (median of %d rounds), %zu items of ~1 ms (median of %d), "
-              "2 workers\n",
-              trivial_items, trivial_rounds, cpu_items, rounds);
+  std::printf("# %zu trivial items (median of %d rounds on threads, %d in processes), %zu items "
+              "of ~1 ms (median of %d), 2 workers\n",
+              trivial_items, trivial_rounds, process_rounds, cpu_items, rounds);
   for (const auto& [name, seconds] : t)
     std::printf("# %-18s %.3f ms\n", name.c_str(), seconds * 1e3);
   std::printf("inbatch_threads_ratio_to_map %.2f x\n", t.at("threads_inbatch") / t.at("threads_map"));
