@@ -56,6 +56,15 @@ using outcomes_of_int = troupe::outcomes<int>;
 
 const auto keep_outcomes = [](ten_batch&, outcomes_of_int& out) { return out; };
 
+/// An action running `method` over the indices in `procs`, handing back the outcomes.
+template <class Task>
+auto on_processes(troupe::runtime& rt, const Task& method, troupe::process_pool& procs,
+                  troupe::inbatch_options options = {}) {
+  options.target = troupe::inbatch_target::processes;
+  options.processes = &procs;
+  return troupe::inbatch_parallel(rt, troupe::inits::indices, method, keep_outcomes, options);
+}
+
 std::vector<int> values(const outcomes_of_int& out) {
   std::vector<int> v;
   for (const auto& o : out)
@@ -65,9 +74,7 @@ std::vector<int> values(const outcomes_of_int& out) {
 
 TEST_F(process_pool_test, inbatch_processes_equal_threads_and_never_touch_the_callers_batch) {
   troupe::process_pool procs{rt, {.workers = 2}};
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_square, keep_outcomes,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .n_workers = 2, .processes = &procs});
+  auto action = on_processes(rt, inbatch_square, procs, {.n_workers = 2});
   ten_batch b;
   const auto in_processes = values(action(b));
   EXPECT_EQ(b.data, ten_batch{}.data) << "a worker's change reached the caller's batch";
@@ -78,10 +85,7 @@ TEST_F(process_pool_test, inbatch_processes_equal_threads_and_never_touch_the_ca
 
 TEST_F(process_pool_test, inbatch_processes_give_each_failure_back_as_its_own_type) {
   troupe::process_pool procs{rt, {.workers = 2}};
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_out_of_range_at_3,
-                                         keep_outcomes,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .processes = &procs});
+  auto action = on_processes(rt, inbatch_out_of_range_at_3, procs);
   ten_batch b;
   const auto out = action(b);
   EXPECT_EQ(values(out), (std::vector<int>{0, 1, 2, -1, 4, 5, 6, 7, 8, 9}));
@@ -97,10 +101,7 @@ TEST_F(process_pool_test, inbatch_processes_give_each_failure_back_as_its_own_ty
 
 TEST_F(process_pool_test, inbatch_a_killed_worker_fails_its_item_with_worker_lost_and_returns) {
   troupe::process_pool procs{rt, {.workers = 2}};
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_stall_at_3,
-                                         keep_outcomes,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .chunksize = 1, .processes = &procs});
+  auto action = on_processes(rt, inbatch_stall_at_3, procs, {.chunksize = 1});
   const auto path = troupe::testing::temp_path("inbatch-stall");
   ten_batch b;
   auto running = std::async(std::launch::async, [&] { return action(b, path); });
@@ -115,9 +116,7 @@ TEST_F(process_pool_test, inbatch_a_killed_worker_fails_its_item_with_worker_los
 
 TEST_F(process_pool_test, inbatch_processes_take_extras_per_item_values_and_named_arguments) {
   troupe::process_pool procs{rt, {.workers = 2}};
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_scaled, keep_outcomes,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .processes = &procs});
+  auto action = on_processes(rt, inbatch_scaled, procs);
   ten_batch b;
   EXPECT_EQ(values(action.call(b, {.named = {{"k", 2}}}, 3)),
             (std::vector<int>{0, 6, 12, 18, 24, 30, 36, 42, 48, 54}));
@@ -142,10 +141,7 @@ TEST_F(process_pool_test, inbatch_processes_keep_their_own_pool_across_calls) {
 
 TEST_F(process_pool_test, inbatch_every_message_to_a_worker_gets_a_fresh_copy_of_the_batch) {
   troupe::process_pool procs{rt, {.workers = 1}};
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_first_then_scribble,
-                                         keep_outcomes,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .chunksize = 1, .processes = &procs});
+  auto action = on_processes(rt, inbatch_first_then_scribble, procs, {.chunksize = 1});
   ten_batch b;
   for (int call = 0; call < 2; ++call)
     EXPECT_EQ(values(action(b)), std::vector<int>(10, 0)) << "one chunk saw another's change";
@@ -153,10 +149,7 @@ TEST_F(process_pool_test, inbatch_every_message_to_a_worker_gets_a_fresh_copy_of
 
 TEST_F(process_pool_test, inbatch_batch_travels_once_and_leaves_nothing_in_dev_shm) {
   troupe::process_pool procs{rt, {.workers = 2}};
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_read_only,
-                                         keep_outcomes,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .processes = &procs});
+  auto action = on_processes(rt, inbatch_read_only, procs);
   ten_batch b;
   EXPECT_EQ(values(action(b)), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
   b.data.assign(10, 7); // a new call reads the new batch, not the one its workers decoded
@@ -172,10 +165,7 @@ TEST_F(process_pool_test, inbatch_batch_travels_once_and_leaves_nothing_in_dev_s
 TEST_F(process_pool_test, inbatch_a_pool_that_takes_remote_nodes_gets_the_batch_in_each_message) {
   troupe::process_pool procs{rt, {.workers = 2, .remote_secret = "inbatch-test"}};
   ASSERT_NE(procs.listen_port(), 0);
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_read_only,
-                                         keep_outcomes,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .processes = &procs});
+  auto action = on_processes(rt, inbatch_read_only, procs);
   ten_batch b;
   EXPECT_EQ(values(action(b)), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
 }
