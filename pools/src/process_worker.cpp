@@ -172,8 +172,12 @@ bool process_worker::send_more(lease& work, process_job& job) {
       fail(*work.job(), chunk, too_big);
       continue;
     }
-    if (!batch.empty() && batch.bytes + request.calls.size() > budget && !flush())
+    if (!batch.empty() && batch.bytes + request.calls.size() > budget && !flush()) {
+      // This chunk is claimed but never left: the dispatcher runs it elsewhere (lose() only
+      // settles what is in flight, and the lease no longer has it to take back).
+      give_back_(work.job(), chunk, chunk + 1, work.attempts());
       return false;
+    }
     in_flight_.emplace(request.id, chunk);
     batch.add(std::move(request), std::move(held));
     if (batch.requests.chunks.size() >= settings_->batch && !flush())
