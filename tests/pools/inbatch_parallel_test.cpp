@@ -331,6 +331,17 @@ TEST_F(inbatch_parallel_test, configuration_errors_are_typed_and_name_the_culpri
   }, "async");
 }
 
+TEST_F(inbatch_parallel_test, exceptions_from_init_and_post_reach_the_caller) {
+  ten_batch b;
+  auto bad_init = troupe::inbatch_parallel(
+    rt, [](ten_batch&) -> std::vector<int> { throw std::length_error("no items"); }, square);
+  EXPECT_THROW(bad_init(b), std::length_error);
+  auto bad_post = troupe::inbatch_parallel(
+    rt, troupe::inits::indices, square,
+    [](ten_batch&, outcomes_of_int&) -> int { throw std::range_error("cannot assemble"); });
+  EXPECT_THROW(bad_post(b), std::range_error);
+}
+
 TEST_F(inbatch_parallel_test, a_call_can_move_the_work_from_threads_to_the_calling_thread) {
   ten_batch b;
   std::mutex mutex;
