@@ -7,9 +7,14 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <thread>
+#include <tuple>
+#include <utility>
 
 using troupe::testing::ten_batch;
 
@@ -45,6 +50,25 @@ TROUPE_TASK(inbatch_first_then_scribble, [](ten_batch& b, std::size_t) {
 });
 
 TROUPE_TASK(inbatch_read_only, [](const ten_batch& b, std::size_t ix) { return b.data[ix] + 1; });
+
+TROUPE_TASK(inbatch_item_plus_row, [](const ten_batch&, int item, const std::vector<float>& row) {
+  return item + static_cast<int>(row.at(0));
+});
+
+TROUPE_TASK(inbatch_row_times_k, [](const ten_batch&, const std::vector<float>& row,
+                                    const troupe::named_args& named) {
+  return static_cast<int>(row.at(0)) * named.get<int>("k");
+});
+
+/// When it ran (steady clock, shared by the processes of a host), as {start, end} in ns.
+TROUPE_TASK(inbatch_interval, [](const ten_batch&, std::size_t) {
+  const auto now = [] {
+    return std::chrono::steady_clock::now().time_since_epoch().count();
+  };
+  const auto start = now();
+  std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  return std::pair<long long, long long>{start, now()};
+});
 
 TROUPE_TASK(inbatch_pid, [](ten_batch&, std::size_t) { return static_cast<int>(getpid()); });
 
@@ -168,6 +192,69 @@ TEST_F(process_pool_test, inbatch_a_pool_that_takes_remote_nodes_gets_the_batch_
   auto action = on_processes(rt, inbatch_read_only, procs);
   ten_batch b;
   EXPECT_EQ(values(action(b)), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+}
+
+TEST_F(process_pool_test, inbatch_processes_take_items_components_and_item_args) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  ten_batch b;
+  const troupe::inbatch_options on_procs{.target = troupe::inbatch_target::processes,
+                                         .processes = &procs};
+  auto items = troupe::inbatch_parallel(
+    rt, [](ten_batch& batch) {
+      std::vector<std::tuple<int, std::vector<float>>> out;
+      for (std::size_t i = 0; i < batch.size(); ++i)
+        out.emplace_back(batch[i], batch.images[i]);
+      return out;
+    },
+    inbatch_item_plus_row, keep_outcomes, on_procs);
+  EXPECT_EQ(values(items(b)), (std::vector<int>{0, 11, 22, 33, 44, 55, 66, 77, 88, 99}));
+
+  auto rows = troupe::inbatch_parallel(
+    rt, [](ten_batch& batch) {
+      std::vector<troupe::item_args<std::vector<float>>> out;
+      for (const auto& row : batch.component("masks"))
+        out.push_back({std::tuple{row}, troupe::named_args{{"k", 3}}});
+      return out;
+    },
+    inbatch_row_times_k, keep_outcomes, on_procs);
+  EXPECT_EQ(values(rows(b)), (std::vector<int>{0, 3, 6, 9, 12, 15, 18, 21, 24, 27}));
+}
+
+TEST_F(process_pool_test, inbatch_processes_n_workers_caps_the_items_running_at_once) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  auto action = troupe::inbatch_parallel(
+    rt, troupe::inits::indices, inbatch_interval,
+    [](ten_batch&, troupe::outcomes<std::pair<long long, long long>>& out) {
+      std::vector<std::pair<long long, long long>> spans;
+      for (const auto& o : out)
+        spans.push_back(o.value());
+      std::sort(spans.begin(), spans.end());
+      return spans;
+    },
+    {.target = troupe::inbatch_target::processes, .n_workers = 1, .chunksize = 1,
+     .processes = &procs});
+  ten_batch b;
+  const auto spans = action(b);
+  ASSERT_EQ(spans.size(), 10u);
+  for (std::size_t i = 1; i < spans.size(); ++i)
+    EXPECT_LE(spans[i - 1].second, spans[i].first) << "items " << i - 1 << " and " << i
+                                                   << " ran at once with n_workers = 1";
+}
+
+TEST_F(process_pool_test, inbatch_processes_without_post_throw_parallel_action_failed) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_out_of_range_at_3,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .processes = &procs});
+  ten_batch b;
+  try {
+    action(b);
+    FAIL() << "no parallel_action_failed";
+  } catch (const troupe::parallel_action_failed& e) {
+    EXPECT_EQ(e.failed_count(), 1u);
+    EXPECT_EQ(e.first().first, 3u);
+    EXPECT_THROW(std::rethrow_exception(e.first().second), std::out_of_range);
+  }
 }
 
 TEST_F(process_pool_test, inbatch_processes_refuse_a_method_that_is_not_registered) {
