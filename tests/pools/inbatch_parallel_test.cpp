@@ -331,6 +331,47 @@ TEST_F(inbatch_parallel_test, configuration_errors_are_typed_and_name_the_culpri
   }, "async");
 }
 
+/// A result type without a default constructor (kept in std::optional slots).
+struct labelled {
+  explicit labelled(int v) : value(v) {}
+  int value;
+};
+
+TEST_F(inbatch_parallel_test, a_post_can_take_all_values_at_once_or_hear_of_every_failure) {
+  ten_batch b;
+  auto ints = troupe::inbatch_parallel(rt, troupe::inits::indices, square,
+                                       [](ten_batch&, outcomes_of_int& out) {
+                                         return std::move(out).values();
+                                       });
+  EXPECT_EQ(ints(b), (std::vector<int>{0, 1, 4, 9, 16, 25, 36, 49, 64, 81}));
+
+  auto objects = troupe::inbatch_parallel(
+    rt, troupe::inits::indices, [](ten_batch&, std::size_t ix) { return labelled{int(ix)}; },
+    [](ten_batch&, troupe::outcomes<labelled>& out) { return std::move(out).values(); });
+  EXPECT_EQ(objects(b).back().value, 9);
+
+  auto flags = troupe::inbatch_parallel(
+    rt, troupe::inits::indices, [](ten_batch&, std::size_t ix) { return ix % 2 == 0; },
+    [](ten_batch&, troupe::outcomes<bool>& out) { return std::move(out).values(); });
+  EXPECT_EQ(flags(b), (std::vector<bool>{true, false, true, false, true, false, true, false,
+                                         true, false}));
+
+  auto failing = troupe::inbatch_parallel(
+    rt, troupe::inits::indices,
+    [](ten_batch&, std::size_t ix) {
+      if (ix == 4)
+        throw std::runtime_error("bad 4");
+      return 0;
+    },
+    [](ten_batch&, outcomes_of_int& out) { return std::move(out).values(); });
+  try {
+    failing(b);
+    FAIL() << "values() of a failed call returned";
+  } catch (const troupe::parallel_action_failed& e) {
+    EXPECT_EQ(e.first().first, 4u);
+  }
+}
+
 TEST_F(inbatch_parallel_test, exceptions_from_init_and_post_reach_the_caller) {
   ten_batch b;
   auto bad_init = troupe::inbatch_parallel(

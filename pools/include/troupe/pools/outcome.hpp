@@ -11,6 +11,8 @@
 #pragma once
 
 #include "troupe/actors/error.hpp"
+#include "troupe/pools/detail/outcome_slots.hpp"
+#include "troupe/pools/parallel_action_failed.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -32,8 +34,6 @@ struct outcome_writer;
 template <class R>
 class outcomes {
   friend struct detail::outcome_writer;
-  // void items keep a flag: 1 once they returned.
-  using slot = std::conditional_t<std::is_void_v<R>, unsigned char, std::optional<R>>;
 
 public:
   /// One item's outcome, as seen through its outcomes.
@@ -104,24 +104,29 @@ public:
   iterator begin() const { return {this, 0}; }
   iterator end() const { return {this, size()}; }
 
-  bool failed(std::size_t i) const {
-    if constexpr (std::is_void_v<R>)
-      return slots_[i] == 0;
-    else
-      return !slots_[i].has_value();
-  }
+  bool failed(std::size_t i) const { return !slots_.has(i); }
 
   decltype(auto) value(std::size_t i) const {
     rethrow_if_failed(i);
     if constexpr (!std::is_void_v<R>)
-      return static_cast<const R&>(*slots_[i]);
+      return slots_.get(i);
   }
 
   /// Moves item i's value out; rethrows its exception if it failed.
   R take(std::size_t i) {
     rethrow_if_failed(i);
     if constexpr (!std::is_void_v<R>)
-      return std::move(*slots_[i]);
+      return std::move(slots_.get(i));
+  }
+
+  /// Every value, in item order, moved out (the whole vector handed over where R can be made
+  /// empty); throws parallel_action_failed if any item failed. What most post functions want.
+  std::vector<R> values() &&
+    requires(!std::is_void_v<R>)
+  {
+    if (!failures_.empty() || any_failed())
+      throw parallel_action_failed(all_failures(), size());
+    return slots_.take_all();
   }
 
   std::exception_ptr error(std::size_t i) const {
@@ -144,7 +149,16 @@ public:
     return false;
   }
 
-  /// (index, exception) of every failed item, in item order.
+  /// (index, exception) of every failed item, items never reached included, in item order.
+  std::vector<std::pair<std::size_t, std::exception_ptr>> all_failures() const {
+    std::vector<std::pair<std::size_t, std::exception_ptr>> out;
+    for (std::size_t i = 0; i < size(); ++i)
+      if (failed(i))
+        out.emplace_back(i, error(i));
+    return out;
+  }
+
+  /// (index, exception) of every item that threw, in item order.
   const std::vector<std::pair<std::size_t, std::exception_ptr>>& failures() const noexcept {
     return failures_;
   }
@@ -161,7 +175,7 @@ private:
       std::rethrow_exception(error(i));
   }
 
-  std::vector<slot> slots_;
+  detail::outcome_slots<R> slots_;
   std::vector<std::pair<std::size_t, std::exception_ptr>> failures_; // sorted once complete
   std::mutex failures_lock_; // items fail on several threads at once
 };
@@ -178,10 +192,7 @@ namespace detail {
 struct outcome_writer {
   template <class R, class... V>
   static void value(outcomes<R>& o, std::size_t i, V&&... v) {
-    if constexpr (std::is_void_v<R>)
-      o.slots_[i] = 1;
-    else
-      o.slots_[i].emplace(std::forward<V>(v)...);
+    o.slots_.set(i, std::forward<V>(v)...);
   }
 
   template <class R>
