@@ -171,19 +171,28 @@ TEST_F(process_pool_test, inbatch_every_message_to_a_worker_gets_a_fresh_copy_of
     EXPECT_EQ(values(action(b)), std::vector<int>(10, 0)) << "one chunk saw another's change";
 }
 
-TEST_F(process_pool_test, inbatch_batch_travels_once_and_leaves_nothing_in_dev_shm) {
-  troupe::process_pool procs{rt, {.workers = 2}};
-  auto action = on_processes(rt, inbatch_read_only, procs);
-  ten_batch b;
-  EXPECT_EQ(values(action(b)), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
-  b.data.assign(10, 7); // a new call reads the new batch, not the one its workers decoded
-  EXPECT_EQ(values(action(b)), std::vector<int>(10, 8));
-  // What is left of this process's segments are its workers' heartbeats, one each.
+/// This process's segments in /dev/shm (its workers' heartbeats are among them, one each).
+std::size_t segments_of_this_process() {
   const auto mine = "troupe.seg." + std::to_string(getpid()) + ".";
   std::size_t segments = 0;
   for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"})
     segments += entry.path().filename().string().rfind(mine, 0) == 0 ? 1 : 0;
-  EXPECT_EQ(segments, procs.worker_pids().size()) << "a call's batch segment outlived it";
+  return segments;
+}
+
+TEST_F(process_pool_test, inbatch_keeps_one_segment_for_its_batches_and_it_goes_with_the_action) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  {
+    auto action = on_processes(rt, inbatch_read_only, procs);
+    ten_batch b;
+    EXPECT_EQ(values(action(b)), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+    b.data.assign(10, 7); // the next call's batch in the same segment: workers read it anew
+    EXPECT_EQ(values(action(b)), std::vector<int>(10, 8));
+    EXPECT_EQ(segments_of_this_process(), procs.worker_pids().size() + 1)
+      << "calls of one action should share one segment";
+  }
+  EXPECT_EQ(segments_of_this_process(), procs.worker_pids().size())
+    << "the action's segment outlived it";
 }
 
 TEST_F(process_pool_test, inbatch_a_pool_that_takes_remote_nodes_gets_the_batch_in_each_message) {

@@ -70,12 +70,15 @@ public:
   std::shared_ptr<thread_pool> threads(std::size_t workers);
   /// A process pool of `workers` processes, made once.
   std::shared_ptr<process_pool> processes(std::size_t workers);
+  /// Where the processes target encodes its batches.
+  inbatch_segments& segments() noexcept { return segments_; }
 
 private:
   runtime* rt_;
   std::mutex mutex_;
   std::shared_ptr<thread_pool> threads_;
   std::shared_ptr<process_pool> processes_;
+  inbatch_segments segments_;
 };
 
 /// Checks a target, debug and n_workers together; throws invalid_argument naming the culprit.
@@ -233,7 +236,8 @@ private:
         const std::size_t chunk_size =
           options_.chunksize.value_or((calls.size() + chunks - 1) / std::max<std::size_t>(chunks, 1));
         detail::run_processes<R, detail::inbatch_chunk<F, batch, call>, WithNamed>(
-          calls, pool, std::min(lanes, pool.size()), std::max<std::size_t>(chunk_size, 1), out);
+          calls, pool, pools_->segments(), std::min(lanes, pool.size()),
+          std::max<std::size_t>(chunk_size, 1), out);
       }
     }
   }

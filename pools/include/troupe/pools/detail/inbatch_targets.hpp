@@ -114,8 +114,8 @@ void run_threads(const Calls& calls, Method& method, thread_pool& pool, std::siz
 /// Chunks of items, each one task call naming the batch (encoded once), at most `lanes`
 /// running at once. A chunk whose worker died fails its items with worker_lost.
 template <class R, class Chunk, bool WithNamed, class Calls>
-void run_processes(const Calls& calls, process_pool& pool, std::size_t lanes,
-                   std::size_t chunk_size, outcomes<R>& out) {
+void run_processes(const Calls& calls, process_pool& pool, inbatch_segments& segments,
+                   std::size_t lanes, std::size_t chunk_size, outcomes<R>& out) {
   if (!Chunk::registered)
     throw state_error("the chunk task of inbatch_parallel's processes target is not registered");
   const std::size_t n = calls.size();
@@ -123,7 +123,7 @@ void run_processes(const Calls& calls, process_pool& pool, std::size_t lanes,
   // worker keeps workers busy while the caller collects.
   const std::size_t window = lanes < pool.size() ? lanes : 2 * lanes;
   using batch_type = std::remove_cvref_t<decltype(calls.batch())>;
-  const shared_inbatch_batch<batch_type> batch{calls.batch(), pool.listen_port() == 0};
+  const shared_inbatch_batch<batch_type> batch{calls.batch(), pool.listen_port() == 0, segments};
   using reply = async_result<inbatch_chunk_result<R>>;
   std::deque<std::pair<std::size_t, reply>> in_flight;
   const auto collect_oldest = [&] {
