@@ -38,9 +38,9 @@ struct inbatch_options {
   /// Only with inbatch_target::sequential: the first exception propagates at once and the items
   /// after it never run (anything else is an invalid_argument when the action is made).
   bool debug = false;
-  /// Processes target: items per message to a worker (each message carries a copy of the
-  /// batch, and a worker that dies fails the items of its message). Default: 2 messages per
-  /// worker running at once.
+  /// Processes target: items per message to a worker (a worker that dies fails the items of
+  /// its message; a method taking the batch by non-const reference gets a copy per message).
+  /// Default: 4 messages per worker running at once.
   std::optional<std::size_t> chunksize;
   /// Decorator-level named arguments: given to init and post (under the call's own, which win),
   /// never to the method.

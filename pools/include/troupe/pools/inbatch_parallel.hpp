@@ -232,7 +232,7 @@ private:
       } else {
         auto owned = options_.processes ? nullptr : pools_->processes(process_workers(lanes));
         auto& pool = options_.processes ? *options_.processes : *owned;
-        const std::size_t chunks = std::min(calls.size(), 2 * lanes);
+        const std::size_t chunks = std::min(calls.size(), 4 * lanes);
         const std::size_t chunk_size =
           options_.chunksize.value_or((calls.size() + chunks - 1) / std::max<std::size_t>(chunks, 1));
         detail::run_processes<R, detail::inbatch_chunk<F, batch, call>, WithNamed>(
