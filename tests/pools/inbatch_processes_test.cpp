@@ -229,6 +229,19 @@ TEST_F(process_pool_test, inbatch_processes_take_items_components_and_item_args)
   EXPECT_EQ(values(rows(b)), (std::vector<int>{0, 3, 6, 9, 12, 15, 18, 21, 24, 27}));
 }
 
+TEST_F(process_pool_test, inbatch_processes_take_indices_in_any_order_and_repeated) {
+  troupe::process_pool procs{rt, {.workers = 2}};
+  ten_batch b;
+  // One message each: a consecutive run that breaks off, and indices out of order and repeated.
+  for (const auto chunksize : {std::size_t{7}, std::size_t{1}}) {
+    auto action = troupe::inbatch_parallel(
+      rt, std::vector<std::size_t>{0, 1, 2, 7, 3, 3, 9}, inbatch_square, keep_outcomes,
+      {.target = troupe::inbatch_target::processes, .chunksize = chunksize,
+       .processes = &procs});
+    EXPECT_EQ(values(action(b)), (std::vector<int>{0, 1, 4, 49, 9, 9, 81})) << chunksize;
+  }
+}
+
 TEST_F(process_pool_test, inbatch_processes_n_workers_caps_the_items_running_at_once) {
   troupe::process_pool procs{rt, {.workers = 2}};
   auto action = troupe::inbatch_parallel(

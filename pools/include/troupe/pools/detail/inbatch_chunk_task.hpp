@@ -72,6 +72,41 @@ struct call_list<std::tuple<A>> {
   static std::tuple<A&> at(type& list, std::size_t i) { return {list[i]}; }
 };
 
+/// A chunk's item indices (inits::indices, the usual init) as they travel: two numbers while
+/// they run consecutively, every index once they do not.
+struct index_calls {
+  std::uint64_t first = 0, count = 0; // the consecutive run, while `listed` is empty
+  std::vector<std::uint64_t> listed;
+
+  std::size_t size() const noexcept { return listed.empty() ? count : listed.size(); }
+  void reserve(std::size_t) noexcept {}
+  std::size_t at(std::size_t i) const { return listed.empty() ? first + i : listed[i]; }
+
+  void add(std::uint64_t index) {
+    if (listed.empty() && (count == 0 || index == first + count)) {
+      first = count == 0 ? index : first;
+      ++count;
+      return;
+    }
+    if (listed.empty()) // the run breaks off here: list it, and everything after
+      for (std::uint64_t k = 0; k < count; ++k)
+        listed.push_back(first + k);
+    listed.push_back(index);
+    count = 0;
+  }
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(first, count, listed);
+  }
+};
+template <>
+struct call_list<std::tuple<std::size_t>> {
+  using type = index_calls;
+  static void add(type& list, std::tuple<std::size_t> call) { list.add(std::get<0>(call)); }
+  static std::tuple<std::size_t> at(const type& list, std::size_t i) { return {list.at(i)}; }
+};
+
 /// The chunk task of method F (a lambda without captures) over a Batch with calls of type Call.
 template <class F, class Batch, class Call>
 struct inbatch_chunk {
