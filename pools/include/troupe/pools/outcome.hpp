@@ -5,9 +5,10 @@
 //   for (const auto& o : outcomes)
 //     if (o.failed()) log(o.error()); else use(o.value());
 //   R mine = outcomes.take(3);          // moves item 3's value out (rethrows if it failed)
+//   std::vector<R> all = std::move(outcomes).values();   // parallel_action_failed if any failed
 //
-// Values sit in one array and failures (rare) in a list beside it, so a trivial item costs a
-// store of its value, not of a value and an exception pointer.
+// Values sit in one array (detail/outcome_slots.hpp) and failures (rare) in a list beside it,
+// so a trivial item costs a store of its value and of a flag, not of an exception pointer.
 #pragma once
 
 #include "troupe/actors/error.hpp"
@@ -20,7 +21,6 @@
 #include <iterator>
 #include <mutex>
 #include <string>
-#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
