@@ -12,6 +12,7 @@
 #include "troupe/assigner/placement_loss.hpp"
 #include "troupe/pools/async_result.hpp"
 #include "troupe/queues/queue.hpp"
+#include "troupe/queues/retain_memory.hpp"
 #include "troupe/queues/shared_tensor.hpp"
 #include "troupe/queues/shm_segment.hpp"
 #include "troupe/pools/ctx_thread_pool.hpp"
