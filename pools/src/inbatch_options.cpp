@@ -1,6 +1,6 @@
 #include "troupe/pools/inbatch_options.hpp"
 
-#include "troupe/pools/inbatch_parallel.hpp"
+#include "troupe/pools/inbatch_parallel.hpp" // check_inbatch_settings, available_cpus
 
 #include <sched.h>
 
@@ -52,22 +52,6 @@ void check_inbatch_settings(inbatch_target target, bool debug, std::size_t n_wor
                            "inbatch_target::sequential, not a parallel target");
   if (n_workers == 0)
     throw invalid_argument("inbatch_parallel: n_workers is 0; at least 1 worker is needed");
-}
-
-std::shared_ptr<thread_pool> inbatch_pools::threads(std::size_t workers) {
-  const std::lock_guard lock{mutex_};
-  if (!threads_ || threads_->size() < workers) // a call still using the old one keeps it alive
-    threads_ = std::make_shared<thread_pool>(*rt_,
-                                             pool_options{.workers = static_cast<int>(workers)});
-  return threads_;
-}
-
-std::shared_ptr<process_pool> inbatch_pools::processes(std::size_t workers) {
-  const std::lock_guard lock{mutex_};
-  if (!processes_)
-    processes_ = std::make_shared<process_pool>(
-      *rt_, process_pool_options{.workers = static_cast<int>(workers)});
-  return processes_;
 }
 
 } // namespace detail

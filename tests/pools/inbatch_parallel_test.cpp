@@ -318,6 +318,9 @@ TEST_F(inbatch_parallel_test, configuration_errors_are_typed_and_name_the_culpri
     troupe::inbatch_parallel(rt, troupe::inits::indices, square, {.n_workers = 0});
   }, "n_workers");
   expect_error([&] {
+    troupe::inbatch_parallel(rt, troupe::inits::indices, square, {.chunksize = 0});
+  }, "chunksize");
+  expect_error([&] {
     troupe::inbatch_parallel(rt, troupe::inits::indices, square,
                              {.target = troupe::inbatch_target::processes});
   }, "TROUPE_TASK");
@@ -370,6 +373,22 @@ TEST_F(inbatch_parallel_test, a_post_can_take_all_values_at_once_or_hear_of_ever
   } catch (const troupe::parallel_action_failed& e) {
     EXPECT_EQ(e.first().first, 4u);
   }
+}
+
+TEST_F(inbatch_parallel_test, an_init_with_no_elements_runs_nothing_on_every_target) {
+  ten_batch b;
+  std::atomic<int> calls{0};
+  auto action = troupe::inbatch_parallel(
+    rt, std::vector<std::size_t>{},
+    [&](ten_batch&, std::size_t) {
+      ++calls;
+      return std::async(std::launch::deferred, [] { return 1; });
+    },
+    [](ten_batch&, outcomes_of_int& out) { return out.size(); });
+  for (const auto target : {troupe::inbatch_target::threads, troupe::inbatch_target::sequential,
+                            troupe::inbatch_target::async})
+    EXPECT_EQ(action.call(b, {.target = target}), 0u);
+  EXPECT_EQ(calls.load(), 0);
 }
 
 TEST_F(inbatch_parallel_test, exceptions_from_init_and_post_reach_the_caller) {

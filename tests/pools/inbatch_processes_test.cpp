@@ -242,6 +242,17 @@ TEST_F(process_pool_test, inbatch_processes_take_indices_in_any_order_and_repeat
   }
 }
 
+TEST_F(process_pool_test, inbatch_processes_with_no_items_send_nothing) {
+  troupe::process_pool procs{rt, {.workers = 1}};
+  auto action = troupe::inbatch_parallel(rt, std::vector<std::size_t>{}, inbatch_square,
+                                         keep_outcomes,
+                                         {.target = troupe::inbatch_target::processes,
+                                          .processes = &procs});
+  ten_batch b;
+  EXPECT_EQ(action(b).size(), 0u);
+  EXPECT_TRUE(procs.worker_pids().empty()) << "a worker was started for no items";
+}
+
 TEST_F(process_pool_test, inbatch_processes_n_workers_caps_the_items_running_at_once) {
   troupe::process_pool procs{rt, {.workers = 2}};
   auto action = troupe::inbatch_parallel(

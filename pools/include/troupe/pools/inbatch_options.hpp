@@ -40,7 +40,7 @@ struct inbatch_options {
   bool debug = false;
   /// Processes target: items per message to a worker (a worker that dies fails the items of
   /// its message; a method taking the batch by non-const reference gets a copy per message).
-  /// Default: 4 messages per worker running at once.
+  /// At least 1. Default: 4 messages per worker running at once.
   std::optional<std::size_t> chunksize;
   /// Decorator-level named arguments: given to init and post (under the call's own, which win),
   /// never to the method.

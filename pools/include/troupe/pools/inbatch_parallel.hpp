@@ -122,6 +122,8 @@ public:
         throw invalid_argument("inbatch_parallel: init is missing (an empty function); give a "
                                "function, a standard init (troupe::inits) or a sequence");
     detail::check_inbatch_settings(options_.target, options_.debug, workers(std::nullopt));
+    if (options_.chunksize == std::size_t{0})
+      throw invalid_argument("inbatch_parallel: chunksize is 0; a message needs at least 1 item");
     if (options_.target == inbatch_target::processes)
       check_processes_method();
   }
@@ -232,12 +234,13 @@ private:
       } else {
         auto owned = options_.processes ? nullptr : pools_->processes(process_workers(lanes));
         auto& pool = options_.processes ? *options_.processes : *owned;
-        const std::size_t chunks = std::min(calls.size(), 4 * lanes);
+        if (calls.size() == 0)
+          return; // nothing to send, not even the batch
+        const std::size_t messages = std::min(calls.size(), 4 * lanes); // ~4 a worker at once
         const std::size_t chunk_size =
-          options_.chunksize.value_or((calls.size() + chunks - 1) / std::max<std::size_t>(chunks, 1));
+          options_.chunksize.value_or((calls.size() + messages - 1) / messages);
         detail::run_processes<R, detail::inbatch_chunk<F, batch, call>, WithNamed>(
-          calls, pool, pools_->segments(), std::min(lanes, pool.size()),
-          std::max<std::size_t>(chunk_size, 1), out);
+          calls, pool, pools_->segments(), std::min(lanes, pool.size()), chunk_size, out);
       }
     }
   }

@@ -1,10 +1,9 @@
 // How the batch of an inbatch_parallel call reaches the worker processes: encoded once per
 // call into a shared-memory segment that every chunk names (the action keeps the segment for its
-// next call, so its pages are mapped already), and decoded once per worker and call; each chunk of a method that takes the batch by non-const reference then runs on a fresh
-// copy, so one chunk's changes never reach another (a method taking `const Batch&` reads the
-// decoded batch itself). A
-// pool that takes nodes from other hosts cannot share memory with them: its chunks carry the
-// batch itself.
+// next call, so its pages are mapped already), and decoded once per worker and call. A method
+// that takes the batch by non-const reference runs each chunk on a fresh copy, so one chunk's
+// changes never reach another; one taking `const Batch&` reads the decoded batch itself. A pool
+// that takes nodes from other hosts cannot share memory with them: its chunks carry the batch.
 #pragma once
 
 #include "troupe/actors/error.hpp"
