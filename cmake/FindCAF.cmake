@@ -1,9 +1,9 @@
 # Finds the C++ Actor Framework. Debian's libcaf-dev (0.17.x) ships headers and
 # shared libraries but no CMake package, so troupe locates them itself.
 #
-#   find_package(CAF 0.17 REQUIRED COMPONENTS core io)
+#   find_package(CAF 0.17 REQUIRED COMPONENTS core io [openssl])
 #
-# Defines CAF_VERSION and the imported targets CAF::core and CAF::io.
+# Defines CAF_VERSION and the imported targets CAF::core, CAF::io and CAF::openssl.
 include(FindPackageHandleStandardArgs)
 find_package(Threads REQUIRED)
 
@@ -46,4 +46,11 @@ if(CAF_io_FOUND AND NOT TARGET CAF::io)
     IMPORTED_LOCATION "${CAF_io_LIBRARY}"
     INTERFACE_LINK_LIBRARIES CAF::core)
 endif()
-mark_as_advanced(CAF_INCLUDE_DIR CAF_core_LIBRARY CAF_io_LIBRARY)
+if(CAF_openssl_FOUND AND NOT TARGET CAF::openssl)
+  find_package(OpenSSL REQUIRED)
+  add_library(CAF::openssl SHARED IMPORTED)
+  set_target_properties(CAF::openssl PROPERTIES
+    IMPORTED_LOCATION "${CAF_openssl_LIBRARY}"
+    INTERFACE_LINK_LIBRARIES "CAF::io;OpenSSL::SSL")
+endif()
+mark_as_advanced(CAF_INCLUDE_DIR CAF_core_LIBRARY CAF_io_LIBRARY CAF_openssl_LIBRARY)

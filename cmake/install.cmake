@@ -5,7 +5,8 @@ include(CMakePackageConfigHelpers)
 
 set(TROUPE_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/troupe")
 
-install(TARGETS troupe_actors troupe_actors_internal troupe_queues troupe_pools troupe_assigner troupe
+install(TARGETS troupe_actors troupe_actors_internal troupe_queues troupe_pools troupe_distributed
+  troupe_assigner troupe
   EXPORT troupeTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -14,6 +15,7 @@ install(DIRECTORY
     "${PROJECT_SOURCE_DIR}/actors/include/"
     "${PROJECT_SOURCE_DIR}/queues/include/"
     "${PROJECT_SOURCE_DIR}/pools/include/"
+    "${PROJECT_SOURCE_DIR}/distributed/include/"
     "${PROJECT_SOURCE_DIR}/assigner/include/"
     "${PROJECT_SOURCE_DIR}/include/"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

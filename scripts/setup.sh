@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libcaf-dev
+  libcaf-dev libssl-dev openssl
   libcereal-dev
   xtensor-dev libxsimd-dev
   libboost-dev

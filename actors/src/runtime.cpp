@@ -2,6 +2,9 @@
 
 #include "troupe/actors/error.hpp"
 
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -44,6 +47,13 @@ runtime_state::runtime_state(int threads) : scheduler_threads(threads) {
   // variable that an enqueue signals. Skipping that phase took a pool's apply_async round trip
   // from ~90 us to ~35 us here (bench/pool_overhead), at no cost to throughput.
   config.set("work-stealing.moderate-poll-attempts", std::size_t{0});
+  // The network layer (network.hpp). Heartbeats are off in CAF by default, so a frozen peer
+  // would never be noticed; every troupe process sends them, so an idle live peer never misses
+  // them. A peer silent for the timeout is reported lost.
+  config.load<caf::io::middleman>();
+  config.load<caf::openssl::manager>();
+  config.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{200}});
+  config.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds{1500}});
   system = std::make_unique<caf::actor_system>(config);
 }
 

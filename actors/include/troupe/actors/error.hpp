@@ -74,6 +74,24 @@ class capacity_error : public detail::error_base<std::runtime_error> {
   using error_base::error_base;
 };
 
+/// A peer went away: a member of a world, or a node, died, froze past the heartbeat timeout, or
+/// lost its connection. Every call pending on it fails with this.
+class peer_lost : public detail::error_base<std::runtime_error> {
+  using error_base::error_base;
+};
+
+/// A peer could not be reached, or refused this process: nothing listens at the address, the
+/// TLS handshake failed (a certificate from another CA, or TLS on one side only), or the address
+/// could not be listened on.
+class network_error : public detail::error_base<std::runtime_error> {
+  using error_base::error_base;
+};
+
+/// A key a group does not know, or already knows (machin's KeyError): a paired value or service.
+class key_error : public detail::error_base<std::out_of_range> {
+  using error_base::error_base;
+};
+
 /// Where an exception rebuilt in this process came from: a task that threw in another process
 /// or host. Every exception a process pool hands back (as its own type, or as task_error) also
 /// derives from this, so the worker stays known:

@@ -3,12 +3,14 @@
 #pragma once
 
 #include "troupe/actors/runtime.hpp"
+#include "troupe/actors/tls_options.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace troupe {
@@ -45,6 +47,8 @@ struct runtime_state {
   caf::actor_system_config config; // must outlive the system
   std::unique_ptr<caf::actor_system> system;
   std::shared_ptr<service_registry> services = std::make_shared<service_registry>();
+  std::mutex tls_mutex;
+  std::optional<tls_options> tls; // set once, by the first TLS user (network.cpp)
 };
 
 } // namespace detail

@@ -1,0 +1,127 @@
+// What rpc_group's and remote_ref's templates need from the compiled part of the module: calls
+// as bytes to a member, the group's key tables, and what this member keeps for others. No CAF.
+#pragma once
+
+#include "troupe/actors/remote_exception.hpp"
+#include "troupe/actors/task.hpp"
+#include "troupe/pools/async_result.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace troupe::detail {
+
+class group_state;
+
+using bytes = std::vector<std::byte>;
+using bytes_result = std::shared_ptr<result_state<bytes>>;
+
+/// What a call asks of the member it goes to.
+enum class call_kind : std::uint8_t {
+  task,       // run the registered task `name`; reply its outcome
+  service,    // run the service registered under `key`; reply its outcome
+  keep,       // run the task `name` (or the service `key`), keep its outcome; reply its id
+  on_value,   // run the context task `name` on the value paired under `key`
+  fetch,      // reply the value paired under `key`, or the outcome kept under id `key`
+  release,    // forget the outcome kept under id `key`
+};
+
+/// The group's two tables of keys, held by the world's rank 0.
+enum class key_table : std::uint8_t { paired, services };
+
+struct call_request {
+  call_kind kind = call_kind::task;
+  std::string key;  // a paired value's or service's key, or a kept outcome's id
+  std::string name; // a task's name
+  std::string type; // the value type the caller expects (fetch, on_value)
+  bytes payload;
+};
+
+/// The group's member called `name`, as a world rank; invalid_argument if it is no member.
+int member_rank(const group_state& group, std::string_view name);
+/// "member 'name' (rank r)", for messages and as the origin of rethrown exceptions.
+std::string member_label(const group_state& group, int rank);
+
+/// Sends `request` to the member of world rank `rank`; the reply's payload, or peer_lost,
+/// timeout_error, key_error, ... arrives in the result.
+bytes_result start_call(group_state& group, int rank, call_request request,
+                        std::optional<std::chrono::milliseconds> timeout);
+
+/// Blocks for a call's reply payload.
+bytes await_call(const bytes_result& reply);
+
+/// The world rank of the member that registered `key`; key_error naming the key and group.
+int find_owner(group_state& group, key_table table, const std::string& key);
+
+/// A value this member pairs: the object, its type, and how to encode it for fetches.
+struct paired_value {
+  std::shared_ptr<void> object;
+  std::string type;
+  std::function<bytes()> encode;
+  std::shared_ptr<std::mutex> guard = std::make_shared<std::mutex>(); // calls on it, one at a time
+};
+void pair_value(group_state& group, const std::string& key, paired_value value);
+void register_service(group_state& group, const std::string& key, chunk_invoker service);
+/// Removes this member's key from `table`; key_error if the group does not have it from here.
+void remove_key(group_state& group, key_table table, const std::string& key);
+bool has_key(group_state& group, key_table table, const std::string& key);
+
+/// Tells `rank` to forget a kept outcome (best effort: a lost member has forgotten it anyway).
+void release_kept(group_state& group, int rank, const std::string& id) noexcept;
+
+/// A call's outcome as a task's invoker encoded it: the value, or the exception rethrown with
+/// `origin` as where it came from.
+template <class R>
+R decode_outcome(std::span<const std::byte> payload, const std::string& origin) {
+  auto outcome = deserialize<chunk_outcomes<R>>(payload);
+  if (!outcome.second.empty()) {
+    const auto& failure = outcome.second.front();
+    std::rethrow_exception(rebuild_exception(failure.type, failure.message, origin));
+  }
+  if (outcome.first.size() != 1)
+    throw serialization_error("a call's reply holds " + std::to_string(outcome.first.size()) +
+                              " outcomes, not 1");
+  if constexpr (!std::is_void_v<R>)
+    return std::move(outcome.first.front());
+}
+
+/// One call's arguments, encoded as the task with parameters Args decodes them.
+template <class Args, class... A>
+bytes encode_arguments(A&&... args) {
+  static_assert(std::is_constructible_v<Args, A&&...>,
+                "the arguments do not convert to the task's parameter types");
+  std::vector<Args> one;
+  one.emplace_back(std::forward<A>(args)...);
+  return encode_calls(one);
+}
+
+/// Turns a reply of bytes into a typed result, decoded on the thread that delivers the reply.
+template <class R>
+async_result<R> typed_result(const bytes_result& reply, std::string origin) {
+  auto typed = std::make_shared<result_state<R>>();
+  reply->on_value([typed, origin](const bytes& payload) {
+    try {
+      if constexpr (std::is_void_v<R>) {
+        decode_outcome<R>(payload, origin);
+        typed->set_value({});
+      } else {
+        typed->set_value(decode_outcome<R>(payload, origin));
+      }
+    } catch (...) {
+      typed->set_error(std::current_exception());
+    }
+  });
+  reply->on_error([typed](std::exception_ptr error) { typed->set_error(std::move(error)); });
+  return async_result<R>{typed};
+}
+
+} // namespace troupe::detail

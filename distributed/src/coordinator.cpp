@@ -1,0 +1,95 @@
+#include "coordinator.hpp"
+
+#include "troupe/actors/serialization.hpp"
+
+#include <algorithm>
+
+namespace troupe::detail {
+
+reply_result ok_reply(wire_bytes payload) {
+  return reply_result{static_cast<std::uint8_t>(reply_status::ok), std::string{},
+                      std::move(payload)};
+}
+
+reply_result failed_reply(reply_status status, std::string text) {
+  return reply_result{static_cast<std::uint8_t>(status), std::move(text), wire_bytes{}};
+}
+
+namespace {
+
+void answer(reply_promise& promise, reply_status status, const std::string& text) {
+  promise.deliver(static_cast<std::uint8_t>(status), text, wire_bytes{});
+}
+
+} // namespace
+
+void coordinator::arrive(const std::string& what, const std::vector<int>& ranks, int rank,
+                         reply_promise promise) {
+  auto [at, fresh] = waiting_.try_emplace(what, rendezvous{ranks, {}});
+  auto& meeting = at->second;
+  if (meeting.ranks != ranks) {
+    answer(promise, reply_status::invalid_argument,
+           what + " is being created with other members elsewhere");
+    return;
+  }
+  meeting.arrived.insert_or_assign(rank, std::move(promise));
+  if (meeting.arrived.size() < meeting.ranks.size())
+    return;
+  for (auto& [_, waiting] : meeting.arrived)
+    answer(waiting, reply_status::ok, {});
+  waiting_.erase(at);
+}
+
+reply_result coordinator::keys(key_operation op, key_table table, const std::string& group,
+                               const std::string& key, int rank) {
+  const auto what = (table == key_table::paired ? "paired value '" : "service '") + key + "'";
+  const auto where = " on group '" + group + "'";
+  auto at = owners_.find({table, group, key});
+  switch (op) {
+  case key_operation::add:
+    if (at != owners_.end())
+      return failed_reply(reply_status::key_error,
+                          what + " already " +
+                            (table == key_table::paired ? "paired to" : "registered on") +
+                            " group '" + group + "'");
+    owners_.emplace(std::tuple{table, group, key}, rank);
+    return ok_reply();
+  case key_operation::remove:
+    if (at == owners_.end() || at->second != rank)
+      return failed_reply(reply_status::key_error,
+                          what + " not found" + where +
+                            (at == owners_.end() ? "" : " from this member (another has it)"));
+    owners_.erase(at);
+    return ok_reply();
+  case key_operation::lookup:
+    if (at == owners_.end())
+      return failed_reply(reply_status::key_error, what + " not found" + where);
+    auto owner = serialize(at->second);
+    return ok_reply(wire_bytes(reinterpret_cast<const char*>(owner.data()),
+                               reinterpret_cast<const char*>(owner.data()) + owner.size()));
+  }
+  return failed_reply(reply_status::invalid_argument, "unknown key operation");
+}
+
+void coordinator::lost(int rank, const std::string& label) {
+  for (auto at = waiting_.begin(); at != waiting_.end();) {
+    auto& meeting = at->second;
+    if (std::find(meeting.ranks.begin(), meeting.ranks.end(), rank) == meeting.ranks.end()) {
+      ++at;
+      continue;
+    }
+    for (auto& [_, waiting] : meeting.arrived)
+      answer(waiting, reply_status::peer_lost, at->first + ": " + label + " was lost");
+    at = waiting_.erase(at);
+  }
+  std::erase_if(owners_, [rank](const auto& entry) { return entry.second == rank; });
+}
+
+void coordinator::fail_all(reply_status status, const std::string& why) {
+  for (auto& [_, meeting] : waiting_)
+    for (auto& [__, waiting] : meeting.arrived)
+      answer(waiting, status, why);
+  waiting_.clear();
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,47 @@
+// Rank 0's part in every group: the rendezvous of a group's creation and of its barriers, and
+// the tables of which member holds each paired value and service (machin's LUT manager). It
+// holds the promises of members waiting at a rendezvous, and answers them all when the last
+// arrives, or when a member the rendezvous waits for is lost.
+#pragma once
+
+#include "member_messages.hpp"
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace troupe::detail {
+
+enum class key_operation : std::uint8_t { add, remove, lookup };
+
+class coordinator {
+public:
+  /// Member `rank` arrived at the rendezvous `what` of `ranks` (a group's creation, or one of
+  /// its barriers). Its promise is answered when all have.
+  void arrive(const std::string& what, const std::vector<int>& ranks, int rank,
+              reply_promise promise);
+
+  /// Adds, removes or looks up `key` in `table` of `group` for member `rank`.
+  reply_result keys(key_operation op, key_table table, const std::string& group,
+                    const std::string& key, int rank);
+
+  /// A member was lost: fails every rendezvous that waits for it, forgets its keys.
+  void lost(int rank, const std::string& label);
+
+  /// Answers every held promise with `why` (when rank 0 stops).
+  void fail_all(reply_status status, const std::string& why);
+
+private:
+  struct rendezvous {
+    std::vector<int> ranks;
+    std::map<int, reply_promise> arrived;
+  };
+  std::map<std::string, rendezvous> waiting_;
+  std::map<std::tuple<key_table, std::string, std::string>, int> owners_;
+};
+
+reply_result ok_reply(wire_bytes payload = {});
+reply_result failed_reply(reply_status status, std::string text);
+
+} // namespace troupe::detail

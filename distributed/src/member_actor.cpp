@@ -1,0 +1,330 @@
+// The member actor: the one place a member's traffic goes through. It holds the other members'
+// handles and monitors them, tracks every request this member has pending on each, and fails
+// those of a member that is lost (CAF itself would leave them unanswered for ever). Calls from
+// other members run on the world's executor, never on this actor's thread; their promises wait
+// here until the executor is done. On rank 0 it also forms the world and coordinates groups.
+#include "coordinator.hpp"
+#include "world_core.hpp"
+
+#include "troupe/actors/serialization.hpp"
+
+#include <caf/io/middleman.hpp>
+
+#include <map>
+
+namespace troupe::detail {
+
+namespace {
+
+/// A member asking rank 0 to join, waiting for the whole world.
+struct pending_join {
+  std::string name;
+  std::string host;
+  std::uint16_t port = 0;
+  caf::actor handle;
+  reply_promise promise;
+};
+
+struct member_state {
+  world_core* core = nullptr;
+  std::vector<caf::actor> peers; // by rank; this member's own handle at its rank
+  std::vector<bool> lost;
+  bool roster_known = false;
+  bool ready = false;
+  std::map<std::uint64_t, std::pair<int, bytes_result>> pending; // requests this member sent
+  std::uint64_t next_pending = 0;
+  std::map<std::uint64_t, reply_promise> serving; // calls running on the executor
+  std::uint64_t next_serving = 0;
+  std::map<int, pending_join> joins; // rank 0, while the world forms
+  coordinator groups;                // rank 0
+  static inline const char* name = "troupe.member";
+};
+
+using member_actor = caf::stateful_actor<member_state>;
+
+std::exception_ptr error_from_caf(const caf::error& e, const std::string& who,
+                                  std::optional<std::chrono::milliseconds> timeout) {
+  if (e == caf::sec::request_timeout)
+    return std::make_exception_ptr(timeout_error(
+      "no answer from " + who + " within " + std::to_string(timeout ? timeout->count() : 0) +
+      " ms"));
+  if (e == caf::sec::request_receiver_down)
+    return std::make_exception_ptr(peer_lost(who + " is gone"));
+  return std::make_exception_ptr(network_error("a call to " + who + " failed: " + to_string(e)));
+}
+
+void complete(const bytes_result& reply, std::uint8_t status, const std::string& text,
+              const wire_bytes& payload) {
+  if (static_cast<reply_status>(status) != reply_status::ok) {
+    reply->set_error(exception_for(static_cast<reply_status>(status), text));
+    return;
+  }
+  auto view = from_wire(payload);
+  reply->set_value(bytes(view.begin(), view.end()));
+}
+
+void check_ready(member_actor* self) {
+  auto& st = self->state;
+  if (st.ready || !st.roster_known)
+    return;
+  for (const auto& peer : st.peers)
+    if (!peer)
+      return;
+  st.ready = true;
+  std::vector<std::string> names = st.core->names;
+  st.core->formed(std::move(names));
+}
+
+void add_peer(member_actor* self, int rank, caf::actor handle) {
+  auto& st = self->state;
+  self->monitor(handle);
+  st.peers[static_cast<std::size_t>(rank)] = std::move(handle);
+  check_ready(self);
+}
+
+void on_lost(member_actor* self, int rank) {
+  auto& st = self->state;
+  if (st.lost[static_cast<std::size_t>(rank)])
+    return;
+  st.lost[static_cast<std::size_t>(rank)] = true;
+  const auto who = st.core->label(rank);
+  for (auto at = st.pending.begin(); at != st.pending.end();) {
+    if (at->second.first != rank) {
+      ++at;
+      continue;
+    }
+    at->second.second->set_error(std::make_exception_ptr(peer_lost(who + " was lost")));
+    at = st.pending.erase(at);
+  }
+  st.groups.lost(rank, who);
+  if (!st.ready)
+    st.core->formation_failed(
+      std::make_exception_ptr(peer_lost(who + " was lost while the world was forming")));
+  st.core->member_lost(rank);
+}
+
+void stop(member_actor* self) {
+  auto& st = self->state;
+  for (auto& [_, entry] : st.pending)
+    entry.second->set_error(std::make_exception_ptr(state_error("the world has stopped")));
+  st.pending.clear();
+  const auto gone = st.core->label(st.core->options.rank) + " has stopped";
+  for (auto& [_, promise] : st.serving)
+    promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
+  st.serving.clear();
+  for (auto& [_, join] : st.joins)
+    join.promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
+  st.joins.clear();
+  st.groups.fail_all(reply_status::peer_lost, gone);
+  st.peers.clear(); // handles kept in state would keep this actor's system from shutting down
+  self->quit();
+}
+
+/// Rank 0: `rank` may join unless its rank or name is taken or its world is another size.
+std::optional<std::string> join_refusal(member_actor* self, const std::string& name, int rank,
+                                        int size) {
+  auto& st = self->state;
+  const auto& options = st.core->options;
+  if (size != options.world_size)
+    return "'" + name + "' expects a world of " + std::to_string(size) + " members, rank 0 (" +
+           options.name + ") one of " + std::to_string(options.world_size);
+  if (rank <= 0 || rank >= options.world_size)
+    return "'" + name + "' asks for rank " + std::to_string(rank) + ", outside 1.." +
+           std::to_string(options.world_size - 1);
+  if (auto at = st.joins.find(rank); at != st.joins.end())
+    return "rank " + std::to_string(rank) + " is claimed by both '" + at->second.name +
+           "' and '" + name + "'";
+  if (name == options.name)
+    return "the name '" + name + "' is claimed by rank 0 and rank " + std::to_string(rank);
+  for (const auto& [other, join] : st.joins)
+    if (join.name == name)
+      return "the name '" + name + "' is claimed by rank " + std::to_string(other) +
+             " and rank " + std::to_string(rank);
+  return std::nullopt;
+}
+
+/// Rank 0, once every member has joined: tells each the roster and adopts them as peers.
+void complete_formation(member_actor* self) {
+  auto& st = self->state;
+  const auto& options = st.core->options;
+  std::vector<std::string> names(static_cast<std::size_t>(options.world_size));
+  std::vector<std::string> hosts(names.size());
+  std::vector<std::uint16_t> ports(names.size());
+  names[0] = options.name;
+  for (const auto& [rank, join] : st.joins) {
+    names[static_cast<std::size_t>(rank)] = join.name;
+    hosts[static_cast<std::size_t>(rank)] = join.host;
+    ports[static_cast<std::size_t>(rank)] = join.port;
+  }
+  st.core->names = names;
+  const auto roster = to_wire(serialize(std::tuple{names, hosts, ports}));
+  st.roster_known = true;
+  auto joins = std::move(st.joins);
+  st.joins.clear();
+  for (auto& [rank, join] : joins) {
+    join.promise.deliver(static_cast<std::uint8_t>(reply_status::ok), std::string{}, roster);
+    add_peer(self, rank, join.handle);
+  }
+}
+
+reply_result accept_join(member_actor* self, std::string name, int rank, int size,
+                         std::uint16_t port, std::string host, caf::actor handle) {
+  auto& st = self->state;
+  if (st.roster_known)
+    return failed_reply(reply_status::state_error,
+                        "the world has formed already; '" + name + "' is too late");
+  if (auto refusal = join_refusal(self, name, rank, size))
+    return failed_reply(reply_status::invalid_argument, "world: " + *refusal);
+  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+  st.core->joined(rank, name);
+  st.joins.emplace(rank, pending_join{name, host, port, handle, promise});
+  if (host.empty()) {
+    // The member listens beyond loopback: reach it at the address it connected from.
+    self
+      ->request(st.core->rt.system->middleman().actor_handle(), std::chrono::seconds{10},
+                caf::get_atom::value, handle.node())
+      .then(
+        [self, rank](const caf::node_id&, std::string& address, std::uint16_t) {
+          if (auto at = self->state.joins.find(rank); at != self->state.joins.end())
+            at->second.host = std::move(address);
+          if (self->state.joins.size() + 1 ==
+              static_cast<std::size_t>(self->state.core->options.world_size))
+            complete_formation(self);
+        },
+        [](caf::error&) {});
+    return promise;
+  }
+  if (st.joins.size() + 1 == static_cast<std::size_t>(st.core->options.world_size))
+    complete_formation(self);
+  return promise;
+}
+
+void send_request(member_actor* self, outgoing_request& request) {
+  auto& st = self->state;
+  const auto to = request.to;
+  if (to < 0 || static_cast<std::size_t>(to) >= st.peers.size() || !st.peers[to]) {
+    request.reply->set_error(std::make_exception_ptr(
+      state_error("no member of rank " + std::to_string(to) + " is known here")));
+    return;
+  }
+  if (st.lost[static_cast<std::size_t>(to)]) {
+    request.reply->set_error(
+      std::make_exception_ptr(peer_lost(st.core->label(to) + " was lost")));
+    return;
+  }
+  const auto id = st.next_pending++;
+  st.pending.emplace(id, std::pair{to, request.reply});
+  const auto timeout = request.timeout;
+  const auto take = [self, id]() -> bytes_result {
+    auto at = self->state.pending.find(id);
+    if (at == self->state.pending.end())
+      return nullptr;
+    auto reply = std::move(at->second.second);
+    self->state.pending.erase(at);
+    return reply;
+  };
+  const caf::duration limit = timeout ? caf::duration{*timeout} : caf::duration{caf::infinite};
+  self->request(st.peers[to], limit, std::move(request.message))
+    .then(
+      [take](std::uint8_t status, std::string& text, wire_bytes& payload) {
+        if (auto reply = take())
+          complete(reply, status, text, payload);
+      },
+      [self, take, to, timeout](caf::error& e) {
+        if (auto reply = take())
+          reply->set_error(error_from_caf(e, self->state.core->label(to), timeout));
+      });
+}
+
+reply_result accept_call(member_actor* self, std::uint8_t kind, std::string group,
+                         std::string key, std::string name, std::string type,
+                         wire_bytes payload) {
+  auto& st = self->state;
+  const auto id = st.next_serving++;
+  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+  st.serving.emplace(id, promise);
+  auto view = from_wire(payload);
+  st.core->serve(id, std::move(group),
+                 call_request{static_cast<call_kind>(kind), std::move(key), std::move(name),
+                              std::move(type), bytes(view.begin(), view.end())});
+  return promise;
+}
+
+caf::behavior member(member_actor* self, world_core* core) {
+  auto& st = self->state;
+  st.core = core;
+  const auto size = static_cast<std::size_t>(core->options.world_size);
+  st.peers.resize(size);
+  st.lost.assign(size, false);
+  st.peers[static_cast<std::size_t>(core->options.rank)] = caf::actor_cast<caf::actor>(self);
+  // A stray message must not print to stdout (a user's protocol channel, maybe).
+  self->set_default_handler(caf::drop);
+  self->set_down_handler([self](caf::down_msg& down) {
+    auto& peers = self->state.peers;
+    for (std::size_t rank = 0; rank < peers.size(); ++rank)
+      if (peers[rank] && peers[rank].address() == down.source)
+        on_lost(self, static_cast<int>(rank));
+  });
+  self->set_exit_handler([self](caf::exit_msg&) { stop(self); });
+  return {
+    [self](stop_request) { stop(self); },
+    [self](outgoing_request& request) { send_request(self, request); },
+    [self](call_done& done) {
+      auto at = self->state.serving.find(done.id);
+      if (at == self->state.serving.end())
+        return;
+      at->second.deliver(static_cast<std::uint8_t>(done.answer.status),
+                         std::move(done.answer.text), to_wire(done.answer.payload));
+      self->state.serving.erase(at);
+    },
+    [self](roster_adoption& roster) {
+      self->state.core->names = roster.names;
+      self->state.roster_known = true;
+      for (std::size_t rank = 0; rank < roster.lower.size(); ++rank)
+        add_peer(self, static_cast<int>(rank), std::move(roster.lower[rank]));
+      check_ready(self);
+    },
+    [self](join_atom, std::string& name, std::int32_t rank, std::int32_t size,
+           std::uint16_t port, std::string& host, caf::actor& handle) -> reply_result {
+      if (self->state.core->options.rank != 0)
+        return failed_reply(reply_status::state_error, "only rank 0 accepts joins");
+      return accept_join(self, std::move(name), rank, size, port, std::move(host),
+                         std::move(handle));
+    },
+    [self](hello_atom, std::int32_t rank, caf::actor& handle) -> reply_result {
+      auto& peers = self->state.peers;
+      if (rank <= self->state.core->options.rank || static_cast<std::size_t>(rank) >= peers.size())
+        return failed_reply(reply_status::invalid_argument,
+                            "a hello from rank " + std::to_string(rank) + " is not expected");
+      add_peer(self, rank, std::move(handle));
+      return ok_reply();
+    },
+    [self](call_atom, std::uint8_t kind, std::string& group, std::string& key, std::string& name,
+           std::string& type, wire_bytes& payload) {
+      return accept_call(self, kind, std::move(group), std::move(key), std::move(name),
+                         std::move(type), std::move(payload));
+    },
+    [self](group_atom, std::string& what, wire_bytes& ranks, std::int32_t rank) -> reply_result {
+      auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+      try {
+        self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank,
+                                  promise);
+      } catch (const serialization_error& e) {
+        promise.deliver(static_cast<std::uint8_t>(reply_status::serialization_error),
+                        std::string{e.what()}, wire_bytes{});
+      }
+      return promise;
+    },
+    [self](key_atom, std::uint8_t op, std::uint8_t table, std::string& group, std::string& key,
+           std::int32_t rank) {
+      return self->state.groups.keys(static_cast<key_operation>(op),
+                                     static_cast<key_table>(table), group, key, rank);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_member(world_core& core) { return core.rt.system->spawn(member, &core); }
+
+} // namespace troupe::detail

@@ -1,0 +1,61 @@
+// What members of a world say to each other (over BASP) and what a member's own threads say to
+// its member actor. Every reply between members is (status, text, payload): a failure travels as
+// a status and a message, never as a CAF error the other side would have to decode.
+#pragma once
+
+#include "troupe/distributed/detail/group_calls.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+using join_atom = caf::atom_constant<caf::atom("join")>;       // a member to rank 0
+using hello_atom = caf::atom_constant<caf::atom("hello")>;     // a member to a lower rank
+using call_atom = caf::atom_constant<caf::atom("call")>;       // a call (call_request)
+using group_atom = caf::atom_constant<caf::atom("group")>;     // rank 0: a group's rendezvous
+using key_atom = caf::atom_constant<caf::atom("key")>;         // rank 0: the key tables
+
+enum class reply_status : std::uint8_t {
+  ok,
+  invalid_argument,
+  key_error,
+  state_error,
+  serialization_error,
+  peer_lost,
+};
+
+/// The exception a failed reply stands for.
+std::exception_ptr exception_for(reply_status status, const std::string& text);
+
+using wire_bytes = std::vector<char>;
+using reply_promise = caf::typed_response_promise<std::uint8_t, std::string, wire_bytes>;
+using reply_result = caf::result<std::uint8_t, std::string, wire_bytes>;
+
+wire_bytes to_wire(const bytes& payload);
+std::span<const std::byte> from_wire(const wire_bytes& payload);
+
+/// A request one of this process's threads asks the member actor to send to member `to`, and
+/// where its reply goes. Local only: it holds a pointer.
+struct outgoing_request {
+  int to = 0;
+  caf::message message;
+  std::optional<std::chrono::milliseconds> timeout;
+  bytes_result reply;
+};
+
+/// The peers a joining member reached itself (rank 0 and every lower rank), and every name.
+struct roster_adoption {
+  std::vector<std::string> names;
+  std::vector<caf::actor> lower; // by rank, for ranks below this member's
+};
+
+} // namespace troupe::detail
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::outgoing_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::roster_adoption)

@@ -1,0 +1,173 @@
+#include "troupe/distributed/rpc_group.hpp"
+
+#include "group_state.hpp"
+
+#include <algorithm>
+
+namespace troupe {
+
+namespace detail {
+
+world_core& group_state::live_core() const {
+  if (destroyed.load())
+    throw state_error("rpc group '" + name + "' was destroyed here");
+  return *core;
+}
+
+std::string creation_rendezvous(const std::string& group) { return "group '" + group + "'"; }
+
+std::string barrier_rendezvous(const std::string& group, std::uint64_t n) {
+  return "barrier " + std::to_string(n) + " of group '" + group + "'";
+}
+
+int member_rank(const group_state& group, std::string_view name) {
+  group.live_core();
+  auto at = std::find(group.members.begin(), group.members.end(), name);
+  if (at == group.members.end()) {
+    std::string all;
+    for (const auto& member : group.members)
+      all += (all.empty() ? "" : ", ") + member;
+    throw invalid_argument("'" + std::string{name} + "' is not a member of rpc group '" +
+                           group.name + "' (members: " + all + ")");
+  }
+  return group.ranks[static_cast<std::size_t>(at - group.members.begin())];
+}
+
+std::string member_label(const group_state& group, int rank) { return group.core->label(rank); }
+
+bytes_result start_call(group_state& group, int rank, call_request request,
+                        std::optional<std::chrono::milliseconds> timeout) {
+  return group.live_core().send(
+    rank,
+    caf::make_message(call_atom::value, static_cast<std::uint8_t>(request.kind), group.name,
+                      std::move(request.key), std::move(request.name), std::move(request.type),
+                      to_wire(request.payload)),
+    timeout);
+}
+
+bytes await_call(const bytes_result& reply) {
+  reply->wait();
+  return std::move(reply->value());
+}
+
+namespace {
+
+bytes ask_keys(group_state& group, key_operation op, key_table table, const std::string& key) {
+  auto& core = group.live_core();
+  return await_call(core.send(0,
+                              caf::make_message(key_atom::value, static_cast<std::uint8_t>(op),
+                                                static_cast<std::uint8_t>(table), group.name, key,
+                                                static_cast<std::int32_t>(core.options.rank)),
+                              std::nullopt));
+}
+
+} // namespace
+
+int find_owner(group_state& group, key_table table, const std::string& key) {
+  return deserialize<int>(ask_keys(group, key_operation::lookup, table, key));
+}
+
+bool has_key(group_state& group, key_table table, const std::string& key) {
+  try {
+    find_owner(group, table, key);
+    return true;
+  } catch (const key_error&) {
+    return false;
+  }
+}
+
+namespace {
+
+/// Keeps an entry here, then claims its key at rank 0; withdraws the entry if the key is taken.
+template <class Map, class Entry>
+void claim(group_state& group, key_table table, Map& entries, const std::string& key,
+           Entry entry) {
+  auto& core = group.live_core();
+  {
+    std::lock_guard guard{core.tables_mutex};
+    if (!entries.try_emplace({group.name, key}, std::move(entry)).second)
+      throw key_error((table == key_table::paired ? "paired value '" : "service '") + key +
+                      "' already " +
+                      (table == key_table::paired ? "paired to" : "registered on") + " group '" +
+                      group.name + "'");
+  }
+  try {
+    ask_keys(group, key_operation::add, table, key);
+  } catch (...) {
+    std::lock_guard guard{core.tables_mutex};
+    entries.erase({group.name, key});
+    throw;
+  }
+}
+
+} // namespace
+
+void pair_value(group_state& group, const std::string& key, paired_value value) {
+  claim(group, key_table::paired, group.live_core().paired, key, std::move(value));
+}
+
+void register_service(group_state& group, const std::string& key, chunk_invoker service) {
+  claim(group, key_table::services, group.live_core().services, key, std::move(service));
+}
+
+void remove_key(group_state& group, key_table table, const std::string& key) {
+  ask_keys(group, key_operation::remove, table, key);
+  auto& core = group.live_core();
+  std::lock_guard guard{core.tables_mutex};
+  if (table == key_table::paired)
+    core.paired.erase({group.name, key});
+  else
+    core.services.erase({group.name, key});
+}
+
+void release_kept(group_state& group, int rank, const std::string& id) noexcept {
+  try {
+    if (!group.destroyed.load())
+      (void)start_call(group, rank, {call_kind::release, id, {}, {}, {}}, std::nullopt);
+  } catch (...) {
+    // The world has stopped: nothing is kept for it any more.
+  }
+}
+
+} // namespace detail
+
+rpc_group::rpc_group(std::shared_ptr<detail::group_state> state) : state_(std::move(state)) {}
+
+const std::string& rpc_group::name() const { return state_->name; }
+
+const std::vector<std::string>& rpc_group::members() const { return state_->members; }
+
+bool rpc_group::is_member(std::string_view member) const {
+  return std::binary_search(state_->members.begin(), state_->members.end(), member);
+}
+
+void rpc_group::barrier() {
+  auto& core = state_->live_core();
+  detail::bytes_result round;
+  {
+    std::lock_guard guard{state_->barrier_mutex};
+    if (!state_->barrier_in_progress || state_->barrier_in_progress->ready()) {
+      state_->barrier_in_progress = core.send(
+        0,
+        caf::make_message(detail::group_atom::value,
+                          detail::barrier_rendezvous(state_->name, ++state_->barriers),
+                          detail::to_wire(serialize(state_->ranks)),
+                          static_cast<std::int32_t>(core.options.rank)),
+        std::nullopt);
+    }
+    round = state_->barrier_in_progress;
+  }
+  round->wait();
+  (void)round->value(); // rethrows a failure; shared by this member's threads, so not moved
+
+}
+
+void rpc_group::destroy() {
+  if (state_->destroyed.exchange(true))
+    return;
+  auto& core = *state_->core;
+  std::lock_guard guard{core.groups_mutex};
+  core.groups.erase(state_->name);
+}
+
+} // namespace troupe

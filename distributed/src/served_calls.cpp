@@ -1,0 +1,103 @@
+// What this member does for a call from another (on an executor thread): run a task or a
+// service, keep an outcome, run a task on a paired value, hand out a kept value.
+#include "world_core.hpp"
+
+#include "troupe/actors/serialization.hpp"
+
+namespace troupe::detail {
+
+namespace {
+
+served fail(reply_status status, std::string text) { return {status, std::move(text), {}}; }
+
+} // namespace
+
+served world_core::run(const std::string& group, const call_request& request) {
+  try {
+    switch (request.kind) {
+    case call_kind::task:
+    case call_kind::service:
+    case call_kind::on_value:
+      return run_invoker(group, request);
+    case call_kind::keep: {
+      auto outcome = run_invoker(group, request);
+      if (outcome.status != reply_status::ok)
+        return outcome;
+      std::lock_guard guard{tables_mutex};
+      auto id = std::to_string(next_kept++);
+      kept.emplace(id, std::move(outcome.payload));
+      return {reply_status::ok, {}, serialize(id)};
+    }
+    case call_kind::fetch: {
+      std::unique_lock guard{tables_mutex};
+      if (auto at = paired.find({group, request.key}); at != paired.end()) {
+        auto value = at->second;
+        guard.unlock();
+        if (value.type != request.type)
+          return fail(reply_status::invalid_argument,
+                      "'" + request.key + "' holds a " + value.type + ", not a " + request.type);
+        std::lock_guard one_at_a_time{*value.guard};
+        return {reply_status::ok, {}, value.encode()};
+      }
+      if (auto at = kept.find(request.key); at != kept.end())
+        return {reply_status::ok, {}, at->second};
+      return fail(reply_status::key_error, "'" + request.key + "' not found on group '" + group +
+                                             "' at " + label(options.rank));
+    }
+    case call_kind::release: {
+      std::lock_guard guard{tables_mutex};
+      kept.erase(request.key);
+      return {};
+    }
+    }
+    return fail(reply_status::invalid_argument, "unknown call kind");
+  } catch (const serialization_error& e) {
+    return fail(reply_status::serialization_error, e.what());
+  } catch (const std::exception& e) {
+    return fail(reply_status::state_error, e.what());
+  }
+}
+
+/// Runs a task, a service, or a task on a paired value; its exceptions are in the outcome.
+served world_core::run_invoker(const std::string& group, const call_request& request) {
+  const auto& registry = task_registry::instance();
+  if (request.kind == call_kind::on_value) {
+    std::unique_lock guard{tables_mutex};
+    auto at = paired.find({group, request.key});
+    if (at == paired.end())
+      return fail(reply_status::key_error,
+                  "'" + request.key + "' not found on group '" + group + "'");
+    auto value = at->second;
+    guard.unlock();
+    if (value.type != request.type)
+      return fail(reply_status::invalid_argument,
+                  "'" + request.key + "' holds a " + value.type + ", not a " + request.type);
+    const auto* invoker = registry.find_context_task(request.name);
+    if (invoker == nullptr)
+      return fail(reply_status::serialization_error,
+                  "no task '" + request.name + "' taking a value first is registered at " +
+                    label(options.rank));
+    std::lock_guard one_at_a_time{*value.guard};
+    return {reply_status::ok, {}, (*invoker)(value.object.get(), request.payload)};
+  }
+  if (request.kind == call_kind::service || !request.key.empty()) {
+    chunk_invoker service;
+    {
+      std::lock_guard guard{tables_mutex};
+      auto at = services.find({group, request.key});
+      if (at == services.end())
+        return fail(reply_status::key_error, "service '" + request.key +
+                                               "' not found on group '" + group + "'");
+      service = at->second;
+    }
+    return {reply_status::ok, {}, service(request.payload)};
+  }
+  const auto* task = registry.find(request.name);
+  if (task == nullptr)
+    return fail(reply_status::serialization_error,
+                "no task '" + request.name + "' is registered at " + label(options.rank) +
+                  " (is it the same program?)");
+  return {reply_status::ok, {}, (*task)(request.payload)};
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,218 @@
+#include "world_core.hpp"
+
+#include "troupe/actors/serialization.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <iostream>
+
+namespace troupe::detail {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+world_options checked(world_options options) {
+  if (options.world_size < 1)
+    throw invalid_argument("world_options::world_size must be at least 1, got " +
+                           std::to_string(options.world_size));
+  if (options.rank < 0 || options.rank >= options.world_size)
+    throw invalid_argument("world_options::rank must be in 0.." +
+                           std::to_string(options.world_size - 1) + ", got " +
+                           std::to_string(options.rank));
+  if (options.rpc_threads < 1)
+    throw invalid_argument("world_options::rpc_threads must be at least 1, got " +
+                           std::to_string(options.rpc_threads));
+  if (options.timeout <= std::chrono::milliseconds{0})
+    throw invalid_argument("world_options::timeout must be positive");
+  if (options.name.empty())
+    options.name = "rank-" + std::to_string(options.rank);
+  return options;
+}
+
+/// Where this member listens: rank 0 at the world's address; the others on loopback when the
+/// world is on one host, else on every interface (reached at the address rank 0 sees).
+endpoint listen_address(const world_options& options, const endpoint& rank0) {
+  if (options.rank == 0)
+    return rank0;
+  return {is_loopback(rank0.host) ? rank0.host : "0.0.0.0", 0};
+}
+
+} // namespace
+
+world_core::world_core(runtime_state& state, world_options opts)
+  : rt(state), options(checked(std::move(opts))),
+    rank0_address(parse_endpoint(options.address, "world_options::address")),
+    tls(options.tls.has_value()), executor_(static_cast<std::size_t>(options.rpc_threads)) {}
+
+world_core::~world_core() { stop(); }
+
+void world_core::join() {
+  const auto deadline = clock::now() + options.timeout;
+  const auto listen = listen_address(options, rank0_address);
+  check_listen_allowed(listen.host, tls, options.allow_insecure);
+  if (tls)
+    use_tls(rt, *options.tls);
+  member = spawn_member(*this);
+  port_ = publish(rt, member, listen, tls);
+  if (options.rank != 0)
+    join_rank0(deadline);
+  else if (options.world_size == 1)
+    caf::anon_send(member, roster_adoption{{options.name}, {}});
+  await_formation(deadline);
+}
+
+void world_core::join_rank0(clock::time_point deadline) {
+  const auto rank0 = connect(rt, rank0_address, tls, deadline);
+  const auto listen = listen_address(options, rank0_address);
+  const auto advertised = listen.host == "0.0.0.0" ? std::string{} : listen.host;
+  std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::uint16_t>> roster;
+  caf::scoped_actor self{*rt.system};
+  std::exception_ptr failure;
+  self
+    ->request(rank0, std::chrono::ceil<caf::timespan>(deadline - clock::now()), join_atom::value,
+              options.name, static_cast<std::int32_t>(options.rank),
+              static_cast<std::int32_t>(options.world_size), port_, advertised, member)
+    .receive(
+      [&](std::uint8_t status, std::string& text, wire_bytes& payload) {
+        if (static_cast<reply_status>(status) != reply_status::ok)
+          failure = exception_for(static_cast<reply_status>(status), text);
+        else
+          roster = deserialize<decltype(roster)>(from_wire(payload));
+      },
+      [&](caf::error& e) {
+        failure = std::make_exception_ptr(
+          e == caf::sec::request_timeout
+            ? static_cast<const std::exception&>(timeout_error(
+                "world: rank 0 at " + rank0_address.to_string() +
+                " did not gather all " + std::to_string(options.world_size) + " members in time"))
+            : static_cast<const std::exception&>(peer_lost("world: rank 0 at " +
+                                                           rank0_address.to_string() +
+                                                           " was lost while the world formed")));
+      });
+  if (failure)
+    std::rethrow_exception(failure);
+  auto& [all_names, hosts, ports] = roster;
+  roster_adoption adoption{all_names, {rank0}};
+  for (int lower = 1; lower < options.rank; ++lower) {
+    const auto at = static_cast<std::size_t>(lower);
+    auto peer = connect(rt, {hosts[at], ports[at]}, tls, deadline);
+    self
+      ->request(peer, std::chrono::ceil<caf::timespan>(deadline - clock::now()),
+                hello_atom::value, static_cast<std::int32_t>(options.rank), member)
+      .receive([](std::uint8_t, std::string&, wire_bytes&) {},
+               [&](caf::error&) {
+                 failure = std::make_exception_ptr(
+                   timeout_error("world: " + all_names[at] + " (rank " + std::to_string(lower) +
+                                 ") did not answer in time"));
+               });
+    if (failure)
+      std::rethrow_exception(failure);
+    adoption.lower.push_back(std::move(peer));
+  }
+  caf::anon_send(member, std::move(adoption));
+}
+
+void world_core::await_formation(clock::time_point deadline) {
+  if (formation_->wait_until(deadline)) {
+    formation_->value(); // rethrows a failure
+    return;
+  }
+  std::string missing;
+  {
+    std::lock_guard guard{joined_mutex};
+    for (int rank = 1; rank < options.world_size; ++rank)
+      if (!joined_.contains(rank))
+        missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
+  }
+  throw timeout_error(
+    "world: not all " + std::to_string(options.world_size) + " members joined within " +
+    std::to_string(options.timeout.count()) + " ms" +
+    (options.rank == 0 ? "; missing ranks: " + missing
+                       : "; rank " + std::to_string(options.rank) +
+                           " could not reach every other member"));
+}
+
+void world_core::stop() noexcept {
+  {
+    std::unique_lock guard{stop_mutex};
+    if (stopped_)
+      return;
+    stopped_ = true;
+    if (member) {
+      if (port_ != 0)
+        unpublish(rt, member, port_);
+      caf::anon_send(member, stop_request{});
+    }
+  }
+  executor_.join();
+  if (member) {
+    caf::scoped_actor self{*rt.system};
+    self->wait_for(member);
+    member = nullptr;
+  }
+}
+
+bytes_result world_core::send(int to, caf::message message,
+                              std::optional<std::chrono::milliseconds> timeout) {
+  auto reply = std::make_shared<result_state<bytes>>();
+  std::shared_lock guard{stop_mutex};
+  if (stopped_)
+    throw state_error("the world has stopped");
+  caf::anon_send(member, outgoing_request{to, std::move(message), timeout, reply});
+  return reply;
+}
+
+void world_core::serve(std::uint64_t id, std::string group, call_request request) {
+  boost::asio::post(executor_, [this, id, group = std::move(group),
+                                request = std::move(request)]() mutable {
+    caf::anon_send(member, call_done{id, run(group, request)});
+  });
+}
+
+std::string world_core::label(int rank) const {
+  const auto at = static_cast<std::size_t>(rank);
+  return "member '" + (at < names.size() ? names[at] : "?") + "' (rank " + std::to_string(rank) +
+         ")";
+}
+
+void world_core::formed(std::vector<std::string> all) noexcept {
+  names = std::move(all);
+  formation_->set_value(0);
+}
+
+void world_core::formation_failed(std::exception_ptr why) noexcept {
+  if (!formation_->ready())
+    formation_->set_error(std::move(why));
+}
+
+void world_core::joined(int rank, const std::string& name) {
+  std::lock_guard guard{joined_mutex};
+  joined_[rank] = name;
+}
+
+void world_core::add_lost_callback(std::function<void(const std::string&, int)> callback) {
+  std::lock_guard guard{lost_mutex};
+  lost_callbacks_.push_back(std::move(callback));
+}
+
+void world_core::member_lost(int rank) noexcept {
+  std::vector<std::function<void(const std::string&, int)>> callbacks;
+  {
+    std::lock_guard guard{lost_mutex};
+    callbacks = lost_callbacks_;
+  }
+  const auto at = static_cast<std::size_t>(rank);
+  const std::string name = at < names.size() ? names[at] : std::string{};
+  for (auto& callback : callbacks) {
+    try {
+      callback(name, rank);
+    } catch (const std::exception& e) {
+      std::cerr << "troupe: an on_member_lost callback threw: " << e.what() << "\n";
+    } catch (...) {
+      std::cerr << "troupe: an on_member_lost callback threw\n";
+    }
+  }
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,109 @@
+// The state of this process's membership in a world: who the members are, the member actor that
+// talks to them, the threads that run their calls here, and what this member keeps for them.
+#pragma once
+
+#include "member_messages.hpp"
+
+#include "troupe/actors/network.hpp"
+#include "troupe/distributed/world_options.hpp"
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace troupe::detail {
+
+/// A served call's answer, before it travels.
+struct served {
+  reply_status status = reply_status::ok;
+  std::string text;
+  bytes payload;
+};
+
+/// Tells the member actor to stop: fail what is pending, answer what is held, and quit. Local
+/// only, like every message this process's own threads send it: no peer can send it.
+struct stop_request {};
+/// An executor thread finished call `id`.
+struct call_done {
+  std::uint64_t id = 0;
+  served answer;
+};
+
+class world_core : public service {
+public:
+  world_core(runtime_state& rt, world_options options);
+  ~world_core() override;
+
+  /// Forms the world (world.cpp's constructor); throws as world's constructor says.
+  void join();
+  void stop() noexcept;
+  void shutdown() noexcept override { stop(); }
+
+  /// Sends `message` to member `to` through the member actor; state_error once stopped.
+  bytes_result send(int to, caf::message message, std::optional<std::chrono::milliseconds> timeout);
+
+  /// Runs a call from another member (on an executor thread); the answer goes back through the
+  /// member actor.
+  void serve(std::uint64_t id, std::string group, call_request request);
+
+  // Called by the member actor.
+  void formed(std::vector<std::string> names) noexcept;
+  void formation_failed(std::exception_ptr why) noexcept;
+  void joined(int rank, const std::string& name);
+  void member_lost(int rank) noexcept;
+
+  void add_lost_callback(std::function<void(const std::string&, int)> callback);
+
+  std::string label(int rank) const;
+
+  runtime_state& rt;
+  const world_options options;
+  const endpoint rank0_address;
+  const bool tls;
+  std::vector<std::string> names; // by rank, once formed
+  caf::actor member;
+
+  // What this member keeps for others, by (group, key).
+  std::mutex tables_mutex;
+  std::map<std::pair<std::string, std::string>, paired_value> paired;
+  std::map<std::pair<std::string, std::string>, chunk_invoker> services;
+  std::map<std::string, bytes> kept;
+  std::uint64_t next_kept = 0;
+
+  std::mutex groups_mutex;
+  std::set<std::string> groups; // created here and not destroyed
+
+private:
+  served run(const std::string& group, const call_request& request);
+  served run_invoker(const std::string& group, const call_request& request);
+  void publish_member();
+  void join_rank0(std::chrono::steady_clock::time_point deadline);
+  void await_formation(std::chrono::steady_clock::time_point deadline);
+
+  std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone
+  bool stopped_ = false;
+  std::uint16_t port_ = 0;
+  boost::asio::thread_pool executor_;
+  std::shared_ptr<result_state<int>> formation_ = std::make_shared<result_state<int>>();
+  std::mutex joined_mutex;
+  std::map<int, std::string> joined_; // rank 0: who has joined so far
+  std::mutex lost_mutex;
+  std::vector<std::function<void(const std::string&, int)>> lost_callbacks_;
+};
+
+/// The member actor: one per member, published for the others to reach.
+caf::actor spawn_member(world_core& core);
+
+} // namespace troupe::detail
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::stop_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::call_done)

@@ -1,0 +1,80 @@
+// Tasks, values and helpers the world tests and their member processes share.
+#pragma once
+
+#include "member_processes.hpp"
+
+#include "troupe/distributed/world.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+TROUPE_TASK(add_numbers, [](int a, int b) { return a + b; });
+TROUPE_TASK(greet, [](std::string who) { return "hello " + who; });
+TROUPE_TASK(fail_with, [](std::string message) -> int { throw std::out_of_range(message); });
+TROUPE_TASK(sleep_ms, [](int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+  return ms;
+});
+
+/// machin's WorkerService counter, paired by one member and counted up by the others.
+struct counter {
+  int count = 0;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(count);
+  }
+};
+TROUPE_TASK(count_up, [](counter& c) { return ++c.count; });
+
+namespace troupe::testing {
+
+using namespace std::chrono_literals;
+
+/// A failed check in a member process: its role exits non-zero with this message.
+inline void require(bool condition, const std::string& what) {
+  if (!condition)
+    throw std::runtime_error("check failed: " + what);
+}
+
+/// Runs `body` in a world joined from the environment, as a member process.
+template <class Body>
+int as_member(Body&& body) {
+  troupe::runtime rt;
+  auto options = troupe::world_options::from_environment();
+  options.timeout = 20s;
+  troupe::world world{rt, options};
+  body(world);
+  return 0;
+}
+
+/// Options for this test process as member `rank` of a world of `size` on `port`.
+inline troupe::world_options member_options(int rank, int size, int port) {
+  troupe::world_options options;
+  options.name = std::to_string(rank);
+  options.rank = rank;
+  options.world_size = size;
+  options.address = "127.0.0.1:" + std::to_string(port);
+  options.timeout = 20s;
+  return options;
+}
+
+/// Starts members 1..size-1 playing `role`; this process is to be member 0.
+inline std::vector<member_process> start_members(const std::string& role, int size, int port) {
+  std::vector<member_process> members;
+  for (int rank = 1; rank < size; ++rank)
+    members.emplace_back(role, member_environment(rank, size, port));
+  return members;
+}
+
+/// Expects every member to exit with 0 within `limit`.
+inline void expect_clean_exits(std::vector<member_process>& members,
+                               std::chrono::milliseconds limit = 30s) {
+  for (auto& member : members)
+    EXPECT_EQ(member.exit_code(limit), 0);
+}
+
+} // namespace troupe::testing
