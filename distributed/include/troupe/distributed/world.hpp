@@ -47,6 +47,7 @@ public:
   const std::string& member_name(int rank) const;
 
   /// Calls `callback(name, rank)` when a member is lost (on a network thread: keep it short).
+  /// The world keeps the callback until it stops: what it refers to must live as long.
   void on_member_lost(std::function<void(const std::string& name, int rank)> callback);
 
   /// Creates the group `name` of `members` here; returns once every member has created it.

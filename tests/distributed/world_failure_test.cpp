@@ -1,0 +1,283 @@
+// Members that die, freeze or never come: nothing waits for ever, and every loss is a typed
+// error (peer_lost, timeout_error) that names who was lost.
+#include "world_test_support.hpp"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <set>
+
+namespace troupe::testing {
+namespace {
+
+/// Records the members this process sees lost, in order. The callback shares the record: the
+/// world may report a loss after this recorder is gone.
+class loss_recorder {
+public:
+  explicit loss_recorder(troupe::world& world) {
+    world.on_member_lost([record = record_](const std::string& name, int) {
+      std::lock_guard guard{record->mutex};
+      record->lost.push_back(name);
+      record->changed.notify_all();
+    });
+  }
+  /// The n-th member lost, or "" if fewer are reported within `limit`.
+  std::string wait(std::chrono::milliseconds limit, std::size_t n = 1) {
+    std::unique_lock lock{record_->mutex};
+    record_->changed.wait_for(lock, limit, [&] { return record_->lost.size() >= n; });
+    return record_->lost.size() >= n ? record_->lost[n - 1] : std::string{};
+  }
+
+private:
+  struct record {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<std::string> lost;
+  };
+  std::shared_ptr<record> record_ = std::make_shared<record>();
+};
+
+std::vector<std::string> everyone(int size) {
+  std::vector<std::string> names;
+  for (int rank = 0; rank < size; ++rank)
+    names.push_back(std::to_string(rank));
+  return names;
+}
+
+/// Joins, creates the group, then waits to be killed or frozen.
+TROUPE_ROLE(victim) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("group", everyone(world.size()));
+    std::this_thread::sleep_for(60s);
+  });
+}
+
+/// The members but `lost`.
+std::vector<std::string> survivors(int size, const std::string& lost) {
+  auto names = everyone(size);
+  std::erase(names, lost);
+  return names;
+}
+
+/// Joins, creates the group, expects to see TROUPE_TEST_LOST lost within 10 s, then meets the
+/// other survivors; without rank 0 no group can meet, so then it waits for the last to leave.
+TROUPE_ROLE(observer) {
+  return as_member([](troupe::world& world) {
+    loss_recorder losses{world};
+    auto group = world.create_rpc_group("group", everyone(world.size()));
+    const std::string lost = std::getenv("TROUPE_TEST_LOST");
+    require(losses.wait(10s) == lost, "the loss was seen");
+    if (lost != "0")
+      world.create_rpc_group("survivors", survivors(world.size(), lost)).barrier();
+    else
+      require(!losses.wait(20s, 2).empty(), "the test's member left");
+  });
+}
+
+member_process observer_expecting(int rank, int size, int port, const std::string& lost) {
+  auto environment = member_environment(rank, size, port);
+  environment["TROUPE_TEST_LOST"] = lost;
+  return member_process{"observer", environment};
+}
+
+class world_failure : public ::testing::Test {
+protected:
+  int port = free_port();
+  troupe::runtime rt;
+};
+
+/// Member 2 dies (or freezes) while member 0 waits on a call to it.
+void lose_member_during_call(int port, troupe::runtime& rt, int signal,
+                             std::chrono::milliseconds limit) {
+  auto observer = observer_expecting(1, 3, port, "2");
+  member_process victim{"victim", member_environment(2, 3, port)};
+  {
+    troupe::world world{rt, member_options(0, 3, port)};
+    loss_recorder losses{world};
+    auto group = world.create_rpc_group("group", everyone(3));
+    auto call = group.rpc_async("2", sleep_ms, 30'000);
+    std::this_thread::sleep_for(200ms);
+    victim.signal(signal);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW(call.get(limit), troupe::peer_lost);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, limit);
+    EXPECT_EQ(losses.wait(1s), "2");
+    EXPECT_THROW(group.rpc_sync("2", add_numbers, 1, 2), troupe::peer_lost);
+    EXPECT_EQ(group.rpc_sync("1", add_numbers, 1, 2), 3) << "the others still answer";
+    world.create_rpc_group("survivors", survivors(3, "2")).barrier();
+  }
+  EXPECT_EQ(observer.exit_code(30s), 0);
+}
+
+TEST_F(world_failure, a_killed_member_fails_the_call_pending_on_it) {
+  lose_member_during_call(port, rt, SIGKILL, 3s);
+}
+
+TEST_F(world_failure, a_frozen_member_fails_the_call_pending_on_it) {
+  lose_member_during_call(port, rt, SIGSTOP, 6s);
+}
+
+TEST_F(world_failure, losing_rank_0_fails_every_pending_group_operation) {
+  member_process rank0{"victim", member_environment(0, 3, port)};
+  auto observer = observer_expecting(1, 3, port, "0");
+  {
+    troupe::world world{rt, member_options(2, 3, port)};
+    auto group = world.create_rpc_group("group", everyone(3));
+    auto barrier = std::async(std::launch::async, [&] { group.barrier(); });
+    std::this_thread::sleep_for(200ms);
+    rank0.signal(SIGKILL);
+    ASSERT_EQ(barrier.wait_for(3s), std::future_status::ready);
+    EXPECT_THROW(barrier.get(), troupe::peer_lost);
+    EXPECT_THROW(group.is_paired("anything"), troupe::peer_lost);
+    EXPECT_EQ(group.rpc_sync("1", add_numbers, 1, 2), 3) << "the others still answer";
+  }
+  EXPECT_EQ(observer.exit_code(30s), 0);
+}
+
+/// Tries to join; exits 0 if the world formed, 3 if it was refused (invalid_argument), 4 if
+/// rank 0 went away or time ran out.
+TROUPE_ROLE(claimant) {
+  try {
+    return as_member([](troupe::world&) {});
+  } catch (const troupe::invalid_argument& e) {
+    std::cerr << "refused: " << e.what() << "\n";
+    return 3;
+  } catch (const troupe::peer_lost&) {
+    return 4;
+  } catch (const troupe::timeout_error&) {
+    return 4;
+  }
+}
+
+/// Two members claim what only one may have; rank 0 waits for a rank that never comes.
+void expect_one_refused(int port, troupe::runtime& rt, std::map<std::string, std::string> first,
+                        std::map<std::string, std::string> second) {
+  member_process a{"claimant", first};
+  member_process b{"claimant", second};
+  auto options = member_options(0, 3, port);
+  options.timeout = 3s;
+  try {
+    troupe::world world{rt, options};
+    ADD_FAILURE() << "the world formed";
+  } catch (const troupe::timeout_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("missing ranks: "), std::string::npos) << e.what();
+  }
+  // Both try at once: whichever rank 0 hears second is refused; the other waits until rank 0
+  // gives up.
+  std::multiset<int> codes{a.exit_code(30s), b.exit_code(30s)};
+  EXPECT_EQ(codes, (std::multiset<int>{3, 4}));
+}
+
+TEST_F(world_failure, a_duplicate_rank_is_refused) {
+  auto first = member_environment(1, 3, port);
+  auto second = first;
+  second["TROUPE_NAME"] = "other";
+  expect_one_refused(port, rt, first, second);
+}
+
+TEST_F(world_failure, a_duplicate_name_is_refused) {
+  auto first = member_environment(1, 3, port);
+  first["TROUPE_NAME"] = "twin";
+  auto second = member_environment(2, 3, port);
+  second["TROUPE_NAME"] = "twin";
+  expect_one_refused(port, rt, first, second);
+}
+
+TEST_F(world_failure, the_constructor_names_the_missing_ranks_when_time_runs_out) {
+  auto options = member_options(0, 3, port);
+  options.timeout = 1s;
+  try {
+    troupe::world world{rt, options};
+    ADD_FAILURE() << "the world formed";
+  } catch (const troupe::timeout_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("missing ranks: 1, 2"), std::string::npos) << e.what();
+  }
+}
+
+/// Checks the names a launcher's environment gives.
+TROUPE_ROLE(launched) {
+  troupe::runtime rt;
+  auto options = troupe::world_options::from_environment();
+  options.timeout = 20s;
+  troupe::world world{rt, options};
+  require(world.name() == "rank-" + std::to_string(world.rank()), "the default name");
+  require(world.members() == std::vector<std::string>{"rank-0", "rank-1", "rank-2"}, "members");
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  return 0;
+}
+
+TEST_F(world_failure, a_world_forms_from_a_launchers_environment) {
+  std::vector<member_process> members;
+  for (int rank = 1; rank < 3; ++rank)
+    members.emplace_back("launched",
+                         std::map<std::string, std::string>{
+                           {"OMPI_COMM_WORLD_RANK", std::to_string(rank)},
+                           {"OMPI_COMM_WORLD_SIZE", "3"},
+                           {"TROUPE_ADDRESS", "127.0.0.1:" + std::to_string(port)}});
+  auto options = member_options(0, 3, port);
+  options.name.clear(); // the default, as the others have it
+  {
+    troupe::world world{rt, options};
+    EXPECT_EQ(world.name(), "rank-0");
+    EXPECT_EQ(world.members(), (std::vector<std::string>{"rank-0", "rank-1", "rank-2"}));
+    world.create_rpc_group("all", world.members()).barrier();
+  }
+  expect_clean_exits(members);
+}
+
+TEST(world_options_test, from_environment_refuses_what_is_missing_or_malformed) {
+  ::unsetenv("TROUPE_RANK");
+  ::setenv("TROUPE_WORLD_SIZE", "2", 1);
+  EXPECT_THROW(troupe::world_options::from_environment(), troupe::invalid_argument);
+  ::setenv("TROUPE_RANK", "one", 1);
+  try {
+    troupe::world_options::from_environment();
+    ADD_FAILURE() << "a malformed rank was accepted";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("TROUPE_RANK"), std::string::npos) << e.what();
+  }
+  ::setenv("TROUPE_RANK", "1", 1);
+  ::setenv("TROUPE_ADDRESS", "10.1.2.3:9200", 1);
+  const auto options = troupe::world_options::from_environment();
+  EXPECT_EQ(options.rank, 1);
+  EXPECT_EQ(options.world_size, 2);
+  EXPECT_EQ(options.name, "rank-1");
+  EXPECT_EQ(options.address, "10.1.2.3:9200");
+  for (const char* name : {"TROUPE_RANK", "TROUPE_WORLD_SIZE", "TROUPE_ADDRESS"})
+    ::unsetenv(name);
+}
+
+TEST_F(world_failure, one_world_per_process_at_a_time) {
+  auto options = member_options(0, 1, port);
+  {
+    troupe::world world{rt, options};
+    EXPECT_EQ(world.members(), std::vector<std::string>{"0"});
+    EXPECT_THROW((troupe::world{rt, options}), troupe::state_error);
+  }
+  troupe::world again{rt, options};
+  EXPECT_EQ(again.size(), 1);
+}
+
+TEST_F(world_failure, bad_options_are_refused_with_their_names) {
+  auto options = member_options(0, 1, port);
+  options.address = "0.0.0.0:" + std::to_string(port);
+  try {
+    troupe::world world{rt, options};
+    ADD_FAILURE() << "listened beyond loopback without TLS";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("without TLS"), std::string::npos) << e.what();
+  }
+  options = member_options(3, 2, port);
+  EXPECT_THROW((troupe::world{rt, options}), troupe::invalid_argument);
+  options = member_options(0, 1, port);
+  options.address = "localhost";
+  EXPECT_THROW((troupe::world{rt, options}), troupe::invalid_argument);
+}
+
+} // namespace
+} // namespace troupe::testing
