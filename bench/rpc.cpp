@@ -1,0 +1,197 @@
+// bench/rpc: troupe's rpc_group against raw CAF request/response through the middleman (the
+// engine's floor), between two processes on 127.0.0.1, interleaved in one run.
+//
+//   build/bench/rpc [rounds]
+//
+// This process is member 0 and starts member 1 (itself again). Each round times a block of tiny
+// rpc_sync calls and a block of raw CAF requests to an echo actor member 1 publishes, then a
+// window of pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there and back. The last
+// lines are `name value unit`, read by tooling.
+#include "troupe/actors/network.hpp"
+#include "troupe/actors/tensor_serialization.hpp"
+#include "troupe/distributed/world.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+TROUPE_TASK(rpc_bench_add, [](int a, int b) { return a + b; });
+TROUPE_TASK(rpc_bench_echo, [](xt::xarray<float> t) { return t; });
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr int calls_per_block = 200;
+constexpr int pipelined_calls = 4000;
+constexpr int window = 256;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double since_us(clock_type::time_point start) {
+  return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
+}
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+troupe::world_options options_for(int rank, int port) {
+  troupe::world_options options;
+  options.rank = rank;
+  options.world_size = 2;
+  options.address = "127.0.0.1:" + std::to_string(port);
+  options.timeout = 30s;
+  return options;
+}
+
+caf::behavior raw_echo(caf::event_based_actor*) {
+  return {[](std::int32_t a, std::int32_t b) { return a + b; }};
+}
+
+/// Member 1: serves the world, and publishes a raw echo actor on the next port for the floor.
+int serve(int port) {
+  troupe::runtime rt;
+  auto& state = troupe::runtime_state_of(rt);
+  auto echo = state.system->spawn(raw_echo);
+  const auto raw_port = troupe::detail::publish(state, echo, {"127.0.0.1", 0}, false);
+  troupe::world world{rt, options_for(1, port)};
+  auto group = world.create_rpc_group("bench", world.members());
+  group.pair("raw_port", static_cast<int>(raw_port));
+  group.barrier(); // the port is paired
+  group.barrier(); // member 0 is done
+  troupe::detail::unpublish(state, echo, raw_port);
+  caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
+  return 0;
+}
+
+struct figures {
+  std::vector<double> troupe_us, raw_us, calls_per_s, tensor_ms;
+};
+
+void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const caf::actor& raw,
+               const xt::xarray<float>& tensor, figures& out) {
+  std::vector<double> troupe_block, raw_block;
+  for (int i = 0; i < calls_per_block; ++i) {
+    auto start = clock_type::now();
+    (void)group.rpc_sync("rank-1", rpc_bench_add, i, 1);
+    troupe_block.push_back(since_us(start));
+    start = clock_type::now();
+    self->request(raw, caf::infinite, std::int32_t{i}, std::int32_t{1})
+      .receive([](std::int32_t) {}, [](caf::error&) { std::abort(); });
+    raw_block.push_back(since_us(start));
+  }
+  out.troupe_us.push_back(median(troupe_block));
+  out.raw_us.push_back(median(raw_block));
+
+  const auto start = clock_type::now();
+  std::vector<troupe::async_result<int>> in_flight;
+  for (int i = 0; i < pipelined_calls; ++i) {
+    in_flight.push_back(group.rpc_async("rank-1", rpc_bench_add, i, 1));
+    if (in_flight.size() == window) {
+      for (auto& r : in_flight)
+        (void)r.get();
+      in_flight.clear();
+    }
+  }
+  for (auto& r : in_flight)
+    (void)r.get();
+  out.calls_per_s.push_back(pipelined_calls / (since_us(start) / 1e6));
+
+  std::vector<double> tensor_block;
+  for (int i = 0; i < 10; ++i) {
+    auto t0 = clock_type::now();
+    auto back = group.rpc_sync("rank-1", rpc_bench_echo, tensor);
+    tensor_block.push_back(since_us(t0) / 1000);
+    if (back.size() != tensor.size())
+      std::abort();
+  }
+  out.tensor_ms.push_back(median(tensor_block));
+}
+
+int lead(int rounds) {
+  const int port = free_port();
+  std::vector<std::string> env_entries;
+  for (char** at = environ; *at != nullptr; ++at)
+    env_entries.emplace_back(*at);
+  env_entries.push_back("TROUPE_RPC_BENCH_PORT=" + std::to_string(port));
+  std::vector<char*> envp;
+  for (auto& entry : env_entries)
+    envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  char program[] = "/proc/self/exe";
+  char* argv[] = {program, nullptr};
+  pid_t peer = 0;
+  if (::posix_spawn(&peer, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0)
+    return 1;
+
+  figures out;
+  {
+    troupe::runtime rt;
+    troupe::world world{rt, options_for(0, port)};
+    auto group = world.create_rpc_group("bench", world.members());
+    group.barrier();
+    const auto raw_port = group.get_paired<int>("raw_port").to_here();
+    auto& state = troupe::runtime_state_of(rt);
+    auto raw = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(raw_port)},
+                                       false, clock_type::now() + 10s);
+    caf::scoped_actor self{*state.system};
+    const xt::xarray<float> tensor = xt::ones<float>({std::size_t{262144}}); // 1 MiB
+    for (int round = 0; round < rounds; ++round)
+      one_round(group, self, raw, tensor, out);
+    group.barrier();
+  }
+  int status = 0;
+  ::waitpid(peer, &status, 0);
+
+  const double troupe_us = median(out.troupe_us), raw_us = median(out.raw_us);
+  std::printf("rpc: 2 processes on 127.0.0.1, %d rounds, contenders interleaved, medians\n",
+              rounds);
+  std::printf("%-34s %10.1f us\n", "troupe rpc_sync (tiny task)", troupe_us);
+  std::printf("%-34s %10.1f us\n", "raw CAF request/response", raw_us);
+  std::printf("%-34s %10.0f calls/s\n", "troupe rpc_async, 256 in flight", median(out.calls_per_s));
+  std::printf("%-34s %10.2f ms\n", "troupe rpc_sync 1 MiB tensor echo", median(out.tensor_ms));
+  std::printf("rpc_sync_tcp_median_us %.1f us\n", troupe_us);
+  std::printf("rpc_sync_tcp_ratio_to_raw_caf %.2f x\n", troupe_us / raw_us);
+  // Members on one host still talk over loopback TCP: there is no shared-memory path yet.
+  std::printf("rpc_sync_local_median_us %.1f us\n", troupe_us);
+  std::printf("rpc_async_calls_per_s %.0f calls/s\n", median(out.calls_per_s));
+  std::printf("rpc_1m_tensor_ms %.2f ms\n", median(out.tensor_ms));
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (const char* port = std::getenv("TROUPE_RPC_BENCH_PORT"))
+    return serve(std::atoi(port));
+  return lead(argc > 1 ? std::max(1, std::atoi(argv[1])) : 5);
+}

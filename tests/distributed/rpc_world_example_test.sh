@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Starts examples/rpc_world as a user would: three processes, told their rank by the environment.
+#   usage: rpc_world_example_test.sh PATH/TO/rpc_world
+set -u
+example=$1
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+pids=()
+cleanup() { kill -9 "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
+trap cleanup EXIT
+
+for rank in 0 1 2; do
+  TROUPE_RANK=$rank TROUPE_WORLD_SIZE=3 TROUPE_ADDRESS=127.0.0.1:$port timeout 60 "$example" &
+  pids+=($!)
+done
+status=0
+for pid in "${pids[@]}"; do
+  wait "$pid" || status=1
+done
+pids=()
+exit $status
