@@ -28,9 +28,7 @@ public:
   const std::vector<int> ranks;           // their world ranks, in the same order
   std::atomic<bool> destroyed{false};
 
-  std::mutex barrier_mutex;
-  std::uint64_t barriers = 0;
-  bytes_result barrier_in_progress;
+  std::atomic<std::uint64_t> barriers{0}; // calls of barrier() here so far
 };
 
 /// The rendezvous name of a group's creation and of its n-th barrier, at rank 0.

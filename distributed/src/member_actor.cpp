@@ -54,13 +54,11 @@ std::exception_ptr error_from_caf(const caf::error& e, const std::string& who,
 }
 
 void complete(const bytes_result& reply, std::uint8_t status, const std::string& text,
-              const wire_bytes& payload) {
-  if (static_cast<reply_status>(status) != reply_status::ok) {
+              wire_bytes& payload) {
+  if (static_cast<reply_status>(status) != reply_status::ok)
     reply->set_error(exception_for(static_cast<reply_status>(status), text));
-    return;
-  }
-  auto view = from_wire(payload);
-  reply->set_value(bytes(view.begin(), view.end()));
+  else
+    reply->set_value(std::move(payload));
 }
 
 void check_ready(member_actor* self) {
@@ -243,10 +241,9 @@ reply_result accept_call(member_actor* self, std::uint8_t kind, std::string grou
   const auto id = st.next_serving++;
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   st.serving.emplace(id, promise);
-  auto view = from_wire(payload);
   st.core->serve(id, std::move(group),
-                 call_request{static_cast<call_kind>(kind), std::move(key), std::move(name),
-                              std::move(type), bytes(view.begin(), view.end())});
+                 incoming_call{static_cast<call_kind>(kind), std::move(key), std::move(name),
+                               std::move(type), std::move(payload)});
   return promise;
 }
 

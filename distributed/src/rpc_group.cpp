@@ -45,14 +45,14 @@ bytes_result start_call(group_state& group, int rank, call_request request,
     timeout);
 }
 
-bytes await_call(const bytes_result& reply) {
+reply_bytes await_call(const bytes_result& reply) {
   reply->wait();
   return std::move(reply->value());
 }
 
 namespace {
 
-bytes ask_keys(group_state& group, key_operation op, key_table table, const std::string& key) {
+reply_bytes ask_keys(group_state& group, key_operation op, key_table table, const std::string& key) {
   auto& core = group.live_core();
   return await_call(core.send(0,
                               caf::make_message(key_atom::value, static_cast<std::uint8_t>(op),
@@ -64,7 +64,7 @@ bytes ask_keys(group_state& group, key_operation op, key_table table, const std:
 } // namespace
 
 int find_owner(group_state& group, key_table table, const std::string& key) {
-  return deserialize<int>(ask_keys(group, key_operation::lookup, table, key));
+  return deserialize<int>(as_bytes(ask_keys(group, key_operation::lookup, table, key)));
 }
 
 bool has_key(group_state& group, key_table table, const std::string& key) {
@@ -143,22 +143,13 @@ bool rpc_group::is_member(std::string_view member) const {
 
 void rpc_group::barrier() {
   auto& core = state_->live_core();
-  detail::bytes_result round;
-  {
-    std::lock_guard guard{state_->barrier_mutex};
-    if (!state_->barrier_in_progress || state_->barrier_in_progress->ready()) {
-      state_->barrier_in_progress = core.send(
-        0,
-        caf::make_message(detail::group_atom::value,
-                          detail::barrier_rendezvous(state_->name, ++state_->barriers),
-                          detail::to_wire(serialize(state_->ranks)),
-                          static_cast<std::int32_t>(core.options.rank)),
-        std::nullopt);
-    }
-    round = state_->barrier_in_progress;
-  }
-  round->wait();
-  (void)round->value(); // rethrows a failure; shared by this member's threads, so not moved
+  detail::await_call(core.send(
+    0,
+    caf::make_message(detail::group_atom::value,
+                      detail::barrier_rendezvous(state_->name, ++state_->barriers),
+                      detail::to_wire(serialize(state_->ranks)),
+                      static_cast<std::int32_t>(core.options.rank)),
+    std::nullopt));
 
 }
 

@@ -12,7 +12,7 @@ served fail(reply_status status, std::string text) { return {status, std::move(t
 
 } // namespace
 
-served world_core::run(const std::string& group, const call_request& request) {
+served world_core::run(const std::string& group, const incoming_call& request) {
   try {
     switch (request.kind) {
     case call_kind::task:
@@ -59,7 +59,7 @@ served world_core::run(const std::string& group, const call_request& request) {
 }
 
 /// Runs a task, a service, or a task on a paired value; its exceptions are in the outcome.
-served world_core::run_invoker(const std::string& group, const call_request& request) {
+served world_core::run_invoker(const std::string& group, const incoming_call& request) {
   const auto& registry = task_registry::instance();
   if (request.kind == call_kind::on_value) {
     std::unique_lock guard{tables_mutex};
@@ -78,7 +78,7 @@ served world_core::run_invoker(const std::string& group, const call_request& req
                   "no task '" + request.name + "' taking a value first is registered at " +
                     label(options.rank));
     std::lock_guard one_at_a_time{*value.guard};
-    return {reply_status::ok, {}, (*invoker)(value.object.get(), request.payload)};
+    return {reply_status::ok, {}, (*invoker)(value.object.get(), from_wire(request.payload))};
   }
   if (request.kind == call_kind::service || !request.key.empty()) {
     chunk_invoker service;
@@ -90,14 +90,14 @@ served world_core::run_invoker(const std::string& group, const call_request& req
                                                "' not found on group '" + group + "'");
       service = at->second;
     }
-    return {reply_status::ok, {}, service(request.payload)};
+    return {reply_status::ok, {}, service(from_wire(request.payload))};
   }
   const auto* task = registry.find(request.name);
   if (task == nullptr)
     return fail(reply_status::serialization_error,
                 "no task '" + request.name + "' is registered at " + label(options.rank) +
                   " (is it the same program?)");
-  return {reply_status::ok, {}, (*task)(request.payload)};
+  return {reply_status::ok, {}, (*task)(from_wire(request.payload))};
 }
 
 } // namespace troupe::detail

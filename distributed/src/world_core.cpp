@@ -155,7 +155,7 @@ void world_core::stop() noexcept {
 
 bytes_result world_core::send(int to, caf::message message,
                               std::optional<std::chrono::milliseconds> timeout) {
-  auto reply = std::make_shared<result_state<bytes>>();
+  auto reply = std::make_shared<result_state<reply_bytes>>();
   std::shared_lock guard{stop_mutex};
   if (stopped_)
     throw state_error("the world has stopped");
@@ -163,7 +163,7 @@ bytes_result world_core::send(int to, caf::message message,
   return reply;
 }
 
-void world_core::serve(std::uint64_t id, std::string group, call_request request) {
+void world_core::serve(std::uint64_t id, std::string group, incoming_call request) {
   boost::asio::post(executor_, [this, id, group = std::move(group),
                                 request = std::move(request)]() mutable {
     caf::anon_send(member, call_done{id, run(group, request)});

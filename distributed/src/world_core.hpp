@@ -22,6 +22,13 @@
 
 namespace troupe::detail {
 
+/// A call from another member, as it arrived.
+struct incoming_call {
+  call_kind kind = call_kind::task;
+  std::string key, name, type;
+  wire_bytes payload;
+};
+
 /// A served call's answer, before it travels.
 struct served {
   reply_status status = reply_status::ok;
@@ -53,7 +60,7 @@ public:
 
   /// Runs a call from another member (on an executor thread); the answer goes back through the
   /// member actor.
-  void serve(std::uint64_t id, std::string group, call_request request);
+  void serve(std::uint64_t id, std::string group, incoming_call request);
 
   // Called by the member actor.
   void formed(std::vector<std::string> names) noexcept;
@@ -83,8 +90,8 @@ public:
   std::set<std::string> groups; // created here and not destroyed
 
 private:
-  served run(const std::string& group, const call_request& request);
-  served run_invoker(const std::string& group, const call_request& request);
+  served run(const std::string& group, const incoming_call& request);
+  served run_invoker(const std::string& group, const incoming_call& request);
   void publish_member();
   void join_rank0(std::chrono::steady_clock::time_point deadline);
   void await_formation(std::chrono::steady_clock::time_point deadline);

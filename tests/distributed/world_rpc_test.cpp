@@ -135,7 +135,7 @@ void check_services(troupe::world& world, troupe::rpc_group& group) {
   require(!group.is_registered("counter"), "deregistered");
 }
 
-/// test_rpc_barrier: three rounds, the last one entered from two threads of each member.
+/// test_rpc_barrier: four rounds, the last two entered from two threads of each member at once.
 void check_barriers(troupe::world& world) {
   auto group = world.create_rpc_group("barriers", everyone);
   group.barrier();

@@ -28,8 +28,8 @@ public:
   T to_here() const {
     auto payload = detail::await_call(fetch());
     if (place_->paired)
-      return deserialize<T>(payload);
-    return detail::decode_outcome<T>(payload, place_->owner_name);
+      return deserialize<T>(detail::as_bytes(payload));
+    return detail::decode_outcome<T>(detail::as_bytes(payload), place_->owner_name);
   }
 
   /// Runs `t(value&, args...)` on the member that pairs the value, one call on it at a time;

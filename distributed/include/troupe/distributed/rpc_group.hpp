@@ -128,8 +128,9 @@ public:
                     service_arguments(std::forward<A>(args)...)});
   }
 
-  /// Returns when every member has called barrier(); threads of one member that call it at
-  /// the same time pass it together. peer_lost if a member dies first.
+  /// Returns when every member has called barrier() as often as this call makes it here: the
+  /// n-th call on each member meets the n-th on every other, whichever threads make them.
+  /// peer_lost if a member is lost first.
   void barrier();
   /// Leaves the group here (other members keep theirs); later calls throw state_error.
   void destroy();
@@ -152,7 +153,7 @@ private:
   remote_ref<R> keep(int rank, detail::call_request request) {
     auto id = detail::await_call(detail::start_call(*state_, rank, std::move(request), std::nullopt));
     return remote_ref<R>{std::make_shared<typename remote_ref<R>::place>(
-      state_, rank, detail::member_label(*state_, rank), deserialize<std::string>(id), false)};
+      state_, rank, detail::member_label(*state_, rank), deserialize<std::string>(detail::as_bytes(id)), false)};
   }
 
   template <class F, class... A>

@@ -23,7 +23,13 @@ namespace troupe::detail {
 class group_state;
 
 using bytes = std::vector<std::byte>;
-using bytes_result = std::shared_ptr<result_state<bytes>>;
+/// A reply's payload as it arrived from the network (kept as is: decoding reads it in place).
+using reply_bytes = std::vector<char>;
+using bytes_result = std::shared_ptr<result_state<reply_bytes>>;
+
+inline std::span<const std::byte> as_bytes(const reply_bytes& payload) {
+  return std::as_bytes(std::span{payload});
+}
 
 /// What a call asks of the member it goes to.
 enum class call_kind : std::uint8_t {
@@ -57,7 +63,7 @@ bytes_result start_call(group_state& group, int rank, call_request request,
                         std::optional<std::chrono::milliseconds> timeout);
 
 /// Blocks for a call's reply payload.
-bytes await_call(const bytes_result& reply);
+reply_bytes await_call(const bytes_result& reply);
 
 /// The world rank of the member that registered `key`; key_error naming the key and group.
 int find_owner(group_state& group, key_table table, const std::string& key);
@@ -108,13 +114,13 @@ bytes encode_arguments(A&&... args) {
 template <class R>
 async_result<R> typed_result(const bytes_result& reply, std::string origin) {
   auto typed = std::make_shared<result_state<R>>();
-  reply->on_value([typed, origin](const bytes& payload) {
+  reply->on_value([typed, origin](const reply_bytes& payload) {
     try {
       if constexpr (std::is_void_v<R>) {
-        decode_outcome<R>(payload, origin);
+        decode_outcome<R>(as_bytes(payload), origin);
         typed->set_value({});
       } else {
-        typed->set_value(decode_outcome<R>(payload, origin));
+        typed->set_value(decode_outcome<R>(as_bytes(payload), origin));
       }
     } catch (...) {
       typed->set_error(std::current_exception());
