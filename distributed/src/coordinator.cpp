@@ -25,6 +25,11 @@ void answer(reply_promise& promise, reply_status status, const std::string& text
 
 void coordinator::arrive(const std::string& what, const std::vector<int>& ranks, int rank,
                          reply_promise promise) {
+  for (int rank : ranks)
+    if (auto gone = gone_.find(rank); gone != gone_.end()) {
+      answer(promise, reply_status::peer_lost, what + ": " + gone->second);
+      return;
+    }
   auto [at, fresh] = waiting_.try_emplace(what, rendezvous{ranks, {}});
   auto& meeting = at->second;
   if (meeting.ranks != ranks) {
@@ -71,7 +76,8 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
   return failed_reply(reply_status::invalid_argument, "unknown key operation");
 }
 
-void coordinator::lost(int rank, const std::string& label) {
+void coordinator::lost(int rank, const std::string& why) {
+  gone_.emplace(rank, why);
   for (auto at = waiting_.begin(); at != waiting_.end();) {
     auto& meeting = at->second;
     if (std::find(meeting.ranks.begin(), meeting.ranks.end(), rank) == meeting.ranks.end()) {
@@ -79,7 +85,7 @@ void coordinator::lost(int rank, const std::string& label) {
       continue;
     }
     for (auto& [_, waiting] : meeting.arrived)
-      answer(waiting, reply_status::peer_lost, at->first + ": " + label + " was lost");
+      answer(waiting, reply_status::peer_lost, at->first + ": " + why);
     at = waiting_.erase(at);
   }
   std::erase_if(owners_, [rank](const auto& entry) { return entry.second == rank; });

@@ -26,8 +26,9 @@ public:
   reply_result keys(key_operation op, key_table table, const std::string& group,
                     const std::string& key, int rank);
 
-  /// A member was lost: fails every rendezvous that waits for it, forgets its keys.
-  void lost(int rank, const std::string& label);
+  /// A member was lost (`why` says who, and how): fails every rendezvous that waits for it,
+  /// forgets its keys.
+  void lost(int rank, const std::string& why);
 
   /// Answers every held promise with `why` (when rank 0 stops).
   void fail_all(reply_status status, const std::string& why);
@@ -39,6 +40,7 @@ private:
   };
   std::map<std::string, rendezvous> waiting_;
   std::map<std::tuple<key_table, std::string, std::string>, int> owners_;
+  std::map<int, std::string> gone_; // members lost, and how
 };
 
 reply_result ok_reply(wire_bytes payload = {});

@@ -29,6 +29,7 @@ struct member_state {
   world_core* core = nullptr;
   std::vector<caf::actor> peers; // by rank; this member's own handle at its rank
   std::vector<bool> lost;
+  std::vector<bool> left; // said it was leaving: its end is no loss to report
   bool roster_known = false;
   bool ready = false;
   std::map<std::uint64_t, std::pair<int, bytes_result>> pending; // requests this member sent
@@ -85,24 +86,30 @@ void on_lost(member_actor* self, int rank) {
   if (st.lost[static_cast<std::size_t>(rank)])
     return;
   st.lost[static_cast<std::size_t>(rank)] = true;
-  const auto who = st.core->label(rank);
+  const bool left = st.left[static_cast<std::size_t>(rank)];
+  const auto who = st.core->label(rank) + (left ? " has left the world" : " was lost");
   for (auto at = st.pending.begin(); at != st.pending.end();) {
     if (at->second.first != rank) {
       ++at;
       continue;
     }
-    at->second.second->set_error(std::make_exception_ptr(peer_lost(who + " was lost")));
+    at->second.second->set_error(std::make_exception_ptr(peer_lost(who)));
     at = st.pending.erase(at);
   }
   st.groups.lost(rank, who);
   if (!st.ready)
     st.core->formation_failed(
-      std::make_exception_ptr(peer_lost(who + " was lost while the world was forming")));
-  st.core->member_lost(rank);
+      std::make_exception_ptr(peer_lost(who + " while the world was forming")));
+  if (!left)
+    st.core->member_lost(rank);
 }
 
 void stop(member_actor* self) {
   auto& st = self->state;
+  const auto me = st.core->options.rank;
+  for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
+    if (st.peers[rank] && static_cast<int>(rank) != me && !st.lost[rank])
+      self->send(st.peers[rank], leave_atom::value, static_cast<std::int32_t>(me));
   for (auto& [_, entry] : st.pending)
     entry.second->set_error(std::make_exception_ptr(state_error("the world has stopped")));
   st.pending.clear();
@@ -253,6 +260,7 @@ caf::behavior member(member_actor* self, world_core* core) {
   const auto size = static_cast<std::size_t>(core->options.world_size);
   st.peers.resize(size);
   st.lost.assign(size, false);
+  st.left.assign(size, false);
   st.peers[static_cast<std::size_t>(core->options.rank)] = caf::actor_cast<caf::actor>(self);
   // A stray message must not print to stdout (a user's protocol channel, maybe).
   self->set_default_handler(caf::drop);
@@ -265,6 +273,10 @@ caf::behavior member(member_actor* self, world_core* core) {
   self->set_exit_handler([self](caf::exit_msg&) { stop(self); });
   return {
     [self](stop_request) { stop(self); },
+    [self](leave_atom, std::int32_t rank) {
+      if (rank >= 0 && static_cast<std::size_t>(rank) < self->state.left.size())
+        self->state.left[static_cast<std::size_t>(rank)] = true;
+    },
     [self](outgoing_request& request) { send_request(self, request); },
     [self](call_done& done) {
       auto at = self->state.serving.find(done.id);

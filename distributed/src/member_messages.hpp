@@ -20,6 +20,7 @@ using hello_atom = caf::atom_constant<caf::atom("hello")>;     // a member to a 
 using call_atom = caf::atom_constant<caf::atom("call")>;       // a call (call_request)
 using group_atom = caf::atom_constant<caf::atom("group")>;     // rank 0: a group's rendezvous
 using key_atom = caf::atom_constant<caf::atom("key")>;         // rank 0: the key tables
+using leave_atom = caf::atom_constant<caf::atom("leave")>;     // a member stops on purpose
 
 enum class reply_status : std::uint8_t {
   ok,

@@ -172,9 +172,20 @@ protected:
 TEST_F(world_rpc, machin_test_world_cases_on_three_processes) {
   {
     troupe::world world{rt, member_options(0, 3, port)};
+    std::atomic<int> losses{0};
+    world.on_member_lost([&losses](const std::string&, int) { ++losses; });
     EXPECT_NO_THROW(all_cases(world));
-  } // leaving first: a member still waiting for this one then fails rather than hangs
-  expect_clean_exits(members);
+    expect_clean_exits(members);
+    // They left on purpose: calls to them fail, and no loss is reported.
+    world.create_rpc_group("alone", {"0"}).barrier();
+    try {
+      world.create_rpc_group("gone", everyone);
+      ADD_FAILURE() << "a group with members who left was created";
+    } catch (const troupe::peer_lost& e) {
+      EXPECT_NE(std::string{e.what()}.find("has left the world"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(losses, 0);
+  }
 }
 
 } // namespace
