@@ -153,7 +153,8 @@ void unpublish(runtime_state& rt, const caf::actor& whom, std::uint16_t port) {
 
 namespace {
 
-/// One connection attempt; nullopt when nothing listens yet (worth retrying).
+/// One connection attempt; nullopt when worth retrying: nothing listens yet, or the handshake
+/// did not finish within CAF's connection timeout (a listener busy with other handshakes).
 std::optional<caf::actor> try_connect(runtime_state& rt, const endpoint& at, bool tls,
                                       caf::timespan timeout) {
   caf::scoped_actor self{*rt.system};
@@ -168,7 +169,8 @@ std::optional<caf::actor> try_connect(runtime_state& rt, const endpoint& at, boo
           failure = caf::sec::no_actor_published_at_port;
       },
       [&](caf::error& e) { failure = std::move(e); });
-  if (found || failure == caf::sec::cannot_connect_to_node)
+  if (found || failure == caf::sec::cannot_connect_to_node ||
+      failure == caf::sec::connection_timeout)
     return found;
   if (failure == caf::sec::request_timeout)
     throw timeout_error("no answer from " + at.to_string() +

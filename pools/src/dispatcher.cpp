@@ -420,7 +420,14 @@ void on_node_joined(dispatcher_self self, std::shared_ptr<worker_link> node) {
   st.slots.emplace_back();
   st.slots.back().remote = true;
   st.setup->nodes->fetch_add(1);
+  auto* link = node.get();
   spawn_worker(self, st.slots.size() - 1, std::move(node));
+  // A node lost while idle leaves at once, rather than when next offered work: its worker
+  // actor is told to go (weakly held: the worker holds the link), and its slot goes with it.
+  link->on_lost([worker = caf::actor_cast<caf::actor_addr>(st.slots.back().handle)] {
+    if (auto handle = caf::actor_cast<caf::actor>(worker))
+      caf::anon_send_exit(handle, caf::exit_reason::user_shutdown);
+  });
   pump(self);
 }
 

@@ -1,7 +1,7 @@
 #include "troupe/pools/detail/pool_core.hpp"
 
 #include "actors.hpp"
-#include "tcp_link.hpp"
+#include "node_link.hpp"
 
 #include "troupe/queues/shm_segment.hpp"
 
@@ -71,7 +71,8 @@ worker_setup setup_from(const pool_options& options, std::vector<void*> contexts
 
 struct pool_core::impl final : service {
   impl(runtime& rt, worker_setup setup)
-    : registry(runtime_state_of(rt).services), workers(setup.workers), nodes(setup.nodes),
+    : rt_state(runtime_state_of(rt)), registry(rt_state.services), workers(setup.workers),
+      nodes(setup.nodes),
       slots(setup.slots) {
     registry->add(this);
     dispatcher = spawn_dispatcher(*runtime_state_of(rt).system, std::move(setup), stopped);
@@ -86,13 +87,11 @@ struct pool_core::impl final : service {
 
   /// Takes worker nodes from other hosts (process pools with a remote secret).
   void listen(const process_pool_options& options) {
-    if (options.remote_secret.empty())
+    if (options.remote_secret.empty() && !options.tls)
       return;
-    listener = std::make_unique<node_listener>(
-      options.listen_address, options.listen_port, options.remote_secret,
-      options.heartbeat_timeout, [this](std::shared_ptr<worker_link> node) {
-        send_while(pool_state::running, join_atom::value, std::move(node));
-      });
+    listener = std::make_unique<node_gate>(rt_state, options, [this](std::shared_ptr<worker_link> node) {
+      send_while(pool_state::running, join_atom::value, std::move(node));
+    });
   }
 
   void stop() noexcept {
@@ -121,11 +120,12 @@ struct pool_core::impl final : service {
     send_from_outside(dispatcher, terminate_atom::value);
   }
 
+  runtime_state& rt_state;
   std::shared_ptr<service_registry> registry;
   std::size_t workers;
   std::shared_ptr<std::atomic<std::size_t>> nodes;
   std::shared_ptr<slot_registry> slots;
-  std::unique_ptr<node_listener> listener;
+  std::unique_ptr<node_gate> listener;
   std::shared_ptr<stop_signal> stopped = std::make_shared<stop_signal>();
   // Guards `state` and orders messages: a submit that saw `running` is in the dispatcher's
   // mailbox before the close or terminate that follows it.

@@ -1,5 +1,5 @@
 // A worker as the pool's slot actor sees it: a local process (process_link) or a node on another
-// host (tcp_link); and the settings every process worker is started and watched with.
+// host (node_link); and the settings every process worker is started and watched with.
 #pragma once
 
 #include "worker_wire.hpp"
@@ -43,6 +43,9 @@ public:
   virtual std::string lost_reason() const = 0;
   virtual void kill() = 0;
   virtual const std::string& label() const noexcept = 0;
+  /// Calls `notify` once, when the worker is found lost (on whatever thread finds it): a node
+  /// can be lost while nobody waits on it. Local workers are found lost only when asked.
+  virtual void on_lost(std::function<void()> notify) { (void)notify; }
   /// The rings of a local worker's queues, for large tensors; null for a remote one.
   virtual byte_queue* request_ring() { return nullptr; }
   virtual byte_queue* reply_ring() { return nullptr; }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "troupe/actors/tls_options.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -57,10 +59,21 @@ struct process_pool_options {
 
   /// Non-empty: the pool also takes worker nodes from other hosts, which run this program as
   /// `prog --troupe-join=HOST:PORT` with this secret in the environment variable TROUPE_SECRET.
-  /// A node without the right secret is refused and logged on stderr.
+  /// The secret never crosses the network: a node proves it knows it (an HMAC of a nonce the
+  /// pool makes). A node that cannot is refused, and refusals are logged on stderr, at most one
+  /// line a second.
   std::string remote_secret;
-  /// Where the pool listens for nodes; loopback unless you ask for more.
+  /// Nodes over TLS (this certificate, and every node's checked against the CA); a node
+  /// without a certificate from that CA is refused. A node takes its own from TROUPE_TLS_CERT,
+  /// TROUPE_TLS_KEY, TROUPE_TLS_CA (and TROUPE_TLS_PASSPHRASE). With TLS alone (no secret), the
+  /// certificate is the credential. Setting it takes nodes even without a secret.
+  std::optional<tls_options> tls;
+  /// Where the pool listens for nodes: loopback unless you ask for more, and beyond loopback
+  /// only with TLS or allow_insecure.
   std::string listen_address = "127.0.0.1";
+  /// Lets the pool listen beyond loopback without TLS (logged): the secret still keeps
+  /// strangers out, but the traffic is neither encrypted nor authenticated.
+  bool allow_insecure = false;
   /// 0 picks a free port (see process_pool::listen_port()).
   std::uint16_t listen_port = 0;
 };
