@@ -4,11 +4,18 @@
 //
 //   ./build/examples/remote_workers
 //
-// Across hosts (the same binary on each; the secret keeps strangers out):
+// Across hosts (the same binary on each), over TLS with certificates from
+// `scripts/make-certs.sh certs hostA hostB hostC` (the secret, proven but never sent, keeps out
+// whoever has a certificate but not the secret):
 //
 //   host A:  TROUPE_SECRET=pick-one ./remote_workers --listen 0.0.0.0:7070 --nodes 5
-//   host B:  TROUPE_SECRET=pick-one ./remote_workers --troupe-join hostA:7070
-//   host C:  TROUPE_SECRET=pick-one TROUPE_NODE_WORKERS=4 ./remote_workers --troupe-join hostA:7070
+//              --tls-dir certs --tls-name hostA
+//   host B:  TROUPE_SECRET=pick-one TROUPE_TLS_CERT=certs/hostB.pem TROUPE_TLS_KEY=certs/hostB.key
+//              TROUPE_TLS_CA=certs/ca.pem ./remote_workers --troupe-join hostA:7070
+//   host C:  the same with hostC's files, and TROUPE_NODE_WORKERS=4 for four slots
+//
+// `--insecure` instead of the TLS options listens beyond loopback without TLS (a trusted network
+// only: the traffic is then neither encrypted nor authenticated).
 //
 // A node serves the pool until the pool closes, then exits.
 #include <troupe/troupe.hpp>
@@ -97,6 +104,11 @@ int main(int argc, char** argv) {
                  "brings 4)")->check(CLI::PositiveNumber);
   app.add_option("--workers", local_workers, "Worker processes on this host")
     ->check(CLI::PositiveNumber);
+  std::string tls_dir, tls_name;
+  bool insecure = false;
+  app.add_option("--tls-dir", tls_dir, "Folder of make-certs.sh's files: TLS with nodes");
+  app.add_option("--tls-name", tls_name, "This host's certificate name in --tls-dir");
+  app.add_flag("--insecure", insecure, "Listen beyond loopback without TLS");
   CLI11_PARSE(app, argc, argv);
 
   troupe::process_pool_options options{.workers = local_workers};
@@ -120,6 +132,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     options.remote_secret = secret;
+    options.allow_insecure = insecure;
+    if (!tls_dir.empty())
+      options.tls = troupe::tls_options{.certificate = tls_dir + "/" + tls_name + ".pem",
+                                        .key = tls_dir + "/" + tls_name + ".key",
+                                        .ca_file = tls_dir + "/ca.pem"};
     options.listen_address = listen.substr(0, colon);
     options.listen_port = static_cast<std::uint16_t>(std::stoi(port));
   }

@@ -10,10 +10,11 @@ host_ip=10.251.$(($$ % 250)).1 node_ip=10.251.$(($$ % 250)).2
 port=$((40000 + $$ % 20000))
 
 out=$(mktemp)
+certs=$(mktemp -d)
 cleanup() {
   ip netns del "$ns" 2>/dev/null
   ip link del "$host_if" 2>/dev/null
-  rm -f "$out"
+  rm -rf "$out" "$certs"
 }
 trap cleanup EXIT
 
@@ -31,11 +32,15 @@ if ! { ip netns add "$ns" &&
   exit 77
 fi
 
+# Beyond loopback, over TLS, as across hosts.
+"$(dirname "$0")/../../scripts/make-certs.sh" "$certs" pool node
 export TROUPE_SECRET=netns-$$
-timeout 60 "$example" --listen "$host_ip:$port" --nodes 1 > "$out" 2>&1 &
+timeout 60 "$example" --listen "$host_ip:$port" --nodes 1 --tls-dir "$certs" --tls-name pool \
+  > "$out" 2>&1 &
 pool=$!
 sleep 0.5
-timeout 60 ip netns exec "$ns" "$example" --troupe-join "$host_ip:$port"
+TROUPE_TLS_CERT=$certs/node.pem TROUPE_TLS_KEY=$certs/node.key TROUPE_TLS_CA=$certs/ca.pem \
+  timeout 60 ip netns exec "$ns" "$example" --troupe-join "$host_ip:$port"
 node_status=$?
 wait "$pool"
 pool_status=$?
