@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <filesystem>
 #include <set>
 
@@ -306,6 +308,38 @@ TEST_P(process_pool_nodes, a_node_gets_its_context_from_the_pools_factory) {
 
 INSTANTIATE_TEST_SUITE_P(credentials, process_pool_nodes,
                          ::testing::Values(credentials::secret, credentials::tls), name_of);
+
+long resident_kib() {
+  std::ifstream status{"/proc/self/status"};
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stol(line.substr(6));
+  return -1;
+}
+
+/// Over TLS a stranger never reaches CAF's frame reader: a forged frame header that announces
+/// 1 GiB makes the pool allocate nothing for it. (Over plain TCP it would: see README, Nodes.)
+TEST(process_pool_node_gate, a_forged_frame_header_costs_a_tls_pool_no_memory) {
+  troupe::runtime rt;
+  const auto& certs = certificates::get();
+  troupe::process_pool pool{
+    rt, {.workers = 1,
+         .remote_secret = "s",
+         .tls = troupe::tls_options{certs.folder + "/pool.pem", certs.folder + "/pool.key",
+                                    certs.folder + "/ca.pem", {}}}};
+  const long before = resident_kib();
+  const int stranger = connect_stranger(pool.listen_port());
+  unsigned char header[32] = {}; // a BASP client handshake announcing a 1 GiB payload
+  header[0] = 0x01;
+  const std::uint32_t length = htonl(1u << 30);
+  std::memcpy(header + 4, &length, sizeof length);
+  ASSERT_EQ(write(stranger, header, sizeof header), 32);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_LT(resident_kib() - before, 64 * 1024) << "the pool allocated for the forged frame";
+  close(stranger);
+  EXPECT_EQ(pool.apply(node_square, 2), 4);
+}
 
 TEST(process_pool_node_gate, listening_beyond_loopback_needs_tls_or_allow_insecure) {
   troupe::runtime rt;
