@@ -3,10 +3,12 @@
 //
 //   build/bench/rpc [rounds]
 //
-// This process is member 0 and starts member 1 (itself again). Each round times a block of tiny
-// rpc_sync calls and a block of raw CAF requests to an echo actor member 1 publishes, then a
-// window of pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there and back. The last
-// lines are `name value unit`, read by tooling.
+// This process is member 0 and starts member 1 (itself again). Each round times, call by call
+// in turn, a tiny rpc_sync over TCP (a call with a timeout goes through the member actors),
+// the same call without a timeout (members on one host: through shared-memory inboxes), and a
+// raw CAF request to an echo actor member 1 publishes through the same middleman; then a window
+// of pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there and back, both ways. The
+// last lines are `name value unit`, read by tooling.
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/distributed/world.hpp"
@@ -94,22 +96,28 @@ int serve(int port) {
 }
 
 struct figures {
-  std::vector<double> troupe_us, raw_us, calls_per_s, tensor_ms;
+  std::vector<double> tcp_us, local_us, raw_us, calls_per_s, tensor_tcp_ms, tensor_local_ms;
 };
+
+constexpr auto over_tcp = 30s; // a call with a timeout goes through the member actors
 
 void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const caf::actor& raw,
                const xt::xarray<float>& tensor, figures& out) {
-  std::vector<double> troupe_block, raw_block;
+  std::vector<double> tcp_block, local_block, raw_block;
   for (int i = 0; i < calls_per_block; ++i) {
     auto start = clock_type::now();
+    (void)group.rpc_sync("rank-1", over_tcp, rpc_bench_add, i, 1);
+    tcp_block.push_back(since_us(start));
+    start = clock_type::now();
     (void)group.rpc_sync("rank-1", rpc_bench_add, i, 1);
-    troupe_block.push_back(since_us(start));
+    local_block.push_back(since_us(start));
     start = clock_type::now();
     self->request(raw, caf::infinite, std::int32_t{i}, std::int32_t{1})
       .receive([](std::int32_t) {}, [](caf::error&) { std::abort(); });
     raw_block.push_back(since_us(start));
   }
-  out.troupe_us.push_back(median(troupe_block));
+  out.tcp_us.push_back(median(tcp_block));
+  out.local_us.push_back(median(local_block));
   out.raw_us.push_back(median(raw_block));
 
   const auto start = clock_type::now();
@@ -126,15 +134,19 @@ void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const caf::act
     (void)r.get();
   out.calls_per_s.push_back(pipelined_calls / (since_us(start) / 1e6));
 
-  std::vector<double> tensor_block;
+  std::vector<double> tensor_tcp, tensor_local;
   for (int i = 0; i < 10; ++i) {
     auto t0 = clock_type::now();
-    auto back = group.rpc_sync("rank-1", rpc_bench_echo, tensor);
-    tensor_block.push_back(since_us(t0) / 1000);
-    if (back.size() != tensor.size())
+    auto back = group.rpc_sync("rank-1", over_tcp, rpc_bench_echo, tensor);
+    tensor_tcp.push_back(since_us(t0) / 1000);
+    t0 = clock_type::now();
+    auto local = group.rpc_sync("rank-1", rpc_bench_echo, tensor);
+    tensor_local.push_back(since_us(t0) / 1000);
+    if (back.size() != tensor.size() || local.size() != tensor.size())
       std::abort();
   }
-  out.tensor_ms.push_back(median(tensor_block));
+  out.tensor_tcp_ms.push_back(median(tensor_tcp));
+  out.tensor_local_ms.push_back(median(tensor_local));
 }
 
 int lead(int rounds) {
@@ -172,19 +184,22 @@ int lead(int rounds) {
   int status = 0;
   ::waitpid(peer, &status, 0);
 
-  const double troupe_us = median(out.troupe_us), raw_us = median(out.raw_us);
+  const double tcp_us = median(out.tcp_us), raw_us = median(out.raw_us);
   std::printf("rpc: 2 processes on 127.0.0.1, %d rounds, contenders interleaved, medians\n",
               rounds);
-  std::printf("%-34s %10.1f us\n", "troupe rpc_sync (tiny task)", troupe_us);
-  std::printf("%-34s %10.1f us\n", "raw CAF request/response", raw_us);
-  std::printf("%-34s %10.0f calls/s\n", "troupe rpc_async, 256 in flight", median(out.calls_per_s));
-  std::printf("%-34s %10.2f ms\n", "troupe rpc_sync 1 MiB tensor echo", median(out.tensor_ms));
-  std::printf("rpc_sync_tcp_median_us %.1f us\n", troupe_us);
-  std::printf("rpc_sync_tcp_ratio_to_raw_caf %.2f x\n", troupe_us / raw_us);
-  // Members on one host still talk over loopback TCP: there is no shared-memory path yet.
-  std::printf("rpc_sync_local_median_us %.1f us\n", troupe_us);
+  std::printf("%-40s %10.1f us\n", "troupe rpc_sync, tiny task, TCP", tcp_us);
+  std::printf("%-40s %10.1f us\n", "troupe rpc_sync, tiny task, shared memory",
+              median(out.local_us));
+  std::printf("%-40s %10.1f us\n", "raw CAF request/response", raw_us);
+  std::printf("%-40s %10.0f calls/s\n", "troupe rpc_async, 256 in flight", median(out.calls_per_s));
+  std::printf("%-40s %10.2f ms\n", "troupe rpc_sync 1 MiB echo, TCP", median(out.tensor_tcp_ms));
+  std::printf("%-40s %10.2f ms\n", "troupe rpc_sync 1 MiB echo, shared memory",
+              median(out.tensor_local_ms));
+  std::printf("rpc_sync_tcp_median_us %.1f us\n", tcp_us);
+  std::printf("rpc_sync_tcp_ratio_to_raw_caf %.2f x\n", tcp_us / raw_us);
+  std::printf("rpc_sync_local_median_us %.1f us\n", median(out.local_us));
   std::printf("rpc_async_calls_per_s %.0f calls/s\n", median(out.calls_per_s));
-  std::printf("rpc_1m_tensor_ms %.2f ms\n", median(out.tensor_ms));
+  std::printf("rpc_1m_tensor_ms %.2f ms\n", median(out.tensor_local_ms));
   return 0;
 }
 

@@ -100,8 +100,7 @@ void on_lost(member_actor* self, int rank) {
   if (!st.ready)
     st.core->formation_failed(
       std::make_exception_ptr(peer_lost(who + " while the world was forming")));
-  if (!left)
-    st.core->member_lost(rank);
+  st.core->peer_gone(rank, who, left);
 }
 
 void stop(member_actor* self) {
@@ -162,7 +161,7 @@ void complete_formation(member_actor* self) {
     ports[static_cast<std::size_t>(rank)] = join.port;
   }
   st.core->names = names;
-  const auto roster = to_wire(serialize(std::tuple{names, hosts, ports}));
+  const auto roster = to_wire(serialize(std::tuple{names, hosts, ports, st.core->world_id}));
   st.roster_known = true;
   auto joins = std::move(st.joins);
   st.joins.clear();

@@ -37,6 +37,9 @@ std::string member_label(const group_state& group, int rank) { return group.core
 
 bytes_result start_call(group_state& group, int rank, call_request request,
                         std::optional<std::chrono::milliseconds> timeout) {
+  if (!timeout)
+    if (auto local = group.live_core().local_call(rank, group.name, request))
+      return *local;
   return group.live_core().send(
     rank,
     caf::make_message(call_atom::value, static_cast<std::uint8_t>(request.kind), group.name,

@@ -1,5 +1,8 @@
 #include "world_core.hpp"
 
+#include "local_channel.hpp"
+
+#include "troupe/actors/peer_proof.hpp"
 #include "troupe/actors/serialization.hpp"
 
 #include <boost/asio/post.hpp>
@@ -53,6 +56,10 @@ void world_core::join() {
   check_listen_allowed(listen.host, tls, options.allow_insecure);
   if (tls)
     use_tls(rt, *options.tls);
+  if (options.rank == 0) {
+    world_id = make_nonce().substr(0, 16);
+    open_inbox();
+  }
   member = spawn_member(*this);
   port_ = publish(rt, member, listen, tls);
   if (options.rank != 0)
@@ -66,7 +73,9 @@ void world_core::join_rank0(clock::time_point deadline) {
   const auto rank0 = connect(rt, rank0_address, tls, deadline);
   const auto listen = listen_address(options, rank0_address);
   const auto advertised = listen.host == "0.0.0.0" ? std::string{} : listen.host;
-  std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::uint16_t>> roster;
+  std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::uint16_t>,
+             std::string>
+    roster;
   caf::scoped_actor self{*rt.system};
   std::exception_ptr failure;
   self
@@ -92,7 +101,9 @@ void world_core::join_rank0(clock::time_point deadline) {
       });
   if (failure)
     std::rethrow_exception(failure);
-  auto& [all_names, hosts, ports] = roster;
+  auto& [all_names, hosts, ports, id] = roster;
+  world_id = id;
+  open_inbox();
   roster_adoption adoption{all_names, {rank0}};
   for (int lower = 1; lower < options.rank; ++lower) {
     const auto at = static_cast<std::size_t>(lower);
@@ -133,6 +144,34 @@ void world_core::await_formation(clock::time_point deadline) {
                            " could not reach every other member"));
 }
 
+void world_core::open_inbox() {
+  try {
+    channel_ = std::make_unique<local_channel>(*this, world_id);
+  } catch (const troupe::error& e) {
+    // No shared memory to be had: every call goes over TCP.
+    std::cerr << "troupe: member " << options.name << " talks over TCP only: " << e.what() << "\n";
+  }
+}
+
+std::optional<bytes_result> world_core::local_call(int rank, const std::string& group,
+                                                   call_request& request) {
+  std::shared_lock guard{stop_mutex};
+  if (stopped_)
+    throw state_error("the world has stopped");
+  if (!channel_)
+    return std::nullopt;
+  return channel_->call(rank, group, request);
+}
+
+void world_core::post(std::function<void()> work) { boost::asio::post(executor_, std::move(work)); }
+
+void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept {
+  if (channel_)
+    channel_->lost(rank, why);
+  if (!left)
+    member_lost(rank);
+}
+
 void world_core::stop() noexcept {
   {
     std::unique_lock guard{stop_mutex};
@@ -145,6 +184,8 @@ void world_core::stop() noexcept {
       caf::anon_send(member, stop_request{});
     }
   }
+  if (channel_)
+    channel_->stop(); // its reader is the only other one to post work: joined here
   executor_.join();
   if (member) {
     caf::scoped_actor self{*rt.system};

@@ -45,6 +45,8 @@ struct call_done {
   served answer;
 };
 
+class local_channel;
+
 class world_core : public service {
 public:
   world_core(runtime_state& rt, world_options options);
@@ -61,12 +63,22 @@ public:
   /// Runs a call from another member (on an executor thread); the answer goes back through the
   /// member actor.
   void serve(std::uint64_t id, std::string group, incoming_call request);
+  /// Runs `work` on the executor (the threads that run other members' calls).
+  void post(std::function<void()> work);
+  /// Runs a call from another member; what it answers.
+  served run(const std::string& group, const incoming_call& request);
+
+  /// Sends a call through the shared-memory inbox of `rank` when it is on this host (and the
+  /// call has no timeout, which only the member actor keeps); nullopt otherwise.
+  std::optional<bytes_result> local_call(int rank, const std::string& group,
+                                         call_request& request);
 
   // Called by the member actor.
   void formed(std::vector<std::string> names) noexcept;
   void formation_failed(std::exception_ptr why) noexcept;
   void joined(int rank, const std::string& name);
-  void member_lost(int rank) noexcept;
+  /// `rank` is gone: `why` says how; `left` if it said it was leaving (not reported lost).
+  void peer_gone(int rank, const std::string& why, bool left) noexcept;
 
   void add_lost_callback(std::function<void(const std::string&, int)> callback);
 
@@ -77,6 +89,7 @@ public:
   const endpoint rank0_address;
   const bool tls;
   std::vector<std::string> names; // by rank, once formed
+  std::string world_id;           // made by rank 0: names this world's inboxes
   caf::actor member;
 
   // What this member keeps for others, by (group, key).
@@ -90,16 +103,18 @@ public:
   std::set<std::string> groups; // created here and not destroyed
 
 private:
-  served run(const std::string& group, const incoming_call& request);
   served run_invoker(const std::string& group, const incoming_call& request);
   void publish_member();
   void join_rank0(std::chrono::steady_clock::time_point deadline);
   void await_formation(std::chrono::steady_clock::time_point deadline);
+  void open_inbox();
+  void member_lost(int rank) noexcept;
 
   std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone
   bool stopped_ = false;
   std::uint16_t port_ = 0;
   boost::asio::thread_pool executor_;
+  std::unique_ptr<local_channel> channel_;
   std::shared_ptr<result_state<int>> formation_ = std::make_shared<result_state<int>>();
   std::mutex joined_mutex;
   std::map<int, std::string> joined_; // rank 0: who has joined so far

@@ -2,6 +2,9 @@
 // starts members "1" and "2", which play the same role.
 #include "world_test_support.hpp"
 
+#include <filesystem>
+#include <set>
+
 namespace troupe::testing {
 namespace {
 
@@ -169,11 +172,28 @@ protected:
   troupe::runtime rt;
 };
 
+/// The shared-memory inboxes of this world's members ("troupe.q.troupe.w.<world>.<rank>.q|r").
+std::set<std::string> member_inboxes() {
+  std::set<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"}) {
+    const auto name = entry.path().filename().string();
+    if (name.starts_with("troupe.q.troupe.w."))
+      found.insert(name.substr(name.size() - 4)); // ".0.q", ".2.r", ...
+  }
+  return found;
+}
+
 TEST_F(world_rpc, machin_test_world_cases_on_three_processes) {
   {
     troupe::world world{rt, member_options(0, 3, port)};
     std::atomic<int> losses{0};
     world.on_member_lost([&losses](const std::string&, int) { ++losses; });
+    // Members on one host call each other through shared-memory inboxes, two each (the others
+    // make theirs as they learn the world's name, just after rank 0 has gathered them).
+    const std::set<std::string> all_inboxes{".0.q", ".0.r", ".1.q", ".1.r", ".2.q", ".2.r"};
+    for (int i = 0; i < 500 && member_inboxes() != all_inboxes; ++i)
+      std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(member_inboxes(), all_inboxes);
     EXPECT_NO_THROW(all_cases(world));
     expect_clean_exits(members);
     // They left on purpose: calls to them fail, and no loss is reported.
@@ -185,7 +205,9 @@ TEST_F(world_rpc, machin_test_world_cases_on_three_processes) {
       EXPECT_NE(std::string{e.what()}.find("has left the world"), std::string::npos) << e.what();
     }
     EXPECT_EQ(losses, 0);
+    EXPECT_EQ(member_inboxes(), (std::set<std::string>{".0.q", ".0.r"})) << "left behind";
   }
+  EXPECT_TRUE(member_inboxes().empty()) << "left behind";
 }
 
 } // namespace

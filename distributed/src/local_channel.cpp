@@ -1,0 +1,203 @@
+#include "local_channel.hpp"
+
+#include <iostream>
+
+namespace troupe::detail {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A peer whose inbox could not be opened is tried again after this (it may not exist yet).
+constexpr auto reopen_after = 1s;
+
+queue_options inbox_options() {
+  queue_options options;
+  options.owned_by_creator = true; // a crashed member's inbox is collected as an orphan
+  return options;
+}
+
+} // namespace
+
+local_channel::local_channel(world_core& core, const std::string& world_id)
+  : core_(core), world_id_(world_id),
+    requests_(queue<local_message>::create(inbox_name(core.options.rank, false), inbox_options())),
+    replies_(queue<local_message>::create(inbox_name(core.options.rank, true), inbox_options())) {
+  for (int rank = 0; rank < core.options.world_size; ++rank)
+    lost_.push_back(std::make_unique<std::atomic<bool>>(false));
+  readers_.emplace_back([this] { settle_replies(); });
+  readers_.emplace_back([this] { serve_requests(); });
+}
+
+local_channel::~local_channel() { stop(); }
+
+std::string local_channel::inbox_name(int rank, bool replies) const {
+  return "troupe.w." + world_id_ + "." + std::to_string(rank) + (replies ? ".r" : ".q");
+}
+
+local_channel::peer* local_channel::peer_of(int rank) {
+  std::lock_guard guard{mutex_};
+  auto& known = peers_[rank];
+  if (known.requests)
+    return &known;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < known.retry_after)
+    return nullptr;
+  try {
+    known.replies.emplace(queue<local_message>::open(inbox_name(rank, true)));
+    known.requests.emplace(queue<local_message>::open(inbox_name(rank, false)));
+    return &known;
+  } catch (const troupe::error&) {
+    known.replies.reset();
+    known.retry_after = now + reopen_after; // another host, or not created yet
+    return nullptr;
+  }
+}
+
+bool local_channel::put(int rank, bool reply, const local_message& message) {
+  auto* to = peer_of(rank);
+  if (to == nullptr)
+    return false;
+  auto& inbox = reply ? *to->replies : *to->requests;
+  const auto& gone = *lost_[static_cast<std::size_t>(rank)];
+  try {
+    return inbox.put_while(message, [&] { return !gone.load() && !stopping_.load(); });
+  } catch (const queue_closed&) {
+    return false;
+  }
+}
+
+std::optional<bytes_result> local_channel::call(int rank, const std::string& group,
+                                                call_request& request) {
+  if (stopping_.load() || peer_of(rank) == nullptr)
+    return std::nullopt;
+  auto reply = std::make_shared<result_state<reply_bytes>>();
+  if (lost_[static_cast<std::size_t>(rank)]->load()) {
+    reply->set_error(std::make_exception_ptr(peer_lost(core_.label(rank) + " was lost")));
+    return reply;
+  }
+  local_message message;
+  message.from = core_.options.rank;
+  message.kind = static_cast<std::uint8_t>(request.kind);
+  message.group = group;
+  message.key = std::move(request.key);
+  message.name = std::move(request.name);
+  message.type = std::move(request.type);
+  message.payload = to_wire(request.payload);
+  {
+    std::lock_guard guard{mutex_};
+    message.id = next_id_++;
+    pending_.emplace(message.id, std::pair{rank, reply});
+  }
+  if (!put(rank, false, message)) {
+    std::lock_guard guard{mutex_};
+    if (pending_.erase(message.id) != 0)
+      reply->set_error(std::make_exception_ptr(peer_lost(core_.label(rank) + " was lost")));
+  }
+  return reply;
+}
+
+void local_channel::lost(int rank, const std::string& why) {
+  lost_[static_cast<std::size_t>(rank)]->store(true);
+  std::vector<bytes_result> failed;
+  {
+    std::lock_guard guard{mutex_};
+    for (auto at = pending_.begin(); at != pending_.end();) {
+      if (at->second.first != rank) {
+        ++at;
+        continue;
+      }
+      failed.push_back(std::move(at->second.second));
+      at = pending_.erase(at);
+    }
+  }
+  for (auto& reply : failed)
+    reply->set_error(std::make_exception_ptr(peer_lost(why)));
+}
+
+void local_channel::stop() noexcept {
+  if (stopping_.exchange(true))
+    return;
+  requests_.close();
+  replies_.close();
+  for (auto& reader : readers_)
+    reader.join();
+  std::map<std::uint64_t, std::pair<int, bytes_result>> pending;
+  {
+    std::lock_guard guard{mutex_};
+    pending.swap(pending_);
+  }
+  for (auto& [_, entry] : pending)
+    entry.second->set_error(std::make_exception_ptr(state_error("the world has stopped")));
+  for (auto* inbox : {&requests_, &replies_}) {
+    try {
+      inbox->unlink();
+    } catch (...) {
+      // Gone already: nothing is left behind.
+    }
+  }
+}
+
+void local_channel::settle(local_message& reply) {
+  bytes_result waiting;
+  {
+    std::lock_guard guard{mutex_};
+    auto at = pending_.find(reply.id);
+    if (at == pending_.end())
+      return;
+    waiting = std::move(at->second.second);
+    pending_.erase(at);
+  }
+  const auto status = static_cast<reply_status>(reply.status);
+  if (status != reply_status::ok)
+    waiting->set_error(exception_for(status, reply.text));
+  else
+    waiting->set_value(std::move(reply.payload));
+}
+
+namespace {
+
+/// The next message of `inbox`; nullopt once it is closed and drained.
+std::optional<local_message> next_of(queue<local_message>& inbox) {
+  for (;;) {
+    try {
+      return inbox.get(std::chrono::milliseconds{200});
+    } catch (const timeout_error&) {
+      continue;
+    } catch (const queue_closed&) {
+      return std::nullopt;
+    } catch (const std::exception& e) {
+      std::cerr << "troupe: a message in this member's inbox did not decode: " << e.what() << "\n";
+    }
+  }
+}
+
+} // namespace
+
+void local_channel::settle_replies() {
+  while (auto reply = next_of(replies_))
+    settle(*reply);
+}
+
+void local_channel::serve_requests() {
+  while (auto request = next_of(requests_)) {
+    if (request->from < 0 || request->from >= core_.options.world_size)
+      continue;
+    core_.post([this, request = std::move(*request)]() mutable {
+      auto answer = core_.run(request.group,
+                              incoming_call{static_cast<call_kind>(request.kind),
+                                            std::move(request.key), std::move(request.name),
+                                            std::move(request.type), std::move(request.payload)});
+      local_message reply;
+      reply.is_reply = true;
+      reply.id = request.id;
+      reply.from = core_.options.rank;
+      reply.status = static_cast<std::uint8_t>(answer.status);
+      reply.text = std::move(answer.text);
+      reply.payload = to_wire(answer.payload);
+      (void)put(request.from, true, reply); // a caller that is gone has no use for it
+    });
+  }
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,87 @@
+// Calls between members on one host, through troupe's shared-memory queues instead of loopback
+// TCP. Each member has two inboxes, named after the world and its rank: requests, whose reader
+// hands each call to the world's executor, which puts the answer into the caller's replies
+// inbox, whose reader hands replies to their waiting results. No actor hop on either side;
+// replies never wait behind long calls, so calls may nest. One reader per inbox: a queue wakes
+// every waiting reader for each message, and on two cores the losers' spinning costs more than
+// the executor's hop. A peer whose inbox this process cannot open is on another host (or not
+// ready yet): its calls go through the member actor over CAF.
+//
+// Liveness still comes from CAF: when the member actor sees a member lost, lost() fails the
+// calls pending here on it, and puts to it stop waiting for room.
+#pragma once
+
+#include "world_core.hpp"
+
+#include "troupe/queues/queue.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace troupe::detail {
+
+/// What travels between inboxes: a request (status unused) or a reply (call fields unused).
+struct local_message {
+  bool is_reply = false;
+  std::uint64_t id = 0;
+  std::int32_t from = 0;
+  std::uint8_t kind = 0;
+  std::string group, key, name, type;
+  std::uint8_t status = 0;
+  std::string text;
+  std::vector<char> payload;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(is_reply, id, from, kind, group, key, name, type, status, text, payload);
+  }
+};
+
+class local_channel {
+public:
+  /// Creates this member's inboxes and starts the threads that read them.
+  local_channel(world_core& core, const std::string& world_id);
+  ~local_channel();
+
+  /// Sends a call to `rank` through its inbox; nullopt if its inbox cannot be opened here.
+  std::optional<bytes_result> call(int rank, const std::string& group, call_request& request);
+
+  /// `rank` is gone: fail what is pending on it, stop waiting to put to it.
+  void lost(int rank, const std::string& why);
+
+  /// Fails everything pending, closes the inboxes and joins their readers.
+  void stop() noexcept;
+
+private:
+  struct peer {
+    std::optional<queue<local_message>> requests, replies;
+    std::chrono::steady_clock::time_point retry_after{};
+  };
+
+  std::string inbox_name(int rank, bool replies) const;
+  peer* peer_of(int rank);
+  bool put(int rank, bool reply, const local_message& message);
+  void serve_requests();
+  void settle_replies();
+  void settle(local_message& reply);
+
+  world_core& core_;
+  const std::string world_id_;
+  queue<local_message> requests_, replies_;
+  std::vector<std::unique_ptr<std::atomic<bool>>> lost_; // by rank
+  std::mutex mutex_;
+  std::map<int, peer> peers_;
+  std::map<std::uint64_t, std::pair<int, bytes_result>> pending_;
+  std::uint64_t next_id_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::vector<std::thread> readers_;
+};
+
+} // namespace troupe::detail
