@@ -3,12 +3,12 @@
 //
 //   build/bench/rpc [rounds]
 //
-// This process is member 0 and starts member 1 (itself again). Each round times, call by call
-// in turn, a tiny rpc_sync over TCP (a call with a timeout goes through the member actors),
-// the same call without a timeout (members on one host: through shared-memory inboxes), and a
-// raw CAF request to an echo actor member 1 publishes through the same middleman; then a window
-// of pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there and back, both ways. The
-// last lines are `name value unit`, read by tooling.
+// This process is member 0 and starts member 1 (itself again). They form two worlds in turn:
+// one over TCP alone (world_options::shared_memory = false), one with same-host members'
+// shared-memory inboxes (the default). In each, every round times tiny rpc_sync calls call by
+// call in turn with raw CAF requests to an echo actor member 1 publishes through the same
+// middleman, then a window of pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there
+// and back. The last lines are `name value unit`, read by tooling.
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/distributed/world.hpp"
@@ -66,8 +66,9 @@ int free_port() {
   return ntohs(address.sin_port);
 }
 
-troupe::world_options options_for(int rank, int port) {
+troupe::world_options options_for(int rank, int port, bool shared_memory) {
   troupe::world_options options;
+  options.shared_memory = shared_memory;
   options.rank = rank;
   options.world_size = 2;
   options.address = "127.0.0.1:" + std::to_string(port);
@@ -85,39 +86,35 @@ int serve(int port) {
   auto& state = troupe::runtime_state_of(rt);
   auto echo = state.system->spawn(raw_echo);
   const auto raw_port = troupe::detail::publish(state, echo, {"127.0.0.1", 0}, false);
-  troupe::world world{rt, options_for(1, port)};
-  auto group = world.create_rpc_group("bench", world.members());
-  group.pair("raw_port", static_cast<int>(raw_port));
-  group.barrier(); // the port is paired
-  group.barrier(); // member 0 is done
+  for (const bool shared_memory : {false, true}) {
+    troupe::world world{rt, options_for(1, shared_memory ? port + 1 : port, shared_memory)};
+    auto group = world.create_rpc_group("bench", world.members());
+    group.pair("raw_port", static_cast<int>(raw_port));
+    group.barrier(); // the port is paired
+    group.barrier(); // member 0 is done
+  }
   troupe::detail::unpublish(state, echo, raw_port);
   caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
   return 0;
 }
 
 struct figures {
-  std::vector<double> tcp_us, local_us, raw_us, calls_per_s, tensor_tcp_ms, tensor_local_ms;
+  std::vector<double> troupe_us, raw_us, calls_per_s, tensor_ms;
 };
-
-constexpr auto over_tcp = 30s; // a call with a timeout goes through the member actors
 
 void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const caf::actor& raw,
                const xt::xarray<float>& tensor, figures& out) {
-  std::vector<double> tcp_block, local_block, raw_block;
+  std::vector<double> troupe_block, raw_block;
   for (int i = 0; i < calls_per_block; ++i) {
     auto start = clock_type::now();
-    (void)group.rpc_sync("rank-1", over_tcp, rpc_bench_add, i, 1);
-    tcp_block.push_back(since_us(start));
-    start = clock_type::now();
     (void)group.rpc_sync("rank-1", rpc_bench_add, i, 1);
-    local_block.push_back(since_us(start));
+    troupe_block.push_back(since_us(start));
     start = clock_type::now();
     self->request(raw, caf::infinite, std::int32_t{i}, std::int32_t{1})
       .receive([](std::int32_t) {}, [](caf::error&) { std::abort(); });
     raw_block.push_back(since_us(start));
   }
-  out.tcp_us.push_back(median(tcp_block));
-  out.local_us.push_back(median(local_block));
+  out.troupe_us.push_back(median(troupe_block));
   out.raw_us.push_back(median(raw_block));
 
   const auto start = clock_type::now();
@@ -134,19 +131,34 @@ void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const caf::act
     (void)r.get();
   out.calls_per_s.push_back(pipelined_calls / (since_us(start) / 1e6));
 
-  std::vector<double> tensor_tcp, tensor_local;
+  std::vector<double> tensor_block;
   for (int i = 0; i < 10; ++i) {
     auto t0 = clock_type::now();
-    auto back = group.rpc_sync("rank-1", over_tcp, rpc_bench_echo, tensor);
-    tensor_tcp.push_back(since_us(t0) / 1000);
-    t0 = clock_type::now();
-    auto local = group.rpc_sync("rank-1", rpc_bench_echo, tensor);
-    tensor_local.push_back(since_us(t0) / 1000);
-    if (back.size() != tensor.size() || local.size() != tensor.size())
+    auto back = group.rpc_sync("rank-1", rpc_bench_echo, tensor);
+    tensor_block.push_back(since_us(t0) / 1000);
+    if (back.size() != tensor.size())
       std::abort();
   }
-  out.tensor_tcp_ms.push_back(median(tensor_tcp));
-  out.tensor_local_ms.push_back(median(tensor_local));
+  out.tensor_ms.push_back(median(tensor_block));
+}
+
+/// Member 0's part in one world: `rounds` rounds against member 1.
+figures measure(int port, bool shared_memory, int rounds) {
+  figures out;
+  troupe::runtime rt;
+  troupe::world world{rt, options_for(0, port, shared_memory)};
+  auto group = world.create_rpc_group("bench", world.members());
+  group.barrier();
+  const auto raw_port = group.get_paired<int>("raw_port").to_here();
+  auto& state = troupe::runtime_state_of(rt);
+  auto raw = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(raw_port)},
+                                     false, clock_type::now() + 10s);
+  caf::scoped_actor self{*state.system};
+  const xt::xarray<float> tensor = xt::ones<float>({std::size_t{262144}}); // 1 MiB
+  for (int round = 0; round < rounds; ++round)
+    one_round(group, self, raw, tensor, out);
+  group.barrier();
+  return out;
 }
 
 int lead(int rounds) {
@@ -164,42 +176,31 @@ int lead(int rounds) {
   pid_t peer = 0;
   if (::posix_spawn(&peer, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0)
     return 1;
-
-  figures out;
-  {
-    troupe::runtime rt;
-    troupe::world world{rt, options_for(0, port)};
-    auto group = world.create_rpc_group("bench", world.members());
-    group.barrier();
-    const auto raw_port = group.get_paired<int>("raw_port").to_here();
-    auto& state = troupe::runtime_state_of(rt);
-    auto raw = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(raw_port)},
-                                       false, clock_type::now() + 10s);
-    caf::scoped_actor self{*state.system};
-    const xt::xarray<float> tensor = xt::ones<float>({std::size_t{262144}}); // 1 MiB
-    for (int round = 0; round < rounds; ++round)
-      one_round(group, self, raw, tensor, out);
-    group.barrier();
-  }
+  const auto tcp = measure(port, false, rounds);
+  const auto local = measure(port + 1, true, rounds);
   int status = 0;
   ::waitpid(peer, &status, 0);
 
-  const double tcp_us = median(out.tcp_us), raw_us = median(out.raw_us);
-  std::printf("rpc: 2 processes on 127.0.0.1, %d rounds, contenders interleaved, medians\n",
-              rounds);
-  std::printf("%-40s %10.1f us\n", "troupe rpc_sync, tiny task, TCP", tcp_us);
-  std::printf("%-40s %10.1f us\n", "troupe rpc_sync, tiny task, shared memory",
-              median(out.local_us));
-  std::printf("%-40s %10.1f us\n", "raw CAF request/response", raw_us);
-  std::printf("%-40s %10.0f calls/s\n", "troupe rpc_async, 256 in flight", median(out.calls_per_s));
-  std::printf("%-40s %10.2f ms\n", "troupe rpc_sync 1 MiB echo, TCP", median(out.tensor_tcp_ms));
-  std::printf("%-40s %10.2f ms\n", "troupe rpc_sync 1 MiB echo, shared memory",
-              median(out.tensor_local_ms));
+  const double tcp_us = median(tcp.troupe_us), raw_us = median(tcp.raw_us);
+  std::printf("rpc: 2 processes on 127.0.0.1, %d rounds a world, contenders interleaved, "
+              "medians\n", rounds);
+  std::printf("%-42s %10.1f us\n", "troupe rpc_sync, tiny task, TCP", tcp_us);
+  std::printf("%-42s %10.1f us\n", "raw CAF request/response (same run)", raw_us);
+  std::printf("%-42s %10.1f us\n", "troupe rpc_sync, tiny task, shared memory",
+              median(local.troupe_us));
+  std::printf("%-42s %10.1f us\n", "raw CAF request/response (same run)", median(local.raw_us));
+  std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, TCP",
+              median(tcp.calls_per_s));
+  std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, shm",
+              median(local.calls_per_s));
+  std::printf("%-42s %10.2f ms\n", "troupe rpc_sync 1 MiB echo, TCP", median(tcp.tensor_ms));
+  std::printf("%-42s %10.2f ms\n", "troupe rpc_sync 1 MiB echo, shared memory",
+              median(local.tensor_ms));
   std::printf("rpc_sync_tcp_median_us %.1f us\n", tcp_us);
   std::printf("rpc_sync_tcp_ratio_to_raw_caf %.2f x\n", tcp_us / raw_us);
-  std::printf("rpc_sync_local_median_us %.1f us\n", median(out.local_us));
-  std::printf("rpc_async_calls_per_s %.0f calls/s\n", median(out.calls_per_s));
-  std::printf("rpc_1m_tensor_ms %.2f ms\n", median(out.tensor_local_ms));
+  std::printf("rpc_sync_local_median_us %.1f us\n", median(local.troupe_us));
+  std::printf("rpc_async_calls_per_s %.0f calls/s\n", median(local.calls_per_s));
+  std::printf("rpc_1m_tensor_ms %.2f ms\n", median(local.tensor_ms));
   return 0;
 }
 

@@ -145,6 +145,8 @@ void world_core::await_formation(clock::time_point deadline) {
 }
 
 void world_core::open_inbox() {
+  if (!options.shared_memory)
+    return;
   try {
     channel_ = std::make_unique<local_channel>(*this, world_id);
   } catch (const troupe::error& e) {

@@ -210,5 +210,17 @@ TEST_F(world_rpc, machin_test_world_cases_on_three_processes) {
   EXPECT_TRUE(member_inboxes().empty()) << "left behind";
 }
 
+TEST(world_shared_memory, can_be_turned_off) {
+  troupe::runtime rt;
+  for (const bool shared_memory : {true, false}) {
+    auto options = member_options(0, 1, free_port());
+    options.shared_memory = shared_memory;
+    troupe::world world{rt, options};
+    EXPECT_EQ(member_inboxes().size(), shared_memory ? 2u : 0u);
+    EXPECT_EQ(world.create_rpc_group("self", {"0"}).rpc_sync("0", add_numbers, 2, 2), 4);
+  }
+  EXPECT_TRUE(member_inboxes().empty());
+}
+
 } // namespace
 } // namespace troupe::testing

@@ -30,6 +30,9 @@ struct world_options {
   std::chrono::milliseconds timeout{60'000};
   /// Threads that run calls other members make on this one.
   int rpc_threads = 4;
+  /// Members on one host call each other through shared-memory inboxes; false: always TCP
+  /// (for a /dev/shm too small to hold them, say).
+  bool shared_memory = true;
 
   /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE and TROUPE_ADDRESS; the rank and size
   /// fall back to what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE,
