@@ -16,10 +16,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,18 +49,6 @@ double median(std::vector<double> v) {
 
 double since_us(clock_type::time_point start) {
   return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
-}
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
 }
 
 troupe::world_options options_for(int rank, int port, bool shared_memory) {
@@ -162,7 +147,7 @@ figures measure(int port, bool shared_memory, int rounds) {
 }
 
 int lead(int rounds) {
-  const int port = free_port();
+  const int port = troupe::detail::free_loopback_port();
   std::vector<std::string> env_entries;
   for (char** at = environ; *at != nullptr; ++at)
     env_entries.emplace_back(*at);

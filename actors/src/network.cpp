@@ -6,6 +6,8 @@
 #include <caf/io/all.hpp>
 #include <caf/openssl/all.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -14,6 +16,9 @@
 #include <memory>
 #include <set>
 #include <thread>
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace troupe::detail {
 
@@ -31,6 +36,22 @@ endpoint parse_endpoint(std::string_view address, std::string_view what) {
   if (ec != std::errc{} || end != digits.data() + digits.size() || port > 65535)
     throw malformed();
   return {std::string{address.substr(0, colon)}, static_cast<std::uint16_t>(port)};
+}
+
+std::uint16_t free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  const bool found =
+    fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  if (fd >= 0)
+    ::close(fd);
+  if (!found)
+    throw network_error("no free TCP port on 127.0.0.1");
+  return ntohs(address.sin_port);
 }
 
 bool is_loopback(std::string_view host) {

@@ -1,12 +1,11 @@
 #include "member_processes.hpp"
 
+#include "troupe/actors/network.hpp"
+
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,18 +24,7 @@ std::map<std::string, role>& roles() {
   return all;
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
-    throw std::runtime_error("cannot find a free port");
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+int free_port() { return troupe::detail::free_loopback_port(); }
 
 member_process::member_process(const std::string& role,
                                std::map<std::string, std::string> environment) {

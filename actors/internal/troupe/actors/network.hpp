@@ -25,6 +25,10 @@ struct endpoint {
 };
 endpoint parse_endpoint(std::string_view address, std::string_view what);
 
+/// A TCP port free on 127.0.0.1 now (bound, read and released): for tests and benchmarks that
+/// start a listener and its peers at once.
+std::uint16_t free_loopback_port();
+
 /// 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback(std::string_view host);
 
