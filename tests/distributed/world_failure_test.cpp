@@ -152,16 +152,7 @@ TEST_F(world_failure, losing_rank_0_fails_every_pending_group_operation) {
 /// Tries to join; exits 0 if the world formed, 3 if it was refused (invalid_argument), 4 if
 /// rank 0 went away or time ran out.
 TROUPE_ROLE(claimant) {
-  try {
-    return as_member([](troupe::world&) {});
-  } catch (const troupe::invalid_argument& e) {
-    std::cerr << "refused: " << e.what() << "\n";
-    return 3;
-  } catch (const troupe::peer_lost&) {
-    return 4;
-  } catch (const troupe::timeout_error&) {
-    return 4;
-  }
+  return refused_or_lost_code([] { as_member([](troupe::world&) {}); });
 }
 
 /// Two members claim what only one may have; rank 0 waits for a rank that never comes.
@@ -171,12 +162,7 @@ void expect_one_refused(int port, troupe::runtime& rt, std::map<std::string, std
   member_process b{"claimant", second};
   auto options = member_options(0, 3, port);
   options.timeout = 3s;
-  try {
-    troupe::world world{rt, options};
-    ADD_FAILURE() << "the world formed";
-  } catch (const troupe::timeout_error& e) {
-    EXPECT_NE(std::string{e.what()}.find("missing ranks: "), std::string::npos) << e.what();
-  }
+  expect_timeout_naming(rt, options, "missing ranks: ");
   // Both try at once: whichever rank 0 hears second is refused; the other waits until rank 0
   // gives up.
   std::multiset<int> codes{a.exit_code(30s), b.exit_code(30s)};
@@ -201,12 +187,7 @@ TEST_F(world_failure, a_duplicate_name_is_refused) {
 TEST_F(world_failure, the_constructor_names_the_missing_ranks_when_time_runs_out) {
   auto options = member_options(0, 3, port);
   options.timeout = 1s;
-  try {
-    troupe::world world{rt, options};
-    ADD_FAILURE() << "the world formed";
-  } catch (const troupe::timeout_error& e) {
-    EXPECT_NE(std::string{e.what()}.find("missing ranks: 1, 2"), std::string::npos) << e.what();
-  }
+  expect_timeout_naming(rt, options, "missing ranks: 1, 2");
 }
 
 /// Checks the names a launcher's environment gives.

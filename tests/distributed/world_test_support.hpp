@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -49,6 +50,37 @@ int as_member(Body&& body) {
   troupe::world world{rt, options};
   body(world);
   return 0;
+}
+
+/// Exit codes of member processes that may be turned away: 0 if `body` ran, 3 if this member
+/// was refused (invalid_argument, network_error), 4 if rank 0 went away or time ran out.
+template <class Body>
+int refused_or_lost_code(Body&& body) {
+  try {
+    body();
+    return 0;
+  } catch (const troupe::invalid_argument& e) {
+    std::cerr << "refused: " << e.what() << "\n";
+    return 3;
+  } catch (const troupe::network_error& e) {
+    std::cerr << "refused: " << e.what() << "\n";
+    return 3;
+  } catch (const troupe::peer_lost&) {
+    return 4;
+  } catch (const troupe::timeout_error&) {
+    return 4;
+  }
+}
+
+/// Expects forming the world with `options` to time out with a message containing `text`.
+inline void expect_timeout_naming(troupe::runtime& rt, const troupe::world_options& options,
+                                  const std::string& text) {
+  try {
+    troupe::world world{rt, options};
+    ADD_FAILURE() << "the world formed";
+  } catch (const troupe::timeout_error& e) {
+    EXPECT_NE(std::string{e.what()}.find(text), std::string::npos) << e.what();
+  }
 }
 
 /// Options for this test process as member `rank` of a world of `size` on `port`.

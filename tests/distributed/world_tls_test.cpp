@@ -21,7 +21,7 @@ troupe::tls_options tls_of(const std::string& folder, const std::string& name) {
 /// A member whose certificates are in TROUPE_TEST_CERTS (none: no TLS). Exits 0 after a call
 /// and a barrier with the others, 3 if refused (network_error), 4 if time ran out.
 TROUPE_ROLE(tls_member) {
-  try {
+  return refused_or_lost_code([] {
     troupe::runtime rt;
     auto options = troupe::world_options::from_environment();
     options.timeout = 20s;
@@ -31,15 +31,7 @@ TROUPE_ROLE(tls_member) {
     auto group = world.create_rpc_group("secure", world.members());
     require(group.rpc_sync("0", greet, std::string{"tls"}) == "hello tls", "a call over TLS");
     group.barrier();
-    return 0;
-  } catch (const troupe::network_error& e) {
-    std::cerr << "refused: " << e.what() << "\n";
-    return 3;
-  } catch (const troupe::timeout_error&) {
-    return 4;
-  } catch (const troupe::peer_lost&) {
-    return 4;
-  }
+  });
 }
 
 class world_tls : public ::testing::Test {
