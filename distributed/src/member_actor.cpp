@@ -6,6 +6,7 @@
 #include "coordinator.hpp"
 #include "world_core.hpp"
 
+#include "troupe/actors/annotated.hpp"
 #include "troupe/actors/serialization.hpp"
 
 #include <caf/io/middleman.hpp>
@@ -189,6 +190,7 @@ reply_result accept_join(member_actor* self, std::string name, int rank, int siz
                 caf::get_atom::value, handle.node())
       .then(
         [self, rank](const caf::node_id&, std::string& address, std::uint16_t) {
+          const handling scope{self};
           if (auto at = self->state.joins.find(rank); at != self->state.joins.end())
             at->second.host = std::move(address);
           if (self->state.joins.size() + 1 ==
@@ -228,13 +230,16 @@ void send_request(member_actor* self, outgoing_request& request) {
     return reply;
   };
   const caf::duration limit = timeout ? caf::duration{*timeout} : caf::duration{caf::infinite};
+  tsan_release(mailbox_of(st.peers[to])); // a call to this member itself is a local send
   self->request(st.peers[to], limit, std::move(request.message))
     .then(
-      [take](std::uint8_t status, std::string& text, wire_bytes& payload) {
+      [self, take](std::uint8_t status, std::string& text, wire_bytes& payload) {
+        const handling scope{self};
         if (auto reply = take())
           complete(reply, status, text, payload);
       },
       [self, take, to, timeout](caf::error& e) {
+        const handling scope{self};
         if (auto reply = take())
           reply->set_error(error_from_caf(e, self->state.core->label(to), timeout));
       });
@@ -254,6 +259,7 @@ reply_result accept_call(member_actor* self, std::uint8_t kind, std::string grou
 }
 
 caf::behavior member(member_actor* self, world_core* core) {
+  tsan_acquire(core); // released by spawn_member
   auto& st = self->state;
   st.core = core;
   const auto size = static_cast<std::size_t>(core->options.world_size);
@@ -264,20 +270,26 @@ caf::behavior member(member_actor* self, world_core* core) {
   // A stray message must not print to stdout (a user's protocol channel, maybe).
   self->set_default_handler(caf::drop);
   self->set_down_handler([self](caf::down_msg& down) {
+      const handling scope{self};
     auto& peers = self->state.peers;
     for (std::size_t rank = 0; rank < peers.size(); ++rank)
       if (peers[rank] && peers[rank].address() == down.source)
         on_lost(self, static_cast<int>(rank));
   });
-  self->set_exit_handler([self](caf::exit_msg&) { stop(self); });
+  self->set_exit_handler([self](caf::exit_msg&) {
+      const handling scope{self}; stop(self); });
   return {
-    [self](stop_request) { stop(self); },
+    [self](stop_request) {
+      const handling scope{self}; stop(self); },
     [self](leave_atom, std::int32_t rank) {
+      const handling scope{self};
       if (rank >= 0 && static_cast<std::size_t>(rank) < self->state.left.size())
         self->state.left[static_cast<std::size_t>(rank)] = true;
     },
-    [self](outgoing_request& request) { send_request(self, request); },
+    [self](outgoing_request& request) {
+      const handling scope{self}; send_request(self, request); },
     [self](call_done& done) {
+      const handling scope{self};
       auto at = self->state.serving.find(done.id);
       if (at == self->state.serving.end())
         return;
@@ -286,6 +298,7 @@ caf::behavior member(member_actor* self, world_core* core) {
       self->state.serving.erase(at);
     },
     [self](roster_adoption& roster) {
+      const handling scope{self};
       self->state.core->names = roster.names;
       self->state.roster_known = true;
       for (std::size_t rank = 0; rank < roster.lower.size(); ++rank)
@@ -294,12 +307,14 @@ caf::behavior member(member_actor* self, world_core* core) {
     },
     [self](join_atom, std::string& name, std::int32_t rank, std::int32_t size,
            std::uint16_t port, std::string& host, caf::actor& handle) -> reply_result {
+      const handling scope{self};
       if (self->state.core->options.rank != 0)
         return failed_reply(reply_status::state_error, "only rank 0 accepts joins");
       return accept_join(self, std::move(name), rank, size, port, std::move(host),
                          std::move(handle));
     },
     [self](hello_atom, std::int32_t rank, caf::actor& handle) -> reply_result {
+      const handling scope{self};
       auto& peers = self->state.peers;
       if (rank <= self->state.core->options.rank || static_cast<std::size_t>(rank) >= peers.size())
         return failed_reply(reply_status::invalid_argument,
@@ -309,10 +324,12 @@ caf::behavior member(member_actor* self, world_core* core) {
     },
     [self](call_atom, std::uint8_t kind, std::string& group, std::string& key, std::string& name,
            std::string& type, wire_bytes& payload) {
+      const handling scope{self};
       return accept_call(self, kind, std::move(group), std::move(key), std::move(name),
                          std::move(type), std::move(payload));
     },
     [self](group_atom, std::string& what, wire_bytes& ranks, std::int32_t rank) -> reply_result {
+      const handling scope{self};
       auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
       try {
         self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank,
@@ -325,6 +342,7 @@ caf::behavior member(member_actor* self, world_core* core) {
     },
     [self](key_atom, std::uint8_t op, std::uint8_t table, std::string& group, std::string& key,
            std::int32_t rank) {
+      const handling scope{self};
       return self->state.groups.keys(static_cast<key_operation>(op),
                                      static_cast<key_table>(table), group, key, rank);
     },
@@ -333,6 +351,9 @@ caf::behavior member(member_actor* self, world_core* core) {
 
 } // namespace
 
-caf::actor spawn_member(world_core& core) { return core.rt.system->spawn(member, &core); }
+caf::actor spawn_member(world_core& core) {
+  tsan_release(&core);
+  return core.rt.system->spawn(member, &core);
+}
 
 } // namespace troupe::detail

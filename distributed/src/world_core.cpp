@@ -2,6 +2,8 @@
 
 #include "local_channel.hpp"
 
+#include "troupe/actors/annotated.hpp"
+
 #include "troupe/actors/peer_proof.hpp"
 #include "troupe/actors/serialization.hpp"
 
@@ -65,7 +67,7 @@ void world_core::join() {
   if (options.rank != 0)
     join_rank0(deadline);
   else if (options.world_size == 1)
-    caf::anon_send(member, roster_adoption{{options.name}, {}});
+    send_from_outside(member, roster_adoption{{options.name}, {}});
   await_formation(deadline);
 }
 
@@ -121,7 +123,7 @@ void world_core::join_rank0(clock::time_point deadline) {
       std::rethrow_exception(failure);
     adoption.lower.push_back(std::move(peer));
   }
-  caf::anon_send(member, std::move(adoption));
+  send_from_outside(member, std::move(adoption));
 }
 
 void world_core::await_formation(clock::time_point deadline) {
@@ -183,7 +185,7 @@ void world_core::stop() noexcept {
     if (member) {
       if (port_ != 0)
         unpublish(rt, member, port_);
-      caf::anon_send(member, stop_request{});
+      send_from_outside(member, stop_request{});
     }
   }
   if (channel_)
@@ -192,6 +194,7 @@ void world_core::stop() noexcept {
   if (member) {
     caf::scoped_actor self{*rt.system};
     self->wait_for(member);
+    tsan_acquire(mailbox_of(member)); // its last handler happened before this
     member = nullptr;
   }
 }
@@ -202,14 +205,14 @@ bytes_result world_core::send(int to, caf::message message,
   std::shared_lock guard{stop_mutex};
   if (stopped_)
     throw state_error("the world has stopped");
-  caf::anon_send(member, outgoing_request{to, std::move(message), timeout, reply});
+  send_from_outside(member, outgoing_request{to, std::move(message), timeout, reply});
   return reply;
 }
 
 void world_core::serve(std::uint64_t id, std::string group, incoming_call request) {
   boost::asio::post(executor_, [this, id, group = std::move(group),
                                 request = std::move(request)]() mutable {
-    caf::anon_send(member, call_done{id, run(group, request)});
+    send_from_outside(member, call_done{id, run(group, request)});
   });
 }
 

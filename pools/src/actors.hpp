@@ -4,7 +4,7 @@
 #include "lease.hpp"
 #include "slot_registry.hpp"
 
-#include "troupe/actors/tsan.hpp"
+#include "troupe/actors/annotated.hpp"
 #include "troupe/pools/detail/job.hpp"
 
 #include <caf/atom.hpp>
@@ -93,39 +93,6 @@ struct worker_setup {
   std::shared_ptr<std::atomic<std::size_t>> nodes = std::make_shared<std::atomic<std::size_t>>(0);
   /// The worker processes serving the slots now (for worker_pids()).
   std::shared_ptr<slot_registry> slots = std::make_shared<slot_registry>();
-};
-
-/// The address TSAN builds synchronize a mailbox on (see troupe/actors/tsan.hpp).
-template <class Handle>
-const void* mailbox_of(const Handle& receiver) {
-  return caf::actor_cast<caf::abstract_actor*>(receiver);
-}
-
-/// Sends from outside any actor.
-template <class Handle, class... Ts>
-void send_from_outside(const Handle& receiver, Ts&&... message) {
-  tsan_release(mailbox_of(receiver));
-  caf::anon_send(receiver, std::forward<Ts>(message)...);
-}
-
-/// Sends from inside an actor.
-template <class Self, class Handle, class... Ts>
-void send_from(Self* self, const Handle& receiver, Ts&&... message) {
-  tsan_release(mailbox_of(receiver));
-  self->send(receiver, std::forward<Ts>(message)...);
-}
-
-/// Held for the whole of every handler: what senders did before sending, and what this actor
-/// did in its previous handler (perhaps on another scheduler thread), happened before it.
-class handling {
-public:
-  explicit handling(caf::abstract_actor* self) : self_(self) { tsan_acquire(self_); }
-  ~handling() { tsan_release(self_); }
-  handling(const handling&) = delete;
-  handling& operator=(const handling&) = delete;
-
-private:
-  caf::abstract_actor* self_;
 };
 
 dispatcher_actor spawn_dispatcher(caf::actor_system& system, worker_setup setup,

@@ -3,6 +3,7 @@
 #include "chunk_runner.hpp"
 #include "pieces.hpp"
 
+#include "troupe/actors/annotated.hpp"
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/peer_proof.hpp"
 #include "troupe/actors/serialization.hpp"
@@ -55,6 +56,7 @@ caf::behavior receiver(caf::stateful_actor<receiver_state>* self, std::weak_ptr<
   self->monitor(node);
   self->set_default_handler(caf::drop);
   self->set_down_handler([self](caf::down_msg& down) {
+      const handling scope{self};
     if (auto link = self->state.link.lock())
       link->lost("was lost (" + to_string(down.reason) +
                  "): it died, froze past the heartbeat timeout, or its connection broke");
@@ -62,6 +64,7 @@ caf::behavior receiver(caf::stateful_actor<receiver_state>* self, std::weak_ptr<
   });
   return {
     [self](piece_atom, std::uint32_t index, std::uint32_t count, std::vector<char>& piece) {
+      const handling scope{self};
       auto whole = self->state.pieces.add(index, count, std::move(piece));
       auto link = self->state.link.lock();
       if (!link)
@@ -131,6 +134,7 @@ caf::behavior gate(caf::stateful_actor<gate_state>* self, runtime_state* rt, std
   self->set_default_handler(caf::drop);
   return {
     [self](hello_atom, const caf::actor& node) {
+      const handling scope{self};
       auto& nonces = self->state.nonces;
       if (nonces.size() >= max_open_nonces) // strangers asking and never answering
         nonces.erase(nonces.begin());
@@ -139,6 +143,7 @@ caf::behavior gate(caf::stateful_actor<gate_state>* self, runtime_state* rt, std
       return nonce;
     },
     [self](enter_atom, const std::string& proof, const caf::actor& node) {
+      const handling scope{self};
       return admit(self, proof, node);
     },
   };
@@ -156,7 +161,7 @@ bool node_link::send(const request_batch& requests) {
     return false;
   const auto bytes = serialize(requests);
   send_in_pieces(bytes, [&](std::uint32_t index, std::uint32_t count, std::vector<char> piece) {
-    caf::anon_send(node_, piece_atom::value, index, count, std::move(piece));
+    send_from_outside(node_, piece_atom::value, index, count, std::move(piece));
   });
   return true;
 }
@@ -295,16 +300,20 @@ caf::behavior node_actor(caf::stateful_actor<node_state>* self, std::shared_ptr<
   self->set_default_handler(caf::drop);
   // The pool went away, or let this node go.
   self->set_down_handler([self](caf::down_msg&) {
+      const handling scope{self};
     self->state.inbox->close();
     self->quit();
   });
   self->set_exit_handler([self](caf::exit_msg& exit) {
+      const handling scope{self};
     self->state.inbox->close();
     self->quit(exit.reason);
   });
   return {
-    [self](watch_atom, const caf::actor& pool_side) { self->monitor(pool_side); },
+    [self](watch_atom, const caf::actor& pool_side) {
+      const handling scope{self}; self->monitor(pool_side); },
     [self](piece_atom, std::uint32_t index, std::uint32_t count, std::vector<char>& piece) {
+      const handling scope{self};
       if (auto whole = self->state.pieces.add(index, count, std::move(piece)))
         self->state.inbox->push(std::move(*whole));
       else if (self->state.pieces.broken())
@@ -367,7 +376,7 @@ void serve_batches(node_inbox& inbox, const caf::actor& pool_side) {
       replies.chunks.push_back(runner.run(request));
     send_in_pieces(serialize(replies),
                    [&](std::uint32_t index, std::uint32_t count, std::vector<char> piece) {
-                     caf::anon_send(pool_side, piece_atom::value, index, count, std::move(piece));
+                     send_from_outside(pool_side, piece_atom::value, index, count, std::move(piece));
                    });
   }
 }
@@ -390,7 +399,7 @@ int serve_one_slot(const std::string& address) {
       caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
       return 1;
     }
-    caf::anon_send(me, watch_atom::value, *pool_side);
+    send_from_outside(me, watch_atom::value, *pool_side);
     serve_batches(*inbox, *pool_side);
     caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
     return 0;
