@@ -89,7 +89,15 @@ std::optional<bytes_result> local_channel::call(int rank, const std::string& gro
     message.id = next_id_++;
     pending_.emplace(message.id, std::pair{rank, reply});
   }
-  if (!put(rank, false, message)) {
+  bool sent = false;
+  try {
+    sent = put(rank, false, message);
+  } catch (...) { // too large for the shared memory there is, say: the caller hears it
+    std::lock_guard guard{mutex_};
+    pending_.erase(message.id);
+    throw;
+  }
+  if (!sent) {
     std::lock_guard guard{mutex_};
     if (pending_.erase(message.id) != 0)
       reply->set_error(std::make_exception_ptr(peer_lost(core_.label(rank) + " was lost")));
@@ -195,7 +203,19 @@ void local_channel::serve_requests() {
       reply.status = static_cast<std::uint8_t>(answer.status);
       reply.text = std::move(answer.text);
       reply.payload = to_wire(answer.payload);
-      (void)put(request.from, true, reply); // a caller that is gone has no use for it
+      try {
+        (void)put(request.from, true, reply); // a caller that is gone has no use for it
+      } catch (const std::exception& e) {
+        // An answer too large for the shared memory left: the caller gets that, not silence.
+        local_message failure = std::move(reply);
+        failure.status = static_cast<std::uint8_t>(reply_status::state_error);
+        failure.text = std::string{"the answer could not be sent: "} + e.what();
+        failure.payload.clear();
+        try {
+          (void)put(request.from, true, failure);
+        } catch (...) {
+        }
+      }
     });
   }
 }

@@ -112,7 +112,13 @@ join_reply admit(caf::stateful_actor<gate_state>* self, const std::string& proof
   auto& st = self->state;
   auto at = st.nonces.find(node.address());
   const bool known = at != st.nonces.end();
-  const bool proven = known && (st.secret.empty() || same_proof(proof, proof_of(st.secret, at->second)));
+  bool proven = known && st.secret.empty();
+  if (known && !proven) {
+    try {
+      proven = same_proof(proof, proof_of(st.secret, at->second));
+    } catch (const std::exception&) { // OpenSSL failed: no proof can be checked
+    }
+  }
   if (known)
     st.nonces.erase(at);
   if (!proven) {
@@ -138,7 +144,13 @@ caf::behavior gate(caf::stateful_actor<gate_state>* self, runtime_state* rt, std
       auto& nonces = self->state.nonces;
       if (nonces.size() >= max_open_nonces) // strangers asking and never answering
         nonces.erase(nonces.begin());
-      auto nonce = make_nonce();
+      std::string nonce;
+      try {
+        nonce = make_nonce();
+      } catch (const std::exception& e) { // no randomness: nobody can join
+        self->state.refusals.refused(std::string{"no nonce: "} + e.what());
+        return nonce;
+      }
       nonces[node.address()] = nonce;
       return nonce;
     },
