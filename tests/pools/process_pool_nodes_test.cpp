@@ -24,6 +24,8 @@
 #include <filesystem>
 #include <set>
 
+extern char** environ;
+
 using namespace std::chrono_literals;
 
 TROUPE_TASK(node_square, [](int x) { return x * x; });
@@ -143,8 +145,16 @@ protected:
     for (auto& a : args)
       argv.push_back(a.data());
     argv.push_back(nullptr);
+    // This process's environment (a sanitizer's options, say), with the node's own on top.
     auto env_strings = node_environment(wrong);
     env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+    for (char** at = environ; *at != nullptr; ++at) {
+      const std::string entry{*at};
+      const auto key = entry.substr(0, entry.find('=') + 1);
+      if (key.starts_with("TROUPE_"))
+        continue;
+      env_strings.push_back(entry);
+    }
     std::vector<char*> env;
     for (auto& e : env_strings)
       env.push_back(e.data());
