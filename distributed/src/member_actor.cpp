@@ -76,9 +76,11 @@ void check_ready(member_actor* self) {
 }
 
 void add_peer(member_actor* self, int rank, caf::actor handle) {
-  auto& st = self->state;
-  self->monitor(handle);
-  st.peers[static_cast<std::size_t>(rank)] = std::move(handle);
+  auto& slot = self->state.peers[static_cast<std::size_t>(rank)];
+  if (slot != handle) {
+    self->monitor(handle);
+    slot = std::move(handle);
+  }
   check_ready(self);
 }
 
@@ -279,6 +281,10 @@ caf::behavior member(member_actor* self, world_core* core) {
   self->set_exit_handler([self](caf::exit_msg&) {
       const handling scope{self}; stop(self); });
   return {
+    [self](early_peer& peer) {
+      const handling scope{self};
+      add_peer(self, peer.rank, std::move(peer.handle));
+    },
     [self](stop_request) {
       const handling scope{self}; stop(self); },
     [self](leave_atom, std::int32_t rank) {
@@ -301,8 +307,6 @@ caf::behavior member(member_actor* self, world_core* core) {
       const handling scope{self};
       self->state.core->names = roster.names;
       self->state.roster_known = true;
-      for (std::size_t rank = 0; rank < roster.lower.size(); ++rank)
-        add_peer(self, static_cast<int>(rank), std::move(roster.lower[rank]));
       check_ready(self);
     },
     [self](join_atom, std::string& name, std::int32_t rank, std::int32_t size,

@@ -50,13 +50,19 @@ struct outgoing_request {
   bytes_result reply;
 };
 
-/// The peers a joining member reached itself (rank 0 and every lower rank), and every name.
+/// A peer a joining member has reached (rank 0, a lower rank): monitored from now on.
+struct early_peer {
+  int rank = 0;
+  caf::actor handle;
+};
+
+/// Every member's name, once rank 0 has told them.
 struct roster_adoption {
   std::vector<std::string> names;
-  std::vector<caf::actor> lower; // by rank, for ranks below this member's
 };
 
 } // namespace troupe::detail
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::outgoing_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::roster_adoption)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::early_peer)

@@ -67,7 +67,7 @@ void world_core::join() {
   if (options.rank != 0)
     join_rank0(deadline);
   else if (options.world_size == 1)
-    send_from_outside(member, roster_adoption{{options.name}, {}});
+    send_from_outside(member, roster_adoption{{options.name}});
   await_formation(deadline);
 }
 
@@ -75,55 +75,34 @@ void world_core::join_rank0(clock::time_point deadline) {
   const auto rank0 = connect(rt, rank0_address, tls, deadline);
   const auto listen = listen_address(options, rank0_address);
   const auto advertised = listen.host == "0.0.0.0" ? std::string{} : listen.host;
-  std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::uint16_t>,
-             std::string>
-    roster;
-  caf::scoped_actor self{*rt.system};
-  std::exception_ptr failure;
-  self
-    ->request(rank0, std::chrono::ceil<caf::timespan>(deadline - clock::now()), join_atom::value,
-              options.name, static_cast<std::int32_t>(options.rank),
-              static_cast<std::int32_t>(options.world_size), port_, advertised, member)
-    .receive(
-      [&](std::uint8_t status, std::string& text, wire_bytes& payload) {
-        if (static_cast<reply_status>(status) != reply_status::ok)
-          failure = exception_for(static_cast<reply_status>(status), text);
-        else
-          roster = deserialize<decltype(roster)>(from_wire(payload));
-      },
-      [&](caf::error& e) {
-        failure = std::make_exception_ptr(
-          e == caf::sec::request_timeout
-            ? static_cast<const std::exception&>(timeout_error(
-                "world: rank 0 at " + rank0_address.to_string() +
-                " did not gather all " + std::to_string(options.world_size) + " members in time"))
-            : static_cast<const std::exception&>(peer_lost("world: rank 0 at " +
-                                                           rank0_address.to_string() +
-                                                           " was lost while the world formed")));
-      });
-  if (failure)
-    std::rethrow_exception(failure);
-  auto& [all_names, hosts, ports, id] = roster;
+  const auto payload = ask_while_forming(
+    0, rank0,
+    caf::make_message(join_atom::value, options.name, static_cast<std::int32_t>(options.rank),
+                      static_cast<std::int32_t>(options.world_size), port_, advertised, member),
+    deadline);
+  const auto [all_names, hosts, ports, id] =
+    deserialize<std::tuple<std::vector<std::string>, std::vector<std::string>,
+                           std::vector<std::uint16_t>, std::string>>(as_bytes(payload));
   world_id = id;
   open_inbox();
-  roster_adoption adoption{all_names, {rank0}};
   for (int lower = 1; lower < options.rank; ++lower) {
     const auto at = static_cast<std::size_t>(lower);
     auto peer = connect(rt, {hosts[at], ports[at]}, tls, deadline);
-    self
-      ->request(peer, std::chrono::ceil<caf::timespan>(deadline - clock::now()),
-                hello_atom::value, static_cast<std::int32_t>(options.rank), member)
-      .receive([](std::uint8_t, std::string&, wire_bytes&) {},
-               [&](caf::error&) {
-                 failure = std::make_exception_ptr(
-                   timeout_error("world: " + all_names[at] + " (rank " + std::to_string(lower) +
-                                 ") did not answer in time"));
-               });
-    if (failure)
-      std::rethrow_exception(failure);
-    adoption.lower.push_back(std::move(peer));
+    (void)ask_while_forming(lower, peer,
+                            caf::make_message(hello_atom::value,
+                                              static_cast<std::int32_t>(options.rank), member),
+                            deadline);
   }
-  send_from_outside(member, std::move(adoption));
+  send_from_outside(member, roster_adoption{all_names});
+}
+
+reply_bytes world_core::ask_while_forming(int rank, const caf::actor& peer, caf::message message,
+                                          clock::time_point deadline) {
+  // Through the member actor, which monitors the peer from now on: if it dies, the request
+  // fails at once with peer_lost (a request CAF sends itself would wait out its timeout).
+  send_from_outside(member, early_peer{rank, peer});
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
+  return await_call(send(rank, std::move(message), std::max(left, std::chrono::milliseconds{1})));
 }
 
 void world_core::await_formation(clock::time_point deadline) {
@@ -218,8 +197,9 @@ void world_core::serve(std::uint64_t id, std::string group, incoming_call reques
 
 std::string world_core::label(int rank) const {
   const auto at = static_cast<std::size_t>(rank);
-  return "member '" + (at < names.size() ? names[at] : "?") + "' (rank " + std::to_string(rank) +
-         ")";
+  if (at >= names.size()) // still forming: names come with the roster
+    return "rank " + std::to_string(rank);
+  return "member '" + names[at] + "' (rank " + std::to_string(rank) + ")";
 }
 
 void world_core::formed(std::vector<std::string> all) noexcept {

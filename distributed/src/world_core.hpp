@@ -106,6 +106,8 @@ private:
   served run_invoker(const std::string& group, const incoming_call& request);
   void publish_member();
   void join_rank0(std::chrono::steady_clock::time_point deadline);
+  reply_bytes ask_while_forming(int rank, const caf::actor& peer, caf::message message,
+                                std::chrono::steady_clock::time_point deadline);
   void await_formation(std::chrono::steady_clock::time_point deadline);
   void open_inbox();
   void member_lost(int rank) noexcept;

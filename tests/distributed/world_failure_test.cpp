@@ -149,6 +149,20 @@ TEST_F(world_failure, losing_rank_0_fails_every_pending_group_operation) {
   EXPECT_EQ(observer.exit_code(30s), 0);
 }
 
+TEST_F(world_failure, a_joining_member_hears_at_once_that_rank_0_died) {
+  member_process rank0{"victim", member_environment(0, 3, port)}; // waits for rank 2, never there
+  auto options = member_options(1, 3, port);
+  options.timeout = 30s;
+  std::thread killer{[&] {
+    std::this_thread::sleep_for(1s);
+    rank0.signal(SIGKILL);
+  }};
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW((troupe::world{rt, options}), troupe::peer_lost);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "waited out the timeout instead";
+  killer.join();
+}
+
 /// Tries to join; exits 0 if the world formed, 3 if it was refused (invalid_argument), 4 if
 /// rank 0 went away or time ran out.
 TROUPE_ROLE(claimant) {
