@@ -60,7 +60,8 @@ public:
                      std::forward<A>(args)...);
   }
 
-  /// Runs `t(args...)` on member `to` and keeps the result there.
+  /// Runs `t(args...)` on member `to` and keeps the result there; returns once it has run (its
+  /// exception, if it threw, comes from `to_here()`).
   template <class F, class... A>
   remote_ref<result_of<F>> remote(std::string_view to, const task<F>& t, A&&... args) {
     return keep<result_of<F>>(detail::member_rank(*state_, to),
