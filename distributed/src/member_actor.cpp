@@ -71,8 +71,7 @@ void check_ready(member_actor* self) {
     if (!peer)
       return;
   st.ready = true;
-  std::vector<std::string> names = st.core->names;
-  st.core->formed(std::move(names));
+  st.core->formed();
 }
 
 void add_peer(member_actor* self, int rank, caf::actor handle) {

@@ -202,10 +202,7 @@ std::string world_core::label(int rank) const {
   return "member '" + names[at] + "' (rank " + std::to_string(rank) + ")";
 }
 
-void world_core::formed(std::vector<std::string> all) noexcept {
-  names = std::move(all);
-  formation_->set_value(0);
-}
+void world_core::formed() noexcept { formation_->set_value(0); }
 
 void world_core::formation_failed(std::exception_ptr why) noexcept {
   if (!formation_->ready())

@@ -74,7 +74,8 @@ public:
                                          call_request& request);
 
   // Called by the member actor.
-  void formed(std::vector<std::string> names) noexcept;
+  /// Every member is known (and `names` is filled in): the constructor may return.
+  void formed() noexcept;
   void formation_failed(std::exception_ptr why) noexcept;
   void joined(int rank, const std::string& name);
   /// `rank` is gone: `why` says how; `left` if it said it was leaving (not reported lost).
@@ -104,7 +105,6 @@ public:
 
 private:
   served run_invoker(const std::string& group, const incoming_call& request);
-  void publish_member();
   void join_rank0(std::chrono::steady_clock::time_point deadline);
   reply_bytes ask_while_forming(int rank, const caf::actor& peer, caf::message message,
                                 std::chrono::steady_clock::time_point deadline);
