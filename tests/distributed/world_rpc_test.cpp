@@ -85,6 +85,13 @@ void check_pairs(troupe::world& world, troupe::rpc_group& group) {
   }
   group.barrier();
   require(group.is_paired("counter"), "is_paired");
+  try {
+    group.get_paired<std::string>("counter").to_here();
+    require(false, "a paired value asked for as another type is refused");
+  } catch (const troupe::invalid_argument& e) {
+    require(std::string{e.what()}.find("counter") != std::string::npos,
+            "the type error names the key");
+  }
   if (world.rank() != 0)
     for (int i = 0; i < 10; ++i)
       group.get_paired<counter>("counter").rpc_sync(count_up);
