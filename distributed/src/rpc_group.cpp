@@ -55,7 +55,8 @@ reply_bytes await_call(const bytes_result& reply) {
 
 namespace {
 
-reply_bytes ask_keys(group_state& group, key_operation op, key_table table, const std::string& key) {
+reply_bytes ask_keys(group_state& group, key_operation op, key_table table,
+                     const std::string& key) {
   auto& core = group.live_core();
   return await_call(core.send(0,
                               caf::make_message(key_atom::value, static_cast<std::uint8_t>(op),

@@ -32,7 +32,8 @@ std::optional<int> number_from(std::initializer_list<const char*> names) {
 
 world_options world_options::from_environment() {
   world_options options;
-  const auto rank = number_from({"TROUPE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
+  const auto rank =
+    number_from({"TROUPE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
   const auto size =
     number_from({"TROUPE_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
   if (!rank || !size)

@@ -388,7 +388,8 @@ void serve_batches(node_inbox& inbox, const caf::actor& pool_side) {
       replies.chunks.push_back(runner.run(request));
     send_in_pieces(serialize(replies),
                    [&](std::uint32_t index, std::uint32_t count, std::vector<char> piece) {
-                     send_from_outside(pool_side, piece_atom::value, index, count, std::move(piece));
+                     send_from_outside(pool_side, piece_atom::value, index, count,
+                                       std::move(piece));
                    });
   }
 }
@@ -401,7 +402,8 @@ int serve_one_slot(const std::string& address) {
     const auto tls = tls_from_environment();
     if (tls)
       use_tls(state, *tls);
-    auto gate = connect(state, at, tls.has_value(), std::chrono::steady_clock::now() + node_answer_timeout);
+    auto gate = connect(state, at, tls.has_value(),
+                        std::chrono::steady_clock::now() + node_answer_timeout);
     auto inbox = std::make_shared<node_inbox>();
     auto me = state.system->spawn(node_actor, inbox);
     auto pool_side = enter(state, gate, me);

@@ -207,8 +207,9 @@ TEST_P(process_pool_nodes, a_node_that_joins_late_takes_its_share_of_the_work) {
 
 TEST_P(process_pool_nodes, a_node_brings_as_many_workers_as_it_is_told) {
   troupe::process_pool pool{rt, options()};
+  const auto port = std::to_string(pool.listen_port());
   const pid_t node = start_node(pool.listen_port(), {"TROUPE_NODE_WORKERS=2"},
-                                {"--troupe-join", "127.0.0.1:" + std::to_string(pool.listen_port())});
+                                {"--troupe-join", "127.0.0.1:" + port});
   ASSERT_TRUE(eventually([&] { return pool.size() == 3; })) << "the node's two slots did not join";
   std::set<int> pids;
   ASSERT_TRUE(eventually([&] {
@@ -354,7 +355,8 @@ TEST(process_pool_node_gate, a_forged_frame_header_costs_a_tls_pool_no_memory) {
 TEST(process_pool_node_gate, listening_beyond_loopback_needs_tls_or_allow_insecure) {
   troupe::runtime rt;
   try {
-    troupe::process_pool pool{rt, {.workers = 1, .remote_secret = "s", .listen_address = "0.0.0.0"}};
+    troupe::process_pool pool{
+      rt, {.workers = 1, .remote_secret = "s", .listen_address = "0.0.0.0"}};
     ADD_FAILURE() << "listened beyond loopback without TLS";
   } catch (const troupe::invalid_argument& e) {
     EXPECT_NE(std::string{e.what()}.find("without TLS"), std::string::npos) << e.what();

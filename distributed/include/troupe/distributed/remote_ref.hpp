@@ -78,7 +78,8 @@ public:
 
 private:
   detail::bytes_result fetch() const {
-    detail::call_request request{detail::call_kind::fetch, place_->key, {}, detail::type_name<T>(), {}};
+    detail::call_request request{detail::call_kind::fetch, place_->key, {},
+                                 detail::type_name<T>(), {}};
     return detail::start_call(*place_->group, place_->owner, std::move(request), std::nullopt);
   }
 

@@ -78,7 +78,9 @@ public:
                        {object, detail::type_name<T>(), [object] { return serialize(*object); }});
   }
   /// Withdraws a value this member paired; key_error if it did not pair `key`.
-  void unpair(const std::string& key) { detail::remove_key(*state_, detail::key_table::paired, key); }
+  void unpair(const std::string& key) {
+    detail::remove_key(*state_, detail::key_table::paired, key);
+  }
   bool is_paired(const std::string& key) {
     return detail::has_key(*state_, detail::key_table::paired, key);
   }
@@ -152,9 +154,11 @@ private:
   /// Sends a keep call; the reference to what `rank` kept.
   template <class R>
   remote_ref<R> keep(int rank, detail::call_request request) {
-    auto id = detail::await_call(detail::start_call(*state_, rank, std::move(request), std::nullopt));
+    auto id =
+      detail::await_call(detail::start_call(*state_, rank, std::move(request), std::nullopt));
     return remote_ref<R>{std::make_shared<typename remote_ref<R>::place>(
-      state_, rank, detail::member_label(*state_, rank), deserialize<std::string>(detail::as_bytes(id)), false)};
+      state_, rank, detail::member_label(*state_, rank),
+      deserialize<std::string>(detail::as_bytes(id)), false)};
   }
 
   template <class F, class... A>
