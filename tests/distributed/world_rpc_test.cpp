@@ -93,10 +93,16 @@ void check_pairs(troupe::world& world, troupe::rpc_group& group) {
             "the type error names the key");
   }
   if (world.rank() != 0)
-    for (int i = 0; i < 10; ++i)
-      group.get_paired<counter>("counter").rpc_sync(count_up);
+    for (int i = 0; i < 10; ++i) {
+      auto ref = group.get_paired<counter>("counter");
+      if (i % 2 == 0)
+        ref.rpc_sync(count_up);
+      else
+        ref.rpc_sync(10s, count_up); // every other one with a timeout
+    }
   group.barrier();
   require(group.get_paired<counter>("counter").to_here().count == 20, "the counter reached 20");
+  require(group.get_paired<counter>("counter").to_here(10s).count == 20, "to_here, timed");
   group.barrier();
   if (world.rank() == 0) {
     group.unpair("counter");
@@ -125,6 +131,10 @@ void check_services(troupe::world& world, troupe::rpc_group& group) {
   std::atomic<int> served = 20;
   if (world.rank() == 0) {
     group.register_service("counter", [&served](int step) { return served += step; });
+    group.register_service("slow", [](int ms) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+      return ms;
+    });
     try {
       group.register_service("counter", [](int step) { return step; });
       require(false, "a duplicate service is refused");
@@ -135,13 +145,19 @@ void check_services(troupe::world& world, troupe::rpc_group& group) {
   require(group.is_registered("counter"), "is_registered");
   if (world.rank() == 1) {
     require(group.registered_sync<int>("counter", 1) == 21, "registered_sync");
-    require(group.registered_async<int>("counter", 1).get(10s) == 22, "registered_async");
-    require(group.registered_remote<int>("counter", 1).to_here() == 23, "registered_remote");
+    require(group.registered_async<int>("counter", 10s, 1).get() == 22, "registered_async");
+    require(group.registered_remote<int>("counter", 10s, 1).to_here() == 23, "registered_remote");
+    try {
+      group.registered_sync<int>("slow", 200ms, 1500);
+      require(false, "a service call past its timeout");
+    } catch (const troupe::timeout_error&) {
+    }
   }
   group.barrier();
   if (world.rank() == 0) {
     require(served == 23, "the service ran here");
     group.deregister("counter");
+    group.deregister("slow");
   }
   group.barrier();
   require(!group.is_registered("counter"), "deregistered");

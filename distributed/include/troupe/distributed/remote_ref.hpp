@@ -25,11 +25,11 @@ public:
 
   /// A copy of the value, fetched from its member (its exception, if the call that made it
   /// threw). peer_lost if that member is gone.
-  T to_here() const {
-    auto payload = detail::await_call(fetch());
-    if (place_->paired)
-      return deserialize<T>(detail::as_bytes(payload));
-    return detail::decode_outcome<T>(detail::as_bytes(payload), place_->owner_name);
+  T to_here() const { return fetched(std::nullopt); }
+  /// As to_here(), but timeout_error if the copy has not come within `timeout`.
+  template <class Rep, class Period>
+  T to_here(std::chrono::duration<Rep, Period> timeout) const {
+    return fetched(std::chrono::ceil<std::chrono::milliseconds>(timeout));
   }
 
   /// Runs `t(value&, args...)` on the member that pairs the value, one call on it at a time;
@@ -38,20 +38,16 @@ public:
   auto rpc_sync(const task<F>& t, A&&... args) const {
     return rpc_async(t, std::forward<A>(args)...).get();
   }
+  template <class Rep, class Period, class F, class... A>
+  auto rpc_sync(std::chrono::duration<Rep, Period> timeout, const task<F>& t, A&&... args) const {
+    return call_on_value(std::chrono::ceil<std::chrono::milliseconds>(timeout), t,
+                         std::forward<A>(args)...)
+      .get();
+  }
 
   template <class F, class... A>
   auto rpc_async(const task<F>& t, A&&... args) const {
-    static_assert(detail::takes_context<F>,
-                  "a task run on a remote value takes it first, as a non-const reference");
-    static_assert(std::is_same_v<std::remove_cv_t<detail::context_of<F>>, T>,
-                  "the task's first parameter is not this reference's value type");
-    using R = std::remove_cvref_t<typename detail::callable_traits<F>::result>;
-    detail::call_request request{
-      detail::call_kind::on_value, place_->key, t.name, detail::type_name<T>(),
-      detail::encode_arguments<detail::context_task_args<F>>(std::forward<A>(args)...)};
-    return detail::typed_result<R>(
-      detail::start_call(*place_->group, place_->owner, std::move(request), std::nullopt),
-      place_->owner_name);
+    return call_on_value(std::nullopt, t, std::forward<A>(args)...);
   }
 
   /// Where the value is; made by rpc_group.
@@ -77,10 +73,30 @@ public:
   explicit remote_ref(std::shared_ptr<place> where) : place_(std::move(where)) {}
 
 private:
-  detail::bytes_result fetch() const {
+  T fetched(std::optional<std::chrono::milliseconds> timeout) const {
     detail::call_request request{detail::call_kind::fetch, place_->key, {},
                                  detail::type_name<T>(), {}};
-    return detail::start_call(*place_->group, place_->owner, std::move(request), std::nullopt);
+    auto payload = detail::await_call(
+      detail::start_call(*place_->group, place_->owner, std::move(request), timeout));
+    if (place_->paired)
+      return deserialize<T>(detail::as_bytes(payload));
+    return detail::decode_outcome<T>(detail::as_bytes(payload), place_->owner_name);
+  }
+
+  template <class F, class... A>
+  auto call_on_value(std::optional<std::chrono::milliseconds> timeout, const task<F>& t,
+                     A&&... args) const {
+    static_assert(detail::takes_context<F>,
+                  "a task run on a remote value takes it first, as a non-const reference");
+    static_assert(std::is_same_v<std::remove_cv_t<detail::context_of<F>>, T>,
+                  "the task's first parameter is not this reference's value type");
+    using R = std::remove_cvref_t<typename detail::callable_traits<F>::result>;
+    detail::call_request request{
+      detail::call_kind::on_value, place_->key, t.name, detail::type_name<T>(),
+      detail::encode_arguments<detail::context_task_args<F>>(std::forward<A>(args)...)};
+    return detail::typed_result<R>(
+      detail::start_call(*place_->group, place_->owner, std::move(request), timeout),
+      place_->owner_name);
   }
 
   std::shared_ptr<place> place_;

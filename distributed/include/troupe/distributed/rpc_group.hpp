@@ -66,7 +66,16 @@ public:
   remote_ref<result_of<F>> remote(std::string_view to, const task<F>& t, A&&... args) {
     return keep<result_of<F>>(detail::member_rank(*state_, to),
                               {detail::call_kind::keep, {}, t.name, {},
-                               encode<F>(std::forward<A>(args)...)});
+                               encode<F>(std::forward<A>(args)...)},
+                              std::nullopt);
+  }
+  template <class Rep, class Period, class F, class... A>
+  remote_ref<result_of<F>> remote(std::string_view to, std::chrono::duration<Rep, Period> timeout,
+                                  const task<F>& t, A&&... args) {
+    return keep<result_of<F>>(detail::member_rank(*state_, to),
+                              {detail::call_kind::keep, {}, t.name, {},
+                               encode<F>(std::forward<A>(args)...)},
+                              std::chrono::ceil<std::chrono::milliseconds>(timeout));
   }
 
   /// Shares `value` under `key`: it stays here, and other members reach it with get_paired.
@@ -109,26 +118,37 @@ public:
     return detail::has_key(*state_, detail::key_table::services, key);
   }
 
-  /// Calls the service registered under `key`, on the member that registered it.
+  /// Calls the service registered under `key`, on the member that registered it. A duration
+  /// right after the key is the call's timeout (timeout_error), not an argument.
   template <class R, class... A>
   R registered_sync(const std::string& key, A&&... args) {
     return registered_async<R>(key, std::forward<A>(args)...).get();
   }
   template <class R, class... A>
   async_result<R> registered_async(const std::string& key, A&&... args) {
-    const int owner = detail::find_owner(*state_, detail::key_table::services, key);
-    detail::call_request request{detail::call_kind::service, key, {}, {},
-                                 service_arguments(std::forward<A>(args)...)};
-    return detail::typed_result<R>(detail::start_call(*state_, owner, std::move(request),
-                                                      std::nullopt),
-                                   detail::member_label(*state_, owner));
+    return call_service<R>(key, std::nullopt, std::forward<A>(args)...);
+  }
+  template <class R, class Rep, class Period, class... A>
+  async_result<R> registered_async(const std::string& key,
+                                   std::chrono::duration<Rep, Period> timeout, A&&... args) {
+    return call_service<R>(key, std::chrono::ceil<std::chrono::milliseconds>(timeout),
+                           std::forward<A>(args)...);
   }
   /// The service's result, computed now and kept on the member that registered it.
   template <class R, class... A>
   remote_ref<R> registered_remote(const std::string& key, A&&... args) {
     return keep<R>(detail::find_owner(*state_, detail::key_table::services, key),
                    {detail::call_kind::keep, key, {}, {},
-                    service_arguments(std::forward<A>(args)...)});
+                    service_arguments(std::forward<A>(args)...)},
+                   std::nullopt);
+  }
+  template <class R, class Rep, class Period, class... A>
+  remote_ref<R> registered_remote(const std::string& key,
+                                  std::chrono::duration<Rep, Period> timeout, A&&... args) {
+    return keep<R>(detail::find_owner(*state_, detail::key_table::services, key),
+                   {detail::call_kind::keep, key, {}, {},
+                    service_arguments(std::forward<A>(args)...)},
+                   std::chrono::ceil<std::chrono::milliseconds>(timeout));
   }
 
   /// Returns when every member has called barrier() as often as this call makes it here: the
@@ -153,12 +173,23 @@ private:
 
   /// Sends a keep call; the reference to what `rank` kept.
   template <class R>
-  remote_ref<R> keep(int rank, detail::call_request request) {
-    auto id =
-      detail::await_call(detail::start_call(*state_, rank, std::move(request), std::nullopt));
+  remote_ref<R> keep(int rank, detail::call_request request,
+                     std::optional<std::chrono::milliseconds> timeout) {
+    auto id = detail::await_call(detail::start_call(*state_, rank, std::move(request), timeout));
     return remote_ref<R>{std::make_shared<typename remote_ref<R>::place>(
       state_, rank, detail::member_label(*state_, rank),
       deserialize<std::string>(detail::as_bytes(id)), false)};
+  }
+
+  template <class R, class... A>
+  async_result<R> call_service(const std::string& key,
+                               std::optional<std::chrono::milliseconds> timeout, A&&... args) {
+    const int owner = detail::find_owner(*state_, detail::key_table::services, key);
+    detail::call_request request{detail::call_kind::service, key, {}, {},
+                                 service_arguments(std::forward<A>(args)...)};
+    return detail::typed_result<R>(
+      detail::start_call(*state_, owner, std::move(request), timeout),
+      detail::member_label(*state_, owner));
   }
 
   template <class F, class... A>
