@@ -31,6 +31,10 @@ using namespace std::chrono_literals;
 TROUPE_TASK(node_square, [](int x) { return x * x; });
 TROUPE_TASK(node_pid, [](int) { return static_cast<int>(getpid()); });
 TROUPE_TASK(node_tensor_size, [](xt::xarray<float> t) { return t.size(); });
+TROUPE_TASK(slow_pid, [](int) {
+  std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  return static_cast<int>(getpid());
+});
 
 /// A context a node makes for itself, with the slot index the pool gives it.
 struct node_device {
@@ -276,6 +280,26 @@ TEST_P(process_pool_nodes, a_node_without_the_credentials_is_refused) {
 TEST_P(process_pool_nodes, a_node_that_dies_fails_what_it_held_and_leaves_the_pool) {
   troupe::process_pool pool{rt, options()};
   expect_node_stopped_mid_task_to_be_lost(pool, SIGKILL);
+}
+
+// The same kill, without retries and with: without, what the node held fails (so it did hold
+// work when it died); with, that work runs again on the local worker.
+TEST_P(process_pool_nodes, max_retries_runs_again_what_a_lost_node_held) {
+  for (const std::size_t retries : {0u, 1u}) {
+    troupe::process_pool pool{rt, options({.workers = 1, .max_retries = retries})};
+    const pid_t node = start_node(pool.listen_port());
+    ASSERT_TRUE(eventually([&] { return pool.size() == 2; }));
+    auto all = pool.map_async(slow_pid, iota(40), 1);
+    std::this_thread::sleep_for(300ms); // both workers are busy with the map by now
+    kill(node, SIGKILL);
+    waitpid(node, nullptr, 0);
+    if (retries == 0) {
+      EXPECT_THROW((void)std::move(all).get(30s), troupe::worker_lost);
+    } else {
+      EXPECT_EQ(std::move(all).get(30s).size(), 40u);
+      EXPECT_EQ(pool.size(), 1u) << "the lost node kept its slot";
+    }
+  }
 }
 
 TEST_P(process_pool_nodes, a_node_that_goes_silent_is_taken_for_lost) {
