@@ -165,8 +165,10 @@ void local_channel::settle(local_message& reply) {
 
 namespace {
 
-/// The next message of `inbox`; nullopt once it is closed and drained.
-std::optional<local_message> next_of(queue<local_message>& inbox) {
+/// The next message of `inbox`; nullopt once it is closed and drained. A message that does not
+/// decode is reported to `undecodable` and skipped.
+template <class OnUndecodable>
+std::optional<local_message> next_of(queue<local_message>& inbox, OnUndecodable&& undecodable) {
   for (;;) {
     try {
       return inbox.get(std::chrono::milliseconds{200});
@@ -176,6 +178,7 @@ std::optional<local_message> next_of(queue<local_message>& inbox) {
       return std::nullopt;
     } catch (const std::exception& e) {
       std::cerr << "troupe: a message in this member's inbox did not decode: " << e.what() << "\n";
+      undecodable(e);
     }
   }
 }
@@ -183,12 +186,24 @@ std::optional<local_message> next_of(queue<local_message>& inbox) {
 } // namespace
 
 void local_channel::settle_replies() {
-  while (auto reply = next_of(replies_))
+  // A reply that does not decode answers one of the pending calls, which one is lost with it:
+  // all of them fail rather than one waiting for ever.
+  const auto fail_pending = [this](const std::exception& e) {
+    std::map<std::uint64_t, std::pair<int, bytes_result>> pending;
+    {
+      std::lock_guard guard{mutex_};
+      pending.swap(pending_);
+    }
+    for (auto& [_, entry] : pending)
+      entry.second->set_error(std::make_exception_ptr(
+        serialization_error(std::string{"a reply did not decode: "} + e.what())));
+  };
+  while (auto reply = next_of(replies_, fail_pending))
     settle(*reply);
 }
 
 void local_channel::serve_requests() {
-  while (auto request = next_of(requests_)) {
+  while (auto request = next_of(requests_, [](const std::exception&) {})) {
     if (request->from < 0 || request->from >= core_.options.world_size)
       continue;
     core_.post([this, request = std::move(*request)]() mutable {
