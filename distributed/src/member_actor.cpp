@@ -308,11 +308,18 @@ caf::behavior member(member_actor* self, world_core* core) {
       self->state.roster_known = true;
       check_ready(self);
     },
-    [self](join_atom, std::string& name, std::int32_t rank, std::int32_t size,
-           std::uint16_t port, std::string& host, caf::actor& handle) -> reply_result {
+    [self](join_atom, std::uint32_t version, std::string& name, std::int32_t rank,
+           std::int32_t size, std::uint16_t port, std::string& host,
+           caf::actor& handle) -> reply_result {
       const handling scope{self};
       if (self->state.core->options.rank != 0)
         return failed_reply(reply_status::state_error, "only rank 0 accepts joins");
+      if (version != wire_version)
+        return failed_reply(reply_status::invalid_argument,
+                            "world: '" + name + "' speaks troupe's wire version " +
+                              std::to_string(version) + ", rank 0 version " +
+                              std::to_string(wire_version) +
+                              ": every member must run the same troupe");
       return accept_join(self, std::move(name), rank, size, port, std::move(host),
                          std::move(handle));
     },

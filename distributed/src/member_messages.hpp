@@ -22,6 +22,11 @@ using group_atom = caf::atom_constant<caf::atom("group")>;     // rank 0: a grou
 using key_atom = caf::atom_constant<caf::atom("key")>;         // rank 0: the key tables
 using leave_atom = caf::atom_constant<caf::atom("leave")>;     // a member stops on purpose
 
+/// What members say to each other, in version: bumped whenever a message or its payload
+/// changes, so that members of different troupe builds refuse each other at the door rather than
+/// misread each other later.
+inline constexpr std::uint32_t wire_version = 1;
+
 enum class reply_status : std::uint8_t {
   ok,
   invalid_argument,

@@ -77,7 +77,8 @@ void world_core::join_rank0(clock::time_point deadline) {
   const auto advertised = listen.host == "0.0.0.0" ? std::string{} : listen.host;
   const auto payload = ask_while_forming(
     0, rank0,
-    caf::make_message(join_atom::value, options.name, static_cast<std::int32_t>(options.rank),
+    caf::make_message(join_atom::value, wire_version, options.name,
+                      static_cast<std::int32_t>(options.rank),
                       static_cast<std::int32_t>(options.world_size), port_, advertised, member),
     deadline);
   const auto [all_names, hosts, ports, id] =
