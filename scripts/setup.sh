@@ -15,6 +15,8 @@ packages=(
   libcli11-dev
   libspdlog-dev
   libtbb-dev
+  libgloo-dev
+  libopenmpi-dev openmpi-bin
   python3
 )
 

@@ -4,6 +4,8 @@
 #include "coordinator.hpp"
 #include "world_core.hpp"
 
+#include "troupe/distributed/rpc_group.hpp"
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -30,6 +32,10 @@ public:
 
   std::atomic<std::uint64_t> barriers{0}; // calls of barrier() here so far
 };
+
+/// Creates the rpc group `name` of `members` on this member (world::create_rpc_group).
+rpc_group create_group(const std::shared_ptr<world_core>& world, const std::string& name,
+                       std::vector<std::string> members, std::chrono::milliseconds timeout);
 
 /// The rendezvous name of a group's creation and of its n-th barrier, at rank 0.
 std::string creation_rendezvous(const std::string& group);

@@ -89,41 +89,8 @@ rpc_group world::create_rpc_group(const std::string& name, std::vector<std::stri
 
 rpc_group world::create_rpc_group(const std::string& name, std::vector<std::string> members,
                                   std::chrono::milliseconds timeout) {
-  auto& core = live(core_);
-  std::sort(members.begin(), members.end());
-  if (std::adjacent_find(members.begin(), members.end()) != members.end())
-    throw invalid_argument("rpc group '" + name + "' lists a member twice");
-  if (!std::binary_search(members.begin(), members.end(), core.options.name))
-    throw invalid_argument("rpc group '" + name + "': the caller '" + core.options.name +
-                           "' is not among its members");
-  std::vector<int> ranks;
-  for (const auto& member : members) {
-    auto at = std::find(core.names.begin(), core.names.end(), member);
-    if (at == core.names.end())
-      throw invalid_argument("rpc group '" + name + "': '" + member +
-                             "' is not a member of the world");
-    ranks.push_back(static_cast<int>(at - core.names.begin()));
-  }
-  {
-    std::lock_guard guard{core.groups_mutex};
-    if (!core.groups.insert(name).second)
-      throw state_error("rpc group '" + name + "' exists in this process already");
-  }
-  try {
-    auto rendezvous = core.send(
-      0,
-      caf::make_message(detail::group_atom::value, detail::creation_rendezvous(name),
-                        detail::to_wire(serialize(ranks)),
-                        static_cast<std::int32_t>(core.options.rank)),
-      timeout);
-    detail::await_call(rendezvous);
-  } catch (...) {
-    std::lock_guard guard{core.groups_mutex};
-    core.groups.erase(name);
-    throw;
-  }
-  return rpc_group{std::make_shared<detail::group_state>(core_, name, std::move(members),
-                                                         std::move(ranks))};
+  live(core_);
+  return detail::create_group(core_, name, std::move(members), timeout);
 }
 
 } // namespace troupe

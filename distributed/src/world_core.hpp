@@ -100,6 +100,8 @@ public:
   std::map<std::string, bytes> kept;
   std::uint64_t next_kept = 0;
 
+  std::atomic<int> collective_groups{0}; // created so far, here as on every member
+
   std::mutex groups_mutex;
   std::set<std::string> groups; // created here and not destroyed
 

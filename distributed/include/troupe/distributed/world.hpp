@@ -4,6 +4,7 @@
 //   troupe::world world{rt, troupe::world_options::from_environment()};  // returns once all joined
 //   world.on_member_lost([](const std::string& name, int rank) { ... });
 //   auto group = world.create_rpc_group("all", world.members());
+//   auto tensors = world.create_collective_group({0, 1, 2});   // gloo or MPI
 //
 // Rank 0 listens at `address`; the others reach it there, then each other, over CAF's network
 // layer (TLS when `tls` is set). Members on one host then call each other through shared-memory
@@ -13,11 +14,13 @@
 #pragma once
 
 #include "troupe/actors/runtime.hpp"
+#include "troupe/distributed/collective_group.hpp"
 #include "troupe/distributed/rpc_group.hpp"
 #include "troupe/distributed/world_options.hpp"
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +60,14 @@ public:
   rpc_group create_rpc_group(const std::string& name, std::vector<std::string> members);
   rpc_group create_rpc_group(const std::string& name, std::vector<std::string> members,
                              std::chrono::milliseconds timeout);
+
+  /// Creates a collective group of the members of world rank `ranks`; every member of the
+  /// world calls it, in the same order as its other create_collective_group calls (as in
+  /// machin). Members get the group, the others nullopt. invalid_argument for a bad rank list,
+  /// or an MPI group in a world whose ranks are not MPI's; timeout_error or peer_lost if the
+  /// members do not all come within options.timeout.
+  std::optional<collective_group> create_collective_group(std::vector<int> ranks,
+                                                          collective_options options = {});
 
   /// Leaves the world now (the destructor does it too); later calls throw state_error.
   void stop();

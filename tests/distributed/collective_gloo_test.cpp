@@ -1,0 +1,85 @@
+// Collective groups on gloo, with 3 processes on 127.0.0.1: this test is member
+// "0" and starts members "1" and "2".
+#include "collective_cases.hpp"
+#include "world_test_support.hpp"
+
+#include <csignal>
+
+namespace troupe::testing {
+namespace {
+
+TROUPE_ROLE(collective_member) {
+  return as_member([](troupe::world& world) { run_collective_cases(world, {}); });
+}
+
+TEST(collective_gloo, machin_cases_on_three_processes) {
+  const int port = free_port();
+  auto members = start_members("collective_member", 3, port);
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 3, port)};
+  EXPECT_NO_THROW(run_collective_cases(world, {}));
+  expect_clean_exits(members);
+}
+
+/// all_reduce of 1 MiB until it throws; how it failed.
+std::string all_reduce_until_it_fails(troupe::collective_group& group, int& rounds) {
+  std::vector<float> t(1 << 18, 1.0f);
+  try {
+    for (rounds = 0;; ++rounds)
+      group.all_reduce(t);
+  } catch (const troupe::peer_lost&) {
+    return "peer_lost";
+  } catch (const troupe::timeout_error&) {
+    return "timeout_error";
+  } catch (const std::exception& e) {
+    return std::string{"other: "} + e.what();
+  }
+}
+
+const troupe::collective_options short_timeout{.timeout = std::chrono::milliseconds{4000}};
+
+TROUPE_ROLE(collective_victim) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_collective_group({0, 1, 2}, short_timeout);
+    int rounds = 0;
+    all_reduce_until_it_fails(*group,
+                              rounds); // until the test kills this process
+  });
+}
+
+TROUPE_ROLE(collective_survivor) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_collective_group({0, 1, 2}, short_timeout);
+    int rounds = 0;
+    const auto how = all_reduce_until_it_fails(*group, rounds);
+    require(how == "peer_lost" || how == "timeout_error", "survivor failed with " + how);
+  });
+}
+
+TEST(collective_gloo, a_rank_killed_mid_all_reduce_fails_the_others) {
+  const int port = free_port();
+  std::vector<member_process> members;
+  members.emplace_back("collective_survivor", member_environment(1, 3, port));
+  members.emplace_back("collective_victim", member_environment(2, 3, port));
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 3, port)};
+  auto group = world.create_collective_group({0, 1, 2}, short_timeout);
+  ASSERT_TRUE(group);
+  std::vector<float> t(1 << 18, 1.0f);
+  for (int i = 0; i < 5; ++i)
+    group->all_reduce(t);
+  std::thread killer{[&] {
+    std::this_thread::sleep_for(50ms);
+    members[1].signal(SIGKILL);
+  }};
+  int rounds = 0;
+  const auto how = all_reduce_until_it_fails(*group, rounds);
+  killer.join();
+  EXPECT_TRUE(how == "peer_lost" || how == "timeout_error") << how;
+  EXPECT_THROW(group->barrier(), troupe::state_error) << "a broken group says so";
+  EXPECT_EQ(members[0].exit_code(30s), 0) << "the survivor saw the loss too";
+  EXPECT_EQ(members[1].exit_code(5s), 128 + SIGKILL);
+}
+
+} // namespace
+} // namespace troupe::testing

@@ -1,0 +1,60 @@
+// Collective groups on MPI: mpirun starts the 3 members (ctest registers the
+// command); each runs the same cases as the gloo test, in a world read from
+// mpirun's environment. This program initializes MPI itself (troupe then uses
+// it as it is) to agree on rank 0's port, and exits with the worst member's
+// code.
+#include "collective_cases.hpp"
+
+#include <mpi.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+namespace {
+
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+int run_member() {
+  try {
+    troupe::runtime rt;
+    auto options = troupe::world_options::from_environment();
+    options.timeout = std::chrono::seconds{30};
+    troupe::world world{rt, options};
+    troupe::testing::run_collective_cases(world, {.backend = troupe::collective_backend::mpi});
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "member failed: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int port = rank == 0 ? free_loopback_port() : 0;
+  MPI_Bcast(&port, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  ::setenv("TROUPE_ADDRESS", ("127.0.0.1:" + std::to_string(port)).c_str(), 1);
+  const int code = run_member();
+  int worst = 0;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst;
+}
