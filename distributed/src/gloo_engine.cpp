@@ -14,6 +14,7 @@
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/common/error.h>
+#include <gloo/math.h>
 #include <gloo/reduce.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/scatter.h>
@@ -38,29 +39,29 @@ constexpr std::uint8_t gathering_prefix = 0x71;
 
 using reduce_function = std::function<void(void*, const void*, const void*, std::size_t)>;
 
+/// gloo's own element-wise functions (what torch hands it), and for bool the logical ones.
 template <class T>
 reduce_function reducer(reduce_op op) {
-  auto apply = [](auto combine) {
-    return [combine](void* c, const void* a, const void* b, std::size_t n) {
-      auto* out = static_cast<T*>(c);
-      const auto* x = static_cast<const T*>(a);
-      const auto* y = static_cast<const T*>(b);
-      for (std::size_t i = 0; i < n; ++i)
-        out[i] = combine(x[i], y[i]);
-    };
-  };
+  using raw = void (*)(void*, const void*, const void*, std::size_t);
   if constexpr (std::is_same_v<T, bool>) {
     if (op == reduce_op::sum || op == reduce_op::max)
-      return apply([](bool x, bool y) { return x || y; });
-    return apply([](bool x, bool y) { return x && y; });
+      return [](void* c, const void* a, const void* b, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i)
+          static_cast<bool*>(c)[i] =
+            static_cast<const bool*>(a)[i] || static_cast<const bool*>(b)[i];
+      };
+    return [](void* c, const void* a, const void* b, std::size_t n) {
+      for (std::size_t i = 0; i < n; ++i)
+        static_cast<bool*>(c)[i] = static_cast<const bool*>(a)[i] && static_cast<const bool*>(b)[i];
+    };
   } else {
     switch (op) {
-    case reduce_op::sum: return apply([](T x, T y) { return static_cast<T>(x + y); });
-    case reduce_op::product: return apply([](T x, T y) { return static_cast<T>(x * y); });
-    case reduce_op::min: return apply([](T x, T y) { return std::min(x, y); });
-    case reduce_op::max: return apply([](T x, T y) { return std::max(x, y); });
+    case reduce_op::sum: return static_cast<raw>(&gloo::sum<T>);
+    case reduce_op::product: return static_cast<raw>(&gloo::product<T>);
+    case reduce_op::min: return static_cast<raw>(&gloo::min<T>);
+    case reduce_op::max: return static_cast<raw>(&gloo::max<T>);
     }
-    return apply([](T x, T) { return x; });
+    return static_cast<raw>(&gloo::sum<T>);
   }
 }
 
