@@ -139,6 +139,8 @@ rpc_group::rpc_group(std::shared_ptr<detail::group_state> state) : state_(std::m
 
 const std::string& rpc_group::name() const { return state_->name; }
 
+const std::string& rpc_group::own_name() const { return state_->core->options.name; }
+
 const std::vector<std::string>& rpc_group::members() const { return state_->members; }
 
 bool rpc_group::is_member(std::string_view member) const {

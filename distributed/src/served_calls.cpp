@@ -87,7 +87,8 @@ served world_core::run_invoker(const std::string& group, const incoming_call& re
       auto at = services.find({group, request.key});
       if (at == services.end())
         return fail(reply_status::key_error, "service '" + request.key +
-                                               "' not found on group '" + group + "'");
+                                               "' not found on group '" + group + "' at " +
+                                               label(options.rank));
       service = at->second;
     }
     return {reply_status::ok, {}, service(from_wire(request.payload))};

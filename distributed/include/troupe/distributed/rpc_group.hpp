@@ -33,6 +33,8 @@ class rpc_group {
 
 public:
   const std::string& name() const;
+  /// This member's name.
+  const std::string& own_name() const;
   /// The members' names, sorted.
   const std::vector<std::string>& members() const;
   std::size_t size() const { return members().size(); }

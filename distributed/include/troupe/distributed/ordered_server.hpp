@@ -1,0 +1,107 @@
+// ordered_server: a versioned key-value store hosted on one member of an rpc group and reached by
+// name from any member (machin's OrderedServerSimpleImpl / OrderedServerSimple).
+//
+//   troupe::ordered_server_host host{group, "store"};            // on one member; keep it alive
+//   troupe::ordered_server store{group, "store"};                 // on any member
+//   store.push("a", value, /*version*/ 2, /*prev_version*/ 1);    // true if 1 is the newest
+//   auto [v, version] = *store.pull<my_type>("a");                // the newest; or pull("a", 2)
+//
+// push stores `value` under `version` for an unknown key whatever `prev_version` says; for a
+// known key only when its newest stored version equals `prev_version` (a compare-and-set, so
+// concurrent writers never lose an update unseen). `version` itself may be any number. After a
+// push, the oldest versions are dropped until version_depth + 1 are left. pull gives the newest
+// (value, version), or the one stored under `version`, or nothing. Values are anything
+// troupe::serialize handles; a pull as another type throws serialization_error. A host that is
+// gone fails calls with peer_lost.
+#pragma once
+
+#include "troupe/distributed/rpc_group.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace troupe {
+
+namespace detail {
+
+/// A value as the store keeps it: the bytes of troupe::serialize.
+using blob = std::string;
+
+/// The store's table, apart from any group (machin's semantics; one lock).
+class versioned_store {
+public:
+  explicit versioned_store(int version_depth);
+
+  bool push(const std::string& key, blob value, std::int64_t version,
+            std::optional<std::int64_t> prev_version);
+  std::optional<std::pair<blob, std::int64_t>> pull(const std::string& key,
+                                                    std::optional<std::int64_t> version) const;
+
+private:
+  using versions = std::deque<std::pair<std::int64_t, blob>>; // oldest stored first
+
+  mutable std::mutex mutex_;
+  const std::size_t kept_;
+  std::map<std::string, versions> entries_;
+};
+
+blob to_blob(const std::vector<std::byte>& bytes);
+std::span<const std::byte> blob_bytes(const blob& b);
+
+} // namespace detail
+
+class ordered_server_host {
+public:
+  /// Offers the store `name` to `group` from this member; key_error if the group has it.
+  /// invalid_argument if version_depth < 0.
+  ordered_server_host(rpc_group group, std::string name, int version_depth = 1);
+  /// Withdraws the store from the group.
+  ~ordered_server_host();
+  ordered_server_host(const ordered_server_host&) = delete;
+  ordered_server_host& operator=(const ordered_server_host&) = delete;
+
+  const std::string& name() const noexcept { return name_; }
+
+private:
+  rpc_group group_;
+  std::string name_;
+};
+
+class ordered_server {
+public:
+  ordered_server(rpc_group group, std::string name);
+
+  template <class T>
+  bool push(const std::string& key, const T& value, std::int64_t version,
+            std::optional<std::int64_t> prev_version = std::nullopt) {
+    return push_blob(key, detail::to_blob(serialize(value)), version, prev_version);
+  }
+
+  template <class T>
+  std::optional<std::pair<T, std::int64_t>> pull(const std::string& key,
+                                                 std::optional<std::int64_t> version = {}) {
+    auto found = pull_blob(key, version);
+    if (!found)
+      return std::nullopt;
+    return std::pair<T, std::int64_t>{deserialize<T>(detail::blob_bytes(found->first)),
+                                      found->second};
+  }
+
+  /// The same on values already serialized (what the model servers use).
+  bool push_blob(const std::string& key, detail::blob value, std::int64_t version,
+                 std::optional<std::int64_t> prev_version);
+  std::optional<std::pair<detail::blob, std::int64_t>>
+  pull_blob(const std::string& key, std::optional<std::int64_t> version);
+
+private:
+  rpc_group group_;
+  std::string push_service_, pull_service_;
+};
+
+} // namespace troupe
