@@ -55,7 +55,7 @@ constexpr size_case sizes[] = {
 struct buffers {
   std::vector<float> tensor;
   std::vector<std::vector<float>> outputs; // troupe's all_gather
-  std::vector<float> gathered;             // the raw engines' all_gather
+  std::vector<float> gathered; // the raw engines' all_gather
 };
 
 struct contender {

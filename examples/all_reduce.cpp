@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     xt::xarray<double> gradient =
       xt::sum(x * xt::view(error, xt::all(), xt::newaxis()), {0}) / double(rows_per_member);
     group->all_reduce(gradient); // the sum over members ...
-    gradient /= world.size();    // ... averaged
+    gradient /= world.size(); // ... averaged
     weights -= 0.1 * gradient;
     if (world.rank() == 0 && step % 50 == 0)
       std::cout << "step " << step << ": local loss " << xt::mean(error * error)() << "\n";

@@ -63,7 +63,7 @@ private:
   std::condition_variable turn_;
   std::deque<queued> queue_;
   bool busy_ = false; // a collective is running
-  int inside_ = 0;    // calls running in the engine, on any thread
+  int inside_ = 0; // calls running in the engine, on any thread
   bool destroyed_ = false;
   std::string failure_; // why the group broke; empty while it works
   std::uint32_t sequence_ = 0;

@@ -50,10 +50,10 @@ public:
 };
 
 struct engine_setup {
-  std::string group;            // "collective group 2", for messages
-  std::string rendezvous;       // the name of the rpc group gloo's store lives in
+  std::string group; // "collective group 2", for messages
+  std::string rendezvous; // the name of the rpc group gloo's store lives in
   std::vector<int> world_ranks; // the members, by group rank
-  int rank = -1;                // this member's group rank
+  int rank = -1; // this member's group rank
   collective_options options;
 };
 

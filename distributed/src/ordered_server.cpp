@@ -44,6 +44,18 @@ versioned_store::pull(const std::string& key, std::optional<std::int64_t> versio
   return std::pair{same->second, same->first};
 }
 
+std::optional<std::pair<std::optional<blob>, std::int64_t>>
+versioned_store::pull_newer(const std::string& key, std::int64_t than) const {
+  std::lock_guard guard{mutex_};
+  auto at = entries_.find(key);
+  if (at == entries_.end())
+    return std::nullopt;
+  const auto& [newest, value] = at->second.back();
+  if (newest > than)
+    return std::pair{std::optional<blob>{value}, newest};
+  return std::pair{std::optional<blob>{}, newest};
+}
+
 blob to_blob(const std::vector<std::byte>& bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
@@ -58,6 +70,7 @@ namespace {
 
 std::string push_service(const std::string& name) { return name + "/_push_service"; }
 std::string pull_service(const std::string& name) { return name + "/_pull_service"; }
+std::string pull_newer_service(const std::string& name) { return name + "/_pull_newer_service"; }
 
 } // namespace
 
@@ -78,14 +91,20 @@ ordered_server_host::ordered_server_host(rpc_group group, std::string name, int 
                             [store](std::string key, std::optional<std::int64_t> version) {
                               return store->pull(key, version);
                             });
+    group_.register_service(pull_newer_service(name_), [store](std::string key, std::int64_t than) {
+      return store->pull_newer(key, than);
+    });
   } catch (...) {
-    group_.deregister(push_service(name_));
+    for (const auto& service : {push_service(name_), pull_service(name_)})
+      if (group_.is_registered(service))
+        group_.deregister(service);
     throw;
   }
 }
 
 ordered_server_host::~ordered_server_host() {
-  for (const auto& service : {push_service(name_), pull_service(name_)}) {
+  for (const auto& service :
+       {push_service(name_), pull_service(name_), pull_newer_service(name_)}) {
     try {
       group_.deregister(service);
     } catch (const troupe::error&) {
@@ -95,8 +114,8 @@ ordered_server_host::~ordered_server_host() {
 }
 
 ordered_server::ordered_server(rpc_group group, std::string name)
-  : group_(std::move(group)), push_service_(push_service(name)), pull_service_(pull_service(name)) {
-}
+  : group_(std::move(group)), push_service_(push_service(name)), pull_service_(pull_service(name)),
+    pull_newer_service_(pull_newer_service(name)) {}
 
 bool ordered_server::push_blob(const std::string& key, detail::blob value, std::int64_t version,
                                std::optional<std::int64_t> prev_version) {
@@ -107,6 +126,13 @@ std::optional<std::pair<detail::blob, std::int64_t>>
 ordered_server::pull_blob(const std::string& key, std::optional<std::int64_t> version) {
   return group_.registered_sync<std::optional<std::pair<detail::blob, std::int64_t>>>(pull_service_,
                                                                                       key, version);
+}
+
+std::optional<std::pair<std::optional<detail::blob>, std::int64_t>>
+ordered_server::pull_blob_newer(const std::string& key, std::int64_t than) {
+  return group_
+    .registered_sync<std::optional<std::pair<std::optional<detail::blob>, std::int64_t>>>(
+      pull_newer_service_, key, than);
 }
 
 } // namespace troupe

@@ -82,10 +82,11 @@ void push_pull_grad_server_host::manage_model(versioned_model model, optimizer_s
   std::lock_guard guard{mutex_};
   if (running_)
     throw state_error("gradient server '" + name_ + "': manage_model before start()");
-  parameters_->push_blob(options_.model_name, detail::to_blob(serialize(model.state)),
-                         model.version, std::nullopt);
+  parameters_->push_blob(options_.model_name, detail::to_blob(serialize(model.state)), model.base(),
+                         std::nullopt);
   std::lock_guard model_guard{model_mutex_};
   model_ = std::move(model);
+  model_.version = model_.base();
   step_ = std::move(step);
   schedule_ = std::move(schedule);
 }
@@ -208,9 +209,9 @@ void push_pull_grad_server_host::step_model(const state_dict& gradients) {
   step_(model_.state, gradients);
   if (schedule_)
     schedule_();
-  ++model_.version;
+  model_.version = model_.base() + 1;
   auto published = detail::to_blob(serialize(model_.state));
-  const auto version = model_.version;
+  const auto version = *model_.version;
   lock.unlock();
   parameters_->push_blob(options_.model_name, std::move(published), version, version - 1);
 }
@@ -243,11 +244,11 @@ bool push_pull_grad_server::push(versioned_model& model, const state_dict& gradi
 }
 
 bool push_pull_grad_server::pull(versioned_model& model) {
-  auto newest = parameters_.pull_blob(model_name_, std::nullopt);
+  auto newest = parameters_.pull_blob_newer(model_name_, model.version.value_or(no_version));
   if (!newest)
     return false;
-  if (newest->second > model.version) {
-    model.state = deserialize<state_dict>(detail::blob_bytes(newest->first));
+  if (newest->first) {
+    model.state = deserialize<state_dict>(detail::blob_bytes(*newest->first));
     model.version = newest->second;
   }
   return true;

@@ -16,9 +16,9 @@ push_pull_model_server::push_pull_model_server(rpc_group group, const std::strin
   : store_(std::move(group), store_name(name)), key_(std::move(model_name)) {}
 
 bool push_pull_model_server::push(versioned_model& model, bool pull_on_fail) {
-  if (store_.push_blob(key_, detail::to_blob(serialize(model.state)), model.version + 1,
-                       model.version)) {
-    ++model.version;
+  if (store_.push_blob(key_, detail::to_blob(serialize(model.state)), model.base() + 1,
+                       model.base())) {
+    model.version = model.base() + 1;
     return true;
   }
   if (pull_on_fail)
@@ -27,11 +27,11 @@ bool push_pull_model_server::push(versioned_model& model, bool pull_on_fail) {
 }
 
 bool push_pull_model_server::pull(versioned_model& model) {
-  auto newest = store_.pull_blob(key_, std::nullopt);
+  auto newest = store_.pull_blob_newer(key_, model.version.value_or(no_version));
   if (!newest)
     return false;
-  if (newest->second > model.version) {
-    model.state = deserialize<state_dict>(detail::blob_bytes(newest->first));
+  if (newest->first) {
+    model.state = deserialize<state_dict>(detail::blob_bytes(*newest->first));
     model.version = newest->second;
   }
   return true;

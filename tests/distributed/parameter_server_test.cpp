@@ -97,7 +97,7 @@ void push_increments(troupe::push_pull_model_server& server, int count,
     model.state["w"] += 1.0f;
     while (!server.push(model)) // someone else was first: model holds the newest now
       model.state["w"] += 1.0f;
-    versions.push_back(model.version);
+    versions.push_back(model.base());
   }
 }
 
@@ -201,7 +201,7 @@ TROUPE_ROLE(grad_client) {
 
 /// Waits (bounded) until `host`'s model reaches `version`.
 void await_version(const troupe::push_pull_grad_server_host& host, std::int64_t version) {
-  for (int i = 0; i < 2000 && host.model().version < version; ++i)
+  for (int i = 0; i < 2000 && host.model().base() < version; ++i)
     std::this_thread::sleep_for(5ms);
 }
 

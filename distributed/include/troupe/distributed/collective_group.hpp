@@ -54,8 +54,8 @@ struct collective_call {
   collective_kind kind = collective_kind::barrier;
   tensor_view tensor;
   std::vector<tensor_view> list; // all_gather and gather outputs, scatter inputs
-  int peer = -1;                 // send: destination; recv: source; else the root
-  int tag = 0;                   // send and recv
+  int peer = -1; // send: destination; recv: source; else the root
+  int tag = 0; // send and recv
   reduce_op op = reduce_op::sum;
 };
 

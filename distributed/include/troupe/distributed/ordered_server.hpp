@@ -42,6 +42,10 @@ public:
             std::optional<std::int64_t> prev_version);
   std::optional<std::pair<blob, std::int64_t>> pull(const std::string& key,
                                                     std::optional<std::int64_t> version) const;
+  /// The newest version, with its value only if that version is above `than`; nothing for an
+  /// unknown key.
+  std::optional<std::pair<std::optional<blob>, std::int64_t>> pull_newer(const std::string& key,
+                                                                         std::int64_t than) const;
 
 private:
   using versions = std::deque<std::pair<std::int64_t, blob>>; // oldest stored first
@@ -98,10 +102,14 @@ public:
                  std::optional<std::int64_t> prev_version);
   std::optional<std::pair<detail::blob, std::int64_t>>
   pull_blob(const std::string& key, std::optional<std::int64_t> version);
+  /// The newest version of `key`, and its value only if that version is above `than` (so a
+  /// reader that is up to date moves no value); nothing for an unknown key.
+  std::optional<std::pair<std::optional<detail::blob>, std::int64_t>>
+  pull_blob_newer(const std::string& key, std::int64_t than);
 
 private:
   rpc_group group_;
-  std::string push_service_, pull_service_;
+  std::string push_service_, pull_service_, pull_newer_service_;
 };
 
 } // namespace troupe
