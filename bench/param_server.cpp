@@ -190,5 +190,5 @@ int main(int argc, char** argv) {
       return 2;
     return member(rank, port, rounds);
   }
-  return lead(argc > 1 ? std::max(1, std::atoi(argv[1])) : 10);
+  return lead(argc > 1 ? std::max(1, std::atoi(argv[1])) : 20);
 }

@@ -56,14 +56,6 @@ versioned_store::pull_newer(const std::string& key, std::int64_t than) const {
   return std::pair{std::optional<blob>{}, newest};
 }
 
-blob to_blob(const std::vector<std::byte>& bytes) {
-  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-}
-
-std::span<const std::byte> blob_bytes(const blob& b) {
-  return {reinterpret_cast<const std::byte*>(b.data()), b.size()};
-}
-
 } // namespace detail
 
 namespace {

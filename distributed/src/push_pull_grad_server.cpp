@@ -82,7 +82,7 @@ void push_pull_grad_server_host::manage_model(versioned_model model, optimizer_s
   std::lock_guard guard{mutex_};
   if (running_)
     throw state_error("gradient server '" + name_ + "': manage_model before start()");
-  parameters_->push_blob(options_.model_name, detail::to_blob(serialize(model.state)), model.base(),
+  parameters_->push_blob(options_.model_name, detail::blob(serialize(model.state)), model.base(),
                          std::nullopt);
   std::lock_guard model_guard{model_mutex_};
   model_ = std::move(model);
@@ -166,7 +166,7 @@ void push_pull_grad_server_host::reduce_loop() {
       if (!primary_batch.empty())
         step_model(reduce(primary_batch));
       if (!secondary_batch.empty()) {
-        const auto reduced = detail::to_blob(serialize(reduce(secondary_batch)));
+        const auto reduced = detail::blob(serialize(reduce(secondary_batch)));
         const auto& primary = primary_of(group_, options_);
         if (primary_)
           enqueue(primary_level, reduced);
@@ -183,9 +183,9 @@ void push_pull_grad_server_host::reduce_loop() {
 }
 
 state_dict push_pull_grad_server_host::reduce(const std::vector<detail::blob>& batch) const {
-  auto total = deserialize<state_dict>(detail::blob_bytes(batch.front()));
+  auto total = deserialize<state_dict>(batch.front().bytes());
   for (std::size_t i = 1; i < batch.size(); ++i) {
-    const auto next = deserialize<state_dict>(detail::blob_bytes(batch[i]));
+    const auto next = deserialize<state_dict>(batch[i].bytes());
     if (next.size() != total.size())
       throw invalid_argument("gradient server '" + name_ + "': gradients with " +
                              std::to_string(next.size()) + " tensors and with " +
@@ -210,7 +210,7 @@ void push_pull_grad_server_host::step_model(const state_dict& gradients) {
   if (schedule_)
     schedule_();
   model_.version = model_.base() + 1;
-  auto published = detail::to_blob(serialize(model_.state));
+  auto published = detail::blob(serialize(model_.state));
   const auto version = *model_.version;
   lock.unlock();
   parameters_->push_blob(options_.model_name, std::move(published), version, version - 1);
@@ -223,7 +223,7 @@ push_pull_grad_server::push_pull_grad_server(rpc_group group, std::string name,
     parameters_(group_, parameters_name(name_)), model_name_(options.model_name) {}
 
 bool push_pull_grad_server::push(versioned_model& model, const state_dict& gradients) {
-  const auto blob = detail::to_blob(serialize(gradients));
+  const auto blob = detail::blob(serialize(gradients));
   auto candidates = secondaries_;
   for (;;) {
     std::uniform_int_distribution<std::size_t> pick{0, candidates.size() - 1};
@@ -248,7 +248,7 @@ bool push_pull_grad_server::pull(versioned_model& model) {
   if (!newest)
     return false;
   if (newest->first) {
-    model.state = deserialize<state_dict>(detail::blob_bytes(*newest->first));
+    model.state = deserialize<state_dict>(newest->first->bytes());
     model.version = newest->second;
   }
   return true;

@@ -16,7 +16,7 @@ push_pull_model_server::push_pull_model_server(rpc_group group, const std::strin
   : store_(std::move(group), store_name(name)), key_(std::move(model_name)) {}
 
 bool push_pull_model_server::push(versioned_model& model, bool pull_on_fail) {
-  if (store_.push_blob(key_, detail::to_blob(serialize(model.state)), model.base() + 1,
+  if (store_.push_blob(key_, detail::blob(serialize(model.state)), model.base() + 1,
                        model.base())) {
     model.version = model.base() + 1;
     return true;
@@ -31,7 +31,7 @@ bool push_pull_model_server::pull(versioned_model& model) {
   if (!newest)
     return false;
   if (newest->first) {
-    model.state = deserialize<state_dict>(detail::blob_bytes(*newest->first));
+    model.state = deserialize<state_dict>(newest->first->bytes());
     model.version = newest->second;
   }
   return true;

@@ -46,11 +46,18 @@ void table_through(troupe::ordered_server& store) {
 
 TEST(ordered_server, machin_table_on_the_store) {
   versioned_store store{1};
-  machin_table([&](const std::string& k, std::string v, std::int64_t version,
-                   std::optional<std::int64_t> prev) { return store.push(k, v, version, prev); },
-               [&](const std::string& k, std::optional<std::int64_t> version) {
-                 return store.pull(k, version);
-               });
+  machin_table(
+    [&](const std::string& k, std::string v, std::int64_t version,
+        std::optional<std::int64_t> prev) {
+      return store.push(k, troupe::detail::blob{troupe::serialize(v)}, version, prev);
+    },
+    [&](const std::string& k, std::optional<std::int64_t> version)
+      -> std::optional<std::pair<std::string, std::int64_t>> {
+      auto found = store.pull(k, version);
+      if (!found)
+        return std::nullopt;
+      return std::pair{troupe::deserialize<std::string>(found->first.bytes()), found->second};
+    });
 }
 
 TEST(ordered_server, machin_table_locally_and_typed_values) {
@@ -69,8 +76,8 @@ TEST(ordered_server, machin_table_locally_and_typed_values) {
 
 TEST(ordered_server, depth_zero_keeps_only_the_newest) {
   versioned_store store{0};
-  EXPECT_TRUE(store.push("k", "a", 1, std::nullopt));
-  EXPECT_TRUE(store.push("k", "b", 2, 1));
+  EXPECT_TRUE(store.push("k", troupe::detail::blob{troupe::serialize(1)}, 1, std::nullopt));
+  EXPECT_TRUE(store.push("k", troupe::detail::blob{troupe::serialize(2)}, 2, 1));
   EXPECT_EQ(store.pull("k", 1), std::nullopt);
   EXPECT_EQ(store.pull("k", std::nullopt)->second, 2);
 }

@@ -25,13 +25,49 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <algorithm>
+#include <span>
+#include <vector>
 
 namespace troupe {
 
 namespace detail {
 
-/// A value as the store keeps it: the bytes of troupe::serialize.
-using blob = std::string;
+/// A value as the store keeps it: the bytes of troupe::serialize, immutable and shared, so that
+/// keeping, pulling and sending a 10 MiB model copies it only where it crosses a process.
+class blob {
+public:
+  blob() = default;
+  explicit blob(std::vector<std::byte> bytes)
+    : bytes_(std::make_shared<const std::vector<std::byte>>(std::move(bytes))) {}
+
+  std::span<const std::byte> bytes() const noexcept {
+    return bytes_ ? std::span<const std::byte>{*bytes_} : std::span<const std::byte>{};
+  }
+  bool operator==(const blob& other) const noexcept {
+    return std::ranges::equal(bytes(), other.bytes());
+  }
+
+  template <class Archive>
+  void save(Archive& ar) const {
+    const auto data = bytes();
+    ar(cereal::make_size_tag(static_cast<std::uint64_t>(data.size())));
+    ar(cereal::binary_data(data.data(), data.size()));
+  }
+  template <class Archive>
+  void load(Archive& ar) {
+    std::uint64_t size = 0;
+    ar(cereal::make_size_tag(size));
+    if constexpr (requires { ar.require_elements(size, 1); })
+      ar.require_elements(size, 1); // a forged length allocates nothing
+    std::vector<std::byte> data(size);
+    ar(cereal::binary_data(data.data(), data.size()));
+    bytes_ = std::make_shared<const std::vector<std::byte>>(std::move(data));
+  }
+
+private:
+  std::shared_ptr<const std::vector<std::byte>> bytes_;
+};
 
 /// The store's table, apart from any group (machin's semantics; one lock).
 class versioned_store {
@@ -54,9 +90,6 @@ private:
   const std::size_t kept_;
   std::map<std::string, versions> entries_;
 };
-
-blob to_blob(const std::vector<std::byte>& bytes);
-std::span<const std::byte> blob_bytes(const blob& b);
 
 } // namespace detail
 
@@ -84,7 +117,7 @@ public:
   template <class T>
   bool push(const std::string& key, const T& value, std::int64_t version,
             std::optional<std::int64_t> prev_version = std::nullopt) {
-    return push_blob(key, detail::to_blob(serialize(value)), version, prev_version);
+    return push_blob(key, detail::blob{serialize(value)}, version, prev_version);
   }
 
   template <class T>
@@ -93,7 +126,7 @@ public:
     auto found = pull_blob(key, version);
     if (!found)
       return std::nullopt;
-    return std::pair<T, std::int64_t>{deserialize<T>(detail::blob_bytes(found->first)),
+    return std::pair<T, std::int64_t>{deserialize<T>(found->first.bytes()),
                                       found->second};
   }
 
