@@ -89,6 +89,7 @@ void serve(troupe::rpc_group& group, int rounds) {
   group.barrier(); // gradients pushed
   grads.stop();
   grads.watch();
+  group.barrier(); // stopped: rank 0, which keeps the key tables, may go
 }
 
 /// A client's part: `rounds` interleaved rounds, then its gradient pushes.
@@ -117,6 +118,7 @@ figures run_client(troupe::rpc_group& group, int rounds) {
     grads.push(replica, gradients);
   out.grad_pushes_per_s = grad_pushes_per_client / (since_ms(start) / 1000);
   group.barrier(); // gradients pushed
+  group.barrier(); // the server has stopped
   return out;
 }
 
