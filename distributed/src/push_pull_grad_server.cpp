@@ -96,6 +96,11 @@ versioned_model push_pull_grad_server_host::model() const {
   return model_;
 }
 
+std::size_t push_pull_grad_server_host::queued() const {
+  std::lock_guard guard{mutex_};
+  return secondary_queue_.items.size() + primary_queue_.items.size();
+}
+
 void push_pull_grad_server_host::start() {
   std::lock_guard guard{mutex_};
   if (running_)

@@ -307,6 +307,27 @@ TEST_F(grad_server_alone, stop_returns_with_work_queued_and_start_goes_on) {
   host.stop();
 }
 
+TEST_F(grad_server_alone, a_full_queue_drops_its_oldest_gradients_as_machin_does) {
+  auto options = machin_options(troupe::reduce_method::sum);
+  options.max_queue_size = 3;
+  troupe::push_pull_grad_server_host host{group, "grads", options};
+  host.manage_model(chain(), minus_gradient);
+  troupe::push_pull_grad_server server{group, "grads", options};
+  troupe::versioned_model model = chain();
+  const auto all = [](float v) {
+    return troupe::state_dict{{"l0", values({v})}, {"l1", values({v})}, {"l2", values({v})}};
+  };
+  for (float v : {1.0f, 2.0f, 3.0f, 4.0f, 5.0f}) // stopped: queued; 1 and 2 are dropped
+    server.push(model, all(v));
+  EXPECT_EQ(host.queued(), 3u);
+  host.start(); // (3 + 4) goes to the primary; 5 waits for a partner
+  for (int i = 0; i < 2000 && host.queued() != 2; ++i)
+    std::this_thread::sleep_for(5ms);
+  server.push(model, all(6.0f)); // (5 + 6) too: the primary steps by 7 + 11
+  await_version(host, 1);
+  EXPECT_EQ(host.model().state.at("l0")(0), 1.0f - 18.0f) << "kept: the newest 3 of 5";
+}
+
 TEST_F(grad_server_alone, the_learning_rate_schedule_is_stepped_with_the_optimizer) {
   auto options = machin_options(troupe::reduce_method::mean);
   troupe::push_pull_grad_server_host host{group, "grads", options};

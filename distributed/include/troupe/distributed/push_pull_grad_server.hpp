@@ -71,6 +71,8 @@ public:
                     std::function<void()> schedule = {});
   /// The managed model as it is now (primary).
   versioned_model model() const;
+  /// Gradients waiting here, pushed by workers or sent by secondaries (a backlog to watch).
+  std::size_t queued() const;
 
   /// Starts the reducer thread; stop() stops it at once, whatever is queued (which stays for
   /// a later start()).
