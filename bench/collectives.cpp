@@ -10,6 +10,7 @@
 // contender in turn, between two barriers, so the slower rank sets the time; the figure is the
 // median over rounds. Tensors are float32 of 1 KiB, 1 MiB and 64 MiB. The last lines are
 // `name value unit`, read by tooling.
+#include "troupe/actors/network.hpp"
 #include "troupe/distributed/world.hpp"
 
 #include <gloo/allgather.h>
@@ -21,8 +22,6 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/tcp/device.h>
 #include <mpi.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,17 +88,6 @@ int relaunch_under_mpirun(int argc, char** argv) {
   return 1;
 }
 
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 /// A folder rank 0 makes and both ranks share, for raw gloo's FileStore.
 std::string shared_folder(int rank) {
@@ -240,7 +228,7 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int port = rank == 0 ? free_loopback_port() : 0;
+  int port = rank == 0 ? troupe::detail::free_loopback_port() : 0;
   MPI_Bcast(&port, 1, MPI_INT, 0, MPI_COMM_WORLD);
   ::setenv("TROUPE_ADDRESS", ("127.0.0.1:" + std::to_string(port)).c_str(), 1);
   const auto folder = shared_folder(rank);

@@ -14,7 +14,8 @@
 #include "troupe/distributed/push_pull_model_server.hpp"
 #include "troupe/distributed/world.hpp"
 
-#include <spawn.h>
+#include "spawn_self.hpp"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -23,8 +24,6 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-extern char** environ;
 
 TROUPE_TASK(param_bench_echo, [](troupe::state_dict state) { return state; });
 
@@ -134,21 +133,8 @@ int member(int rank, int port, int rounds) {
 }
 
 pid_t spawn_member(int rank, int port, int rounds) {
-  std::vector<std::string> entries;
-  for (char** at = environ; *at != nullptr; ++at)
-    entries.emplace_back(*at);
-  entries.push_back("TROUPE_PARAM_BENCH=" + std::to_string(rank) + ":" + std::to_string(port) +
-                    ":" + std::to_string(rounds));
-  std::vector<char*> envp;
-  for (auto& entry : entries)
-    envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  char program[] = "/proc/self/exe";
-  char* argv[] = {program, nullptr};
-  pid_t pid = 0;
-  if (::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0)
-    std::abort();
-  return pid;
+  return troupe::bench::spawn_self("TROUPE_PARAM_BENCH=" + std::to_string(rank) + ":" +
+                                   std::to_string(port) + ":" + std::to_string(rounds));
 }
 
 int lead(int rounds) {

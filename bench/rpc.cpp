@@ -16,7 +16,8 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include <spawn.h>
+#include "spawn_self.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,8 +28,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-extern char** environ;
 
 TROUPE_TASK(rpc_bench_add, [](int a, int b) { return a + b; });
 TROUPE_TASK(rpc_bench_echo, [](xt::xarray<float> t) { return t; });
@@ -148,19 +147,7 @@ figures measure(int port, bool shared_memory, int rounds) {
 
 int lead(int rounds) {
   const int port = troupe::detail::free_loopback_port();
-  std::vector<std::string> env_entries;
-  for (char** at = environ; *at != nullptr; ++at)
-    env_entries.emplace_back(*at);
-  env_entries.push_back("TROUPE_RPC_BENCH_PORT=" + std::to_string(port));
-  std::vector<char*> envp;
-  for (auto& entry : env_entries)
-    envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  char program[] = "/proc/self/exe";
-  char* argv[] = {program, nullptr};
-  pid_t peer = 0;
-  if (::posix_spawn(&peer, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0)
-    return 1;
+  const pid_t peer = troupe::bench::spawn_self("TROUPE_RPC_BENCH_PORT=" + std::to_string(port));
   const auto tcp = measure(port, false, rounds);
   const auto local = measure(port + 1, true, rounds);
   int status = 0;

@@ -12,7 +12,6 @@ constexpr std::int32_t primary_level = 1;
 std::string push_service(const std::string& server, const std::string& member) {
   return server + "/" + member + "/_push_service";
 }
-std::string parameters_name(const std::string& server) { return server + "_o_server"; }
 
 const std::string& primary_of(const rpc_group& group, const grad_server_options& options) {
   return options.primary.empty() ? group.members().front() : options.primary;
@@ -54,8 +53,8 @@ push_pull_grad_server_host::push_pull_grad_server_host(rpc_group group, std::str
     options_(checked(group_, name_, std::move(options))),
     primary_(primary_of(group_, options_) == group_.own_name()) {
   if (primary_) {
-    parameters_host_ = std::make_unique<ordered_server_host>(group_, parameters_name(name_));
-    parameters_ = std::make_unique<ordered_server>(group_, parameters_name(name_));
+    parameters_host_ = std::make_unique<push_pull_model_server_host>(group_, name_);
+    parameters_ = std::make_unique<ordered_server>(group_, detail::model_store_name(name_));
   }
   group_.register_service(push_service(name_, group_.own_name()),
                           [this](std::int32_t level, detail::blob gradients) {
@@ -225,7 +224,7 @@ push_pull_grad_server::push_pull_grad_server(rpc_group group, std::string name,
                                              grad_server_options options)
   : group_(std::move(group)), name_(std::move(name)),
     secondaries_(secondaries_of(group_, checked(group_, name_, options))),
-    parameters_(group_, parameters_name(name_)), model_name_(options.model_name) {}
+    parameters_(group_, name_, options.model_name) {}
 
 bool push_pull_grad_server::push(versioned_model& model, const state_dict& gradients) {
   const auto blob = detail::blob(serialize(gradients));
@@ -248,15 +247,6 @@ bool push_pull_grad_server::push(versioned_model& model, const state_dict& gradi
   return pull(model);
 }
 
-bool push_pull_grad_server::pull(versioned_model& model) {
-  auto newest = parameters_.pull_blob_newer(model_name_, model.version.value_or(no_version));
-  if (!newest)
-    return false;
-  if (newest->first) {
-    model.state = deserialize<state_dict>(newest->first->bytes());
-    model.version = newest->second;
-  }
-  return true;
-}
+bool push_pull_grad_server::pull(versioned_model& model) { return parameters_.pull(model); }
 
 } // namespace troupe

@@ -5,10 +5,9 @@
 // code.
 #include "collective_cases.hpp"
 
+#include "troupe/actors/network.hpp"
+
 #include <mpi.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -16,17 +15,6 @@
 
 namespace {
 
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 int run_member() {
   try {
@@ -49,7 +37,7 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int port = rank == 0 ? free_loopback_port() : 0;
+  int port = rank == 0 ? troupe::detail::free_loopback_port() : 0;
   MPI_Bcast(&port, 1, MPI_INT, 0, MPI_COMM_WORLD);
   ::setenv("TROUPE_ADDRESS", ("127.0.0.1:" + std::to_string(port)).c_str(), 1);
   const int code = run_member();

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "troupe/distributed/ordered_server.hpp"
+#include "troupe/distributed/push_pull_model_server.hpp"
 #include "troupe/distributed/state_dict.hpp"
 
 #include <chrono>
@@ -98,7 +99,7 @@ private:
   const std::string name_;
   const grad_server_options options_;
   const bool primary_;
-  std::unique_ptr<ordered_server_host> parameters_host_; // primary only
+  std::unique_ptr<push_pull_model_server_host> parameters_host_; // primary only
   std::unique_ptr<ordered_server> parameters_;
 
   mutable std::mutex mutex_;
@@ -130,8 +131,7 @@ private:
   rpc_group group_;
   std::string name_;
   std::vector<std::string> secondaries_;
-  ordered_server parameters_;
-  std::string model_name_;
+  push_pull_model_server parameters_; // where the primary publishes them
   std::mt19937 random_{std::random_device{}()};
 };
 

@@ -18,6 +18,11 @@
 
 namespace troupe {
 
+namespace detail {
+/// The ordered server a model server `server` keeps its models in.
+std::string model_store_name(const std::string& server);
+} // namespace detail
+
 class push_pull_model_server_host {
 public:
   push_pull_model_server_host(rpc_group group, const std::string& name);
