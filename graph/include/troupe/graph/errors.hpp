@@ -1,0 +1,38 @@
+// What graph/ throws: troupe errors, each naming what was wrong.
+#pragma once
+
+#include "troupe/actors/error.hpp"
+
+namespace troupe::graph {
+
+/// A mapper met a kind of node it has no method for (pytato's UnsupportedArrayError).
+class unsupported_node : public troupe::invalid_argument {
+public:
+  using invalid_argument::invalid_argument;
+};
+
+/// A cached mapper met two distinct but equal nodes under one key (err_on_collision).
+class cache_collision : public troupe::state_error {
+public:
+  using state_error::state_error;
+};
+
+/// A copy mapper made a new node equal to the one it replaced (err_on_created_duplicate).
+class created_duplicate : public troupe::state_error {
+public:
+  using state_error::state_error;
+};
+
+/// Cutting a DAG into parts made the parts depend on each other in a circle.
+class partition_induced_cycle : public troupe::invalid_argument {
+public:
+  using invalid_argument::invalid_argument;
+};
+
+/// A dependency graph (of parts, or of communication) has a cycle.
+class cycle_error : public troupe::invalid_argument {
+public:
+  using invalid_argument::invalid_argument;
+};
+
+} // namespace troupe::graph

@@ -1,0 +1,204 @@
+// The mapper family (pytato's transform module): objects that walk a DAG, dispatching on each
+// node's kind to a method of their own.
+//
+//   mapper<R, Extra...>            rec(n, extra...) calls map_<kind>(n, extra...); no memo; a kind
+//                                  without a method throws unsupported_node.
+//   cached_mapper<R, Extra...>     maps each node once, keyed by structure (and by
+//   extra_key(extra...)
+//                                  when there are extra arguments; without an override:
+//                                  state_error). err_on_collision: two distinct but equal nodes
+//                                  under one key throw cache_collision.
+//   copy_mapper                    rebuilds a node only if a child changed, and hash-conses
+//   results:
+//                                  equal results are one instance. err_on_created_duplicate: a new
+//                                  node equal to the one it replaces throws created_duplicate.
+//   combine_mapper<R>              maps a node to combine(its children's results).
+//   walk_mapper<Extra...>          visit(n) false skips the subtree; post_visit after the children.
+//   cached_walk_mapper<Extra...>   the same, each key once.
+// Children come in one fixed order (node::children()), so every walk is deterministic.
+#pragma once
+
+#include "troupe/graph/errors.hpp"
+#include "troupe/graph/node.hpp"
+
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+
+namespace troupe::graph {
+
+#define TROUPE_GRAPH_KINDS(X)                                                                      \
+  X(placeholder)                                                                                   \
+  X(size_param) X(data) X(elementwise) X(reduce) X(stack) X(concatenate) X(reshape) X(transpose)   \
+    X(roll) X(einsum) X(outputs)
+
+template <class R, class... Extra>
+class mapper {
+public:
+  virtual ~mapper() = default;
+
+  R operator()(const node_ptr& n, Extra... extra) { return rec(n, extra...); }
+
+  virtual R rec(const node_ptr& n, Extra... extra) {
+    if (!n)
+      throw invalid_argument("mapper: a null node");
+    switch (n->what()) {
+#define TROUPE_GRAPH_DISPATCH(k)                                                                   \
+  case kind::k: return map_##k(n, extra...);
+      TROUPE_GRAPH_KINDS(TROUPE_GRAPH_DISPATCH)
+#undef TROUPE_GRAPH_DISPATCH
+    }
+    return unsupported(n);
+  }
+
+protected:
+#define TROUPE_GRAPH_METHOD(k)                                                                     \
+  virtual R map_##k(const node_ptr& n, Extra...) { return unsupported(n); }
+  TROUPE_GRAPH_KINDS(TROUPE_GRAPH_METHOD)
+#undef TROUPE_GRAPH_METHOD
+
+  [[noreturn]] R unsupported(const node_ptr& n) const {
+    throw unsupported_node(std::string{"this mapper has no method for "} + kind_name(n->what()) +
+                           " nodes");
+  }
+};
+
+template <class R, class... Extra>
+class cached_mapper : public mapper<R, Extra...> {
+public:
+  explicit cached_mapper(bool err_on_collision = false) : err_on_collision_(err_on_collision) {}
+
+  R rec(const node_ptr& n, Extra... extra) override {
+    auto key = std::pair{n, extra_key(extra...)};
+    if (auto at = cache_.find(key); at != cache_.end()) {
+      if (err_on_collision_ && at->first.first != n)
+        throw cache_collision("cache collision: two distinct but equal " +
+                              std::string{kind_name(n->what())} + " nodes under one key");
+      return at->second;
+    }
+    R result = mapper<R, Extra...>::rec(n, extra...);
+    cache_.emplace(std::move(key), result);
+    return result;
+  }
+
+protected:
+  /// What the extra arguments add to the cache key; override it when there are any.
+  virtual std::string extra_key(Extra...) const {
+    if constexpr (sizeof...(Extra) != 0)
+      throw state_error("cached_mapper: extra arguments need an extra_key override");
+    return {};
+  }
+
+private:
+  using key_type = std::pair<node_ptr, std::string>;
+  struct key_hash {
+    std::size_t operator()(const key_type& k) const noexcept {
+      return k.first->hash() ^ (std::hash<std::string>{}(k.second) << 1);
+    }
+  };
+  struct key_equal {
+    bool operator()(const key_type& a, const key_type& b) const {
+      return a.second == b.second && node_equal{}(a.first, b.first);
+    }
+  };
+  bool err_on_collision_;
+  std::unordered_map<key_type, R, key_hash, key_equal> cache_;
+};
+
+class copy_mapper : public cached_mapper<node_ptr> {
+public:
+  explicit copy_mapper(bool err_on_collision = false, bool err_on_created_duplicate = false)
+    : cached_mapper(err_on_collision), err_on_created_duplicate_(err_on_created_duplicate) {}
+
+  node_ptr rec(const node_ptr& n) override;
+
+protected:
+#define TROUPE_GRAPH_COPY(k)                                                                       \
+  node_ptr map_##k(const node_ptr& n) override { return copy(n); }
+  TROUPE_GRAPH_KINDS(TROUPE_GRAPH_COPY)
+#undef TROUPE_GRAPH_COPY
+
+  /// `n` with its children mapped: `n` itself when none changed.
+  node_ptr copy(const node_ptr& n);
+
+private:
+  bool err_on_created_duplicate_;
+  node_set made_; // every result, so equal results are one instance
+};
+
+template <class R>
+class combine_mapper : public cached_mapper<R> {
+protected:
+  /// What a node maps to, from what its children map to (in children() order).
+  virtual R combine(const node_ptr& n, std::vector<R> children) = 0;
+
+#define TROUPE_GRAPH_COMBINE(k)                                                                    \
+  R map_##k(const node_ptr& n) override {                                                          \
+    std::vector<R> mapped;                                                                         \
+    for (const auto& child : n->children())                                                        \
+      mapped.push_back(this->rec(child));                                                          \
+    return combine(n, std::move(mapped));                                                          \
+  }
+  TROUPE_GRAPH_KINDS(TROUPE_GRAPH_COMBINE)
+#undef TROUPE_GRAPH_COMBINE
+};
+
+template <class... Extra>
+class walk_mapper {
+public:
+  virtual ~walk_mapper() = default;
+
+  void operator()(const node_ptr& n, Extra... extra) { rec(n, extra...); }
+
+  virtual void rec(const node_ptr& n, Extra... extra) {
+    if (!visit(n, extra...))
+      return;
+    for (const auto& child : n->children())
+      rec(child, extra...);
+    post_visit(n, extra...);
+  }
+
+protected:
+  /// False skips `n`'s children and post_visit.
+  virtual bool visit(const node_ptr&, Extra...) { return true; }
+  virtual void post_visit(const node_ptr&, Extra...) {}
+};
+
+template <class... Extra>
+class cached_walk_mapper : public walk_mapper<Extra...> {
+public:
+  void rec(const node_ptr& n, Extra... extra) override {
+    if (!visited_.insert(cache_key(n, extra...)).second)
+      return;
+    walk_mapper<Extra...>::rec(n, extra...);
+  }
+
+protected:
+  /// What makes a visit the same as an earlier one: the node by structure, and the extra
+  /// arguments as extra_key() spells them (override it when there are any).
+  virtual std::string extra_key(Extra...) const {
+    if constexpr (sizeof...(Extra) != 0)
+      throw state_error("cached_walk_mapper: extra arguments need an extra_key override");
+    return {};
+  }
+
+private:
+  struct key_hash {
+    std::size_t operator()(const std::pair<node_ptr, std::string>& k) const noexcept {
+      return k.first->hash() ^ (std::hash<std::string>{}(k.second) << 1);
+    }
+  };
+  struct key_equal {
+    bool operator()(const std::pair<node_ptr, std::string>& a,
+                    const std::pair<node_ptr, std::string>& b) const {
+      return a.second == b.second && node_equal{}(a.first, b.first);
+    }
+  };
+  std::pair<node_ptr, std::string> cache_key(const node_ptr& n, Extra... extra) const {
+    return {n, extra_key(extra...)};
+  }
+  std::unordered_set<std::pair<node_ptr, std::string>, key_hash, key_equal> visited_;
+};
+
+} // namespace troupe::graph

@@ -1,0 +1,125 @@
+// Array expressions as an immutable DAG (pytato's arrays): each node is a computation on its
+// children, compared and hashed by structure (tags included), never by address, so two equal
+// graphs built apart are equal, and orders taken from them are the same in every process.
+//
+//   auto x = troupe::graph::placeholder("x", {3});
+//   auto y = 2.0 * x + troupe::graph::reduce(x, {0}, "sum");
+//   auto out = troupe::graph::make_outputs({{"y", y}});
+//   auto values = troupe::graph::evaluate(out, {{"x", xt::xarray<double>{1, 2, 3}}});
+#pragma once
+
+#include <xtensor/xarray.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace troupe::graph {
+
+enum class kind : std::uint8_t {
+  placeholder, // a named input array
+  size_param, // a named integer input (a scalar)
+  data, // an array held in the graph
+  elementwise, // name(): add sub mul div pow max min neg exp log sqrt abs
+  reduce, // name(): sum prod max min, over ints() axes
+  stack, // children along new axis ints()[0]
+  concatenate, // children along axis ints()[0]
+  reshape, // to shape()
+  transpose, // axes permuted as ints()
+  roll, // by ints()[0] along axis ints()[1]
+  einsum, // name(): the subscripts, "ij,jk->ik"
+  outputs, // named results: names(), children in name order (pytato's DictOfNamedArrays)
+};
+const char* kind_name(kind k) noexcept;
+
+enum class dtype : std::uint8_t { float64, float32 };
+using shape_t = std::vector<std::int64_t>;
+
+class node;
+using node_ptr = std::shared_ptr<const node>;
+
+class node {
+public:
+  /// Builds a node; the builders below check their arguments and are what to call.
+  node(kind what, std::string name, std::vector<node_ptr> children, shape_t shape, dtype type,
+       std::vector<std::int64_t> ints, std::vector<std::string> names,
+       std::shared_ptr<const xt::xarray<double>> data, std::set<std::string> tags);
+
+  kind what() const noexcept { return kind_; }
+  const std::string& name() const noexcept { return name_; }
+  const std::vector<node_ptr>& children() const noexcept { return children_; }
+  const shape_t& shape() const noexcept { return shape_; }
+  dtype type() const noexcept { return type_; }
+  const std::vector<std::int64_t>& ints() const noexcept { return ints_; }
+  /// outputs: the result names, in the order of children().
+  const std::vector<std::string>& names() const noexcept { return names_; }
+  const std::shared_ptr<const xt::xarray<double>>& data() const noexcept { return data_; }
+  const std::set<std::string>& tags() const noexcept { return tags_; }
+  std::int64_t size() const noexcept;
+
+  /// Structural: kind, fields, tags and children, recursively (children compared by address
+  /// first). The hash is computed once, from the same, and is the same in every process.
+  std::size_t hash() const noexcept { return hash_; }
+  bool operator==(const node& other) const;
+
+  /// This node with other children (the same kind, fields and tags).
+  node_ptr with_children(std::vector<node_ptr> children) const;
+  /// This node with `tag` added.
+  node_ptr with_tag(std::string tag) const;
+
+private:
+  kind kind_;
+  std::string name_;
+  std::vector<node_ptr> children_;
+  shape_t shape_;
+  dtype type_;
+  std::vector<std::int64_t> ints_;
+  std::vector<std::string> names_;
+  std::shared_ptr<const xt::xarray<double>> data_;
+  std::set<std::string> tags_;
+  std::size_t hash_;
+};
+
+/// Hash and equality of node_ptr by structure, for unordered containers.
+struct node_hash {
+  std::size_t operator()(const node_ptr& n) const noexcept { return n->hash(); }
+};
+struct node_equal {
+  bool operator()(const node_ptr& a, const node_ptr& b) const { return a == b || *a == *b; }
+};
+using node_set = std::unordered_set<node_ptr, node_hash, node_equal>;
+template <class V>
+using node_map = std::unordered_map<node_ptr, V, node_hash, node_equal>;
+
+// Builders. Shapes broadcast as numpy's do for element-wise operations; a bad shape, axis or
+// subscript is invalid_argument naming it.
+node_ptr placeholder(std::string name, shape_t shape, dtype type = dtype::float64);
+node_ptr size_param(std::string name);
+node_ptr data(xt::xarray<double> values, dtype type = dtype::float64);
+node_ptr constant(double value);
+node_ptr elementwise(std::string op, std::vector<node_ptr> operands);
+node_ptr reduce(node_ptr x, std::vector<std::int64_t> axes, std::string op = "sum");
+node_ptr stack(std::vector<node_ptr> arrays, std::int64_t axis = 0);
+node_ptr concatenate(std::vector<node_ptr> arrays, std::int64_t axis = 0);
+node_ptr reshape(node_ptr x, shape_t shape);
+node_ptr transpose(node_ptr x, std::vector<std::int64_t> axes = {});
+node_ptr roll(node_ptr x, std::int64_t shift, std::int64_t axis);
+node_ptr einsum(std::string subscripts, std::vector<node_ptr> operands);
+/// The named results of a graph.
+node_ptr make_outputs(const std::map<std::string, node_ptr>& named);
+
+node_ptr operator+(const node_ptr& a, const node_ptr& b);
+node_ptr operator-(const node_ptr& a, const node_ptr& b);
+node_ptr operator*(const node_ptr& a, const node_ptr& b);
+node_ptr operator/(const node_ptr& a, const node_ptr& b);
+node_ptr operator-(const node_ptr& a);
+node_ptr operator+(const node_ptr& a, double b);
+node_ptr operator*(double a, const node_ptr& b);
+node_ptr operator*(const node_ptr& a, double b);
+
+} // namespace troupe::graph

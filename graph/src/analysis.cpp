@@ -1,0 +1,98 @@
+#include "troupe/graph/analysis.hpp"
+
+#include <unordered_set>
+
+namespace troupe::graph {
+
+namespace {
+
+bool is_input(const node_ptr& n) {
+  return n->what() == kind::placeholder || n->what() == kind::data || n->what() == kind::size_param;
+}
+
+node_set united(std::vector<node_set>& sets) {
+  if (sets.empty())
+    return {};
+  // Grow the largest, so a chain costs the sum of its sets rather than their product.
+  auto largest = std::max_element(sets.begin(), sets.end(),
+                                  [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  node_set all = std::move(*largest);
+  for (auto& s : sets)
+    all.insert(s.begin(), s.end());
+  return all;
+}
+
+} // namespace
+
+node_set dependency_mapper::combine(const node_ptr& n, std::vector<node_set> children) {
+  auto all = united(children);
+  all.insert(n);
+  return all;
+}
+
+node_set subset_dependency_mapper::combine(const node_ptr& n, std::vector<node_set> children) {
+  auto all = united(children);
+  if (universe_.contains(n))
+    all.insert(n);
+  return all;
+}
+
+node_set input_gatherer::combine(const node_ptr& n, std::vector<node_set> children) {
+  auto all = united(children);
+  if (is_input(n))
+    all.insert(n);
+  return all;
+}
+
+std::vector<node_ptr> topological_order(const node_ptr& root) {
+  // Iterative, so that a chain of a million nodes does not overflow the stack.
+  std::vector<node_ptr> order;
+  std::unordered_set<const node*> seen;
+  std::vector<std::pair<node_ptr, std::size_t>> stack{{root, 0}};
+  seen.insert(root.get());
+  while (!stack.empty()) {
+    auto& [n, next] = stack.back();
+    if (next < n->children().size()) {
+      const auto& child = n->children()[next++];
+      if (seen.insert(child.get()).second)
+        stack.emplace_back(child, 0);
+      continue;
+    }
+    order.push_back(n);
+    stack.pop_back();
+  }
+  return order;
+}
+
+node_map<node_set> get_users(const node_ptr& root) {
+  node_map<node_set> users;
+  for (const auto& n : topological_order(root)) {
+    users.try_emplace(n);
+    for (const auto& child : n->children())
+      users[child].insert(n);
+  }
+  return users;
+}
+
+node_set rec_get_user_nodes(const node_ptr& root, const node_ptr& n) {
+  const auto users = get_users(root);
+  node_set found;
+  std::vector<node_ptr> frontier{n};
+  while (!frontier.empty()) {
+    auto at = users.find(frontier.back());
+    frontier.pop_back();
+    if (at == users.end())
+      continue;
+    for (const auto& user : at->second)
+      if (found.insert(user).second)
+        frontier.push_back(user);
+  }
+  return found;
+}
+
+node_ptr deduplicate(const node_ptr& root) {
+  copy_mapper copy{false, false};
+  return copy(root);
+}
+
+} // namespace troupe::graph

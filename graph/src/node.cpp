@@ -1,0 +1,358 @@
+#include "troupe/graph/node.hpp"
+
+#include "troupe/actors/error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <numeric>
+
+namespace troupe::graph {
+
+namespace {
+
+/// FNV-1a: the same in every process and build, unlike std::hash.
+class hasher {
+public:
+  void bytes(const void* data, std::size_t size) noexcept {
+    const auto* at = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i)
+      value_ = (value_ ^ at[i]) * 1099511628211ull;
+  }
+  template <class T>
+  void value(const T& v) noexcept {
+    bytes(&v, sizeof v);
+  }
+  void text(const std::string& s) noexcept {
+    value(s.size());
+    bytes(s.data(), s.size());
+  }
+  std::size_t done() const noexcept { return static_cast<std::size_t>(value_); }
+
+private:
+  std::uint64_t value_ = 14695981039346656037ull;
+};
+
+std::string describe(const shape_t& shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + ")";
+}
+
+std::int64_t checked_axis(std::int64_t axis, std::size_t ndim, const char* what) {
+  const auto n = static_cast<std::int64_t>(ndim);
+  if (axis < -n || axis >= n)
+    throw invalid_argument(std::string{what} + ": axis " + std::to_string(axis) +
+                           " is out of range for " + std::to_string(ndim) + " dimensions");
+  return axis < 0 ? axis + n : axis;
+}
+
+node_ptr make(kind what, std::string name, std::vector<node_ptr> children, shape_t shape,
+              dtype type, std::vector<std::int64_t> ints = {}, std::vector<std::string> names = {},
+              std::shared_ptr<const xt::xarray<double>> values = nullptr) {
+  return std::make_shared<const node>(what, std::move(name), std::move(children), std::move(shape),
+                                      type, std::move(ints), std::move(names), std::move(values),
+                                      std::set<std::string>{});
+}
+
+dtype widest(const std::vector<node_ptr>& nodes) {
+  for (const auto& n : nodes)
+    if (n->type() == dtype::float64)
+      return dtype::float64;
+  return nodes.empty() ? dtype::float64 : dtype::float32;
+}
+
+shape_t broadcast(const std::vector<node_ptr>& operands, const std::string& op) {
+  std::size_t ndim = 0;
+  for (const auto& o : operands)
+    ndim = std::max(ndim, o->shape().size());
+  shape_t out(ndim, 1);
+  for (const auto& o : operands) {
+    const auto& s = o->shape();
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      auto& d = out[ndim - s.size() + i];
+      if (s[i] == d || s[i] == 1)
+        continue;
+      if (d != 1)
+        throw invalid_argument(op + ": shapes do not broadcast: " + describe(s) + " against " +
+                               describe(out));
+      d = s[i];
+    }
+  }
+  return out;
+}
+
+void require_operands(const std::vector<node_ptr>& operands, const char* what) {
+  if (operands.empty())
+    throw invalid_argument(std::string{what} + ": no operands");
+  for (const auto& o : operands)
+    if (!o)
+      throw invalid_argument(std::string{what} + ": an operand is null");
+}
+
+} // namespace
+
+const char* kind_name(kind k) noexcept {
+  static constexpr std::array<const char*, 12> names{
+    "placeholder", "size_param", "data",      "elementwise", "reduce", "stack",
+    "concatenate", "reshape",    "transpose", "roll",        "einsum", "outputs"};
+  return names[static_cast<std::size_t>(k)];
+}
+
+node::node(kind what, std::string name, std::vector<node_ptr> children, shape_t shape, dtype type,
+           std::vector<std::int64_t> ints, std::vector<std::string> names,
+           std::shared_ptr<const xt::xarray<double>> values, std::set<std::string> tags)
+  : kind_(what), name_(std::move(name)), children_(std::move(children)), shape_(std::move(shape)),
+    type_(type), ints_(std::move(ints)), names_(std::move(names)), data_(std::move(values)),
+    tags_(std::move(tags)) {
+  hasher h;
+  h.value(kind_);
+  h.text(name_);
+  h.value(type_);
+  h.value(shape_.size());
+  for (auto d : shape_)
+    h.value(d);
+  h.value(ints_.size());
+  for (auto i : ints_)
+    h.value(i);
+  for (const auto& n : names_)
+    h.text(n);
+  for (const auto& t : tags_)
+    h.text(t);
+  if (data_)
+    h.bytes(data_->data(), data_->size() * sizeof(double));
+  h.value(children_.size());
+  for (const auto& c : children_)
+    h.value(c->hash());
+  hash_ = h.done();
+}
+
+std::int64_t node::size() const noexcept {
+  return std::accumulate(shape_.begin(), shape_.end(), std::int64_t{1}, std::multiplies<>{});
+}
+
+bool node::operator==(const node& other) const {
+  if (this == &other)
+    return true;
+  if (hash_ != other.hash_ || kind_ != other.kind_ || name_ != other.name_ ||
+      type_ != other.type_ || shape_ != other.shape_ || ints_ != other.ints_ ||
+      names_ != other.names_ || tags_ != other.tags_ || children_.size() != other.children_.size())
+    return false;
+  if ((data_ == nullptr) != (other.data_ == nullptr))
+    return false;
+  if (data_ && (data_->shape() != other.data_->shape() ||
+                std::memcmp(data_->data(), other.data_->data(), data_->size() * sizeof(double))))
+    return false;
+  for (std::size_t i = 0; i < children_.size(); ++i)
+    if (children_[i] != other.children_[i] && !(*children_[i] == *other.children_[i]))
+      return false;
+  return true;
+}
+
+node_ptr node::with_children(std::vector<node_ptr> children) const {
+  return std::make_shared<const node>(kind_, name_, std::move(children), shape_, type_, ints_,
+                                      names_, data_, tags_);
+}
+
+node_ptr node::with_tag(std::string tag) const {
+  auto tags = tags_;
+  tags.insert(std::move(tag));
+  return std::make_shared<const node>(kind_, name_, children_, shape_, type_, ints_, names_, data_,
+                                      std::move(tags));
+}
+
+node_ptr placeholder(std::string name, shape_t shape, dtype type) {
+  if (name.empty())
+    throw invalid_argument("placeholder: a name is needed");
+  for (auto d : shape)
+    if (d < 0)
+      throw invalid_argument("placeholder '" + name + "': negative dimension in " +
+                             describe(shape));
+  return make(kind::placeholder, std::move(name), {}, std::move(shape), type);
+}
+
+node_ptr size_param(std::string name) {
+  if (name.empty())
+    throw invalid_argument("size_param: a name is needed");
+  return make(kind::size_param, std::move(name), {}, {}, dtype::float64);
+}
+
+node_ptr data(xt::xarray<double> values, dtype type) {
+  shape_t shape(values.shape().begin(), values.shape().end());
+  return make(kind::data, {}, {}, std::move(shape), type, {}, {},
+              std::make_shared<const xt::xarray<double>>(std::move(values)));
+}
+
+node_ptr constant(double value) { return data(xt::xarray<double>(value)); }
+
+node_ptr elementwise(std::string op, std::vector<node_ptr> operands) {
+  static const std::set<std::string> binary{"add", "sub", "mul", "div", "pow", "max", "min"};
+  static const std::set<std::string> unary{"neg", "exp", "log", "sqrt", "abs"};
+  require_operands(operands, "elementwise");
+  const auto arity = binary.contains(op) ? 2u : unary.contains(op) ? 1u : 0u;
+  if (arity == 0)
+    throw invalid_argument("elementwise: unknown operation '" + op + "'");
+  if (operands.size() != arity)
+    throw invalid_argument("elementwise '" + op + "' takes " + std::to_string(arity) +
+                           " operands, got " + std::to_string(operands.size()));
+  auto shape = broadcast(operands, op);
+  const auto type = widest(operands);
+  return make(kind::elementwise, std::move(op), std::move(operands), std::move(shape), type);
+}
+
+node_ptr reduce(node_ptr x, std::vector<std::int64_t> axes, std::string op) {
+  require_operands({x}, "reduce");
+  if (op != "sum" && op != "prod" && op != "max" && op != "min")
+    throw invalid_argument("reduce: unknown operation '" + op + "'");
+  for (auto& a : axes)
+    a = checked_axis(a, x->shape().size(), "reduce");
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    throw invalid_argument("reduce: an axis is listed twice");
+  shape_t shape;
+  for (std::size_t i = 0; i < x->shape().size(); ++i)
+    if (!std::binary_search(axes.begin(), axes.end(), static_cast<std::int64_t>(i)))
+      shape.push_back(x->shape()[i]);
+  const auto type = x->type();
+  return make(kind::reduce, std::move(op), {std::move(x)}, std::move(shape), type, std::move(axes));
+}
+
+node_ptr stack(std::vector<node_ptr> arrays, std::int64_t axis) {
+  require_operands(arrays, "stack");
+  for (const auto& a : arrays)
+    if (a->shape() != arrays.front()->shape())
+      throw invalid_argument("stack: shapes differ: " + describe(a->shape()) + " and " +
+                             describe(arrays.front()->shape()));
+  axis = checked_axis(axis, arrays.front()->shape().size() + 1, "stack");
+  auto shape = arrays.front()->shape();
+  shape.insert(shape.begin() + axis, static_cast<std::int64_t>(arrays.size()));
+  const auto type = widest(arrays);
+  return make(kind::stack, {}, std::move(arrays), std::move(shape), type, {axis});
+}
+
+node_ptr concatenate(std::vector<node_ptr> arrays, std::int64_t axis) {
+  require_operands(arrays, "concatenate");
+  const auto& first = arrays.front()->shape();
+  axis = checked_axis(axis, first.size(), "concatenate");
+  auto shape = first;
+  shape[static_cast<std::size_t>(axis)] = 0;
+  for (const auto& a : arrays) {
+    auto s = a->shape();
+    if (s.size() != first.size())
+      throw invalid_argument("concatenate: dimensions differ: " + describe(s) + " and " +
+                             describe(first));
+    shape[static_cast<std::size_t>(axis)] += s[static_cast<std::size_t>(axis)];
+    s[static_cast<std::size_t>(axis)] = first[static_cast<std::size_t>(axis)];
+    if (s != first)
+      throw invalid_argument("concatenate: shapes differ off axis " + std::to_string(axis) + ": " +
+                             describe(a->shape()) + " and " + describe(first));
+  }
+  const auto type = widest(arrays);
+  return make(kind::concatenate, {}, std::move(arrays), std::move(shape), type, {axis});
+}
+
+node_ptr reshape(node_ptr x, shape_t shape) {
+  require_operands({x}, "reshape");
+  const auto size =
+    std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>{});
+  if (size != x->size())
+    throw invalid_argument("reshape: " + describe(x->shape()) + " has " +
+                           std::to_string(x->size()) + " elements, " + describe(shape) + " " +
+                           std::to_string(size));
+  const auto type = x->type();
+  return make(kind::reshape, {}, {std::move(x)}, std::move(shape), type);
+}
+
+node_ptr transpose(node_ptr x, std::vector<std::int64_t> axes) {
+  require_operands({x}, "transpose");
+  const auto ndim = x->shape().size();
+  if (axes.empty())
+    for (std::size_t i = 0; i < ndim; ++i)
+      axes.push_back(static_cast<std::int64_t>(ndim - 1 - i));
+  auto sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i)
+    if (sorted.size() != ndim || sorted[i] != static_cast<std::int64_t>(i))
+      throw invalid_argument("transpose: the axes are not a permutation of " +
+                             std::to_string(ndim) + " dimensions");
+  shape_t shape;
+  for (auto a : axes)
+    shape.push_back(x->shape()[static_cast<std::size_t>(a)]);
+  const auto type = x->type();
+  return make(kind::transpose, {}, {std::move(x)}, std::move(shape), type, std::move(axes));
+}
+
+node_ptr roll(node_ptr x, std::int64_t shift, std::int64_t axis) {
+  require_operands({x}, "roll");
+  axis = checked_axis(axis, x->shape().size(), "roll");
+  auto shape = x->shape();
+  const auto type = x->type();
+  return make(kind::roll, {}, {std::move(x)}, std::move(shape), type, {shift, axis});
+}
+
+node_ptr einsum(std::string subscripts, std::vector<node_ptr> operands) {
+  require_operands(operands, "einsum");
+  const auto arrow = subscripts.find("->");
+  if (arrow == std::string::npos)
+    throw invalid_argument("einsum '" + subscripts + "': write the output, as in 'ij,jk->ik'");
+  std::vector<std::string> inputs;
+  for (std::size_t start = 0;;) {
+    const auto comma = subscripts.find(',', start);
+    inputs.push_back(subscripts.substr(start, std::min(comma, arrow) - start));
+    if (comma == std::string::npos || comma > arrow)
+      break;
+    start = comma + 1;
+  }
+  const auto output = subscripts.substr(arrow + 2);
+  if (inputs.size() != operands.size())
+    throw invalid_argument("einsum '" + subscripts + "': " + std::to_string(inputs.size()) +
+                           " subscripts for " + std::to_string(operands.size()) + " operands");
+  std::map<char, std::int64_t> sizes;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& s = operands[i]->shape();
+    if (inputs[i].size() != s.size())
+      throw invalid_argument("einsum '" + subscripts + "': '" + inputs[i] + "' for shape " +
+                             describe(s));
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      auto [at, fresh] = sizes.emplace(inputs[i][d], s[d]);
+      if (!fresh && at->second != s[d])
+        throw invalid_argument("einsum '" + subscripts + "': index '" +
+                               std::string(1, inputs[i][d]) + "' has sizes " +
+                               std::to_string(at->second) + " and " + std::to_string(s[d]));
+    }
+  }
+  shape_t shape;
+  for (char c : output) {
+    auto at = sizes.find(c);
+    if (at == sizes.end())
+      throw invalid_argument("einsum '" + subscripts + "': output index '" + std::string(1, c) +
+                             "' is in no input");
+    shape.push_back(at->second);
+  }
+  const auto type = widest(operands);
+  return make(kind::einsum, std::move(subscripts), std::move(operands), std::move(shape), type);
+}
+
+node_ptr make_outputs(const std::map<std::string, node_ptr>& named) {
+  std::vector<node_ptr> children;
+  std::vector<std::string> names;
+  for (const auto& [name, n] : named) {
+    if (!n)
+      throw invalid_argument("make_outputs: output '" + name + "' is null");
+    names.push_back(name);
+    children.push_back(n);
+  }
+  return make(kind::outputs, {}, std::move(children), {}, dtype::float64, {}, std::move(names));
+}
+
+node_ptr operator+(const node_ptr& a, const node_ptr& b) { return elementwise("add", {a, b}); }
+node_ptr operator-(const node_ptr& a, const node_ptr& b) { return elementwise("sub", {a, b}); }
+node_ptr operator*(const node_ptr& a, const node_ptr& b) { return elementwise("mul", {a, b}); }
+node_ptr operator/(const node_ptr& a, const node_ptr& b) { return elementwise("div", {a, b}); }
+node_ptr operator-(const node_ptr& a) { return elementwise("neg", {a}); }
+node_ptr operator+(const node_ptr& a, double b) { return a + constant(b); }
+node_ptr operator*(double a, const node_ptr& b) { return constant(a) * b; }
+node_ptr operator*(const node_ptr& a, double b) { return a * constant(b); }
+
+} // namespace troupe::graph

@@ -1,0 +1,241 @@
+#include "troupe/graph/partition.hpp"
+
+#include "troupe/graph/analysis.hpp"
+#include "troupe/graph/errors.hpp"
+#include "troupe/pools/thread_pool.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <unordered_map>
+
+namespace troupe::graph {
+
+namespace {
+
+bool is_input(const node_ptr& n) {
+  return n->what() == kind::placeholder || n->what() == kind::data || n->what() == kind::size_param;
+}
+
+bool is_named_input(const node_ptr& n) {
+  return n->what() == kind::placeholder || n->what() == kind::size_param;
+}
+
+/// Builds a partition in one pass over the DAG, children first.
+class partitioner {
+public:
+  explicit partitioner(const std::function<part_id(const node_ptr&)>& part_of)
+    : part_of_(part_of) {}
+
+  graph_partition run(const node_ptr& outputs) {
+    for (const auto& n : topological_order(outputs)) {
+      if (n->what() == kind::outputs)
+        add_outputs(n);
+      else if (!is_input(n))
+        rewrite(n);
+    }
+    order_parts();
+    return std::move(result_);
+  }
+
+private:
+  graph_part& part(part_id pid) {
+    auto& p = result_.parts[pid];
+    p.pid = pid;
+    return p;
+  }
+
+  void rewrite(const node_ptr& n) {
+    const auto pid = part_of_(n);
+    pid_[n.get()] = pid;
+    auto& here = part(pid);
+    std::vector<node_ptr> children;
+    bool changed = false;
+    for (const auto& child : n->children()) {
+      children.push_back(in_part(child, pid, here));
+      changed = changed || children.back() != child;
+    }
+    rewritten_[n.get()] = changed ? n->with_children(std::move(children)) : n;
+  }
+
+  /// What `child` is within part `pid`: itself (an input), its rewritten self (same part), or
+  /// the placeholder that carries its value over from its own part.
+  node_ptr in_part(const node_ptr& child, part_id pid, graph_part& here) {
+    if (is_input(child)) {
+      if (is_named_input(child))
+        here.user_input_names.insert(child->name());
+      return child;
+    }
+    const auto producer = pid_.at(child.get());
+    if (producer == pid)
+      return rewritten_.at(child.get());
+    auto [at, fresh] = cuts_.try_emplace(child.get());
+    if (fresh) {
+      const auto name = "_pt_part_ph_" + std::to_string(cuts_.size() - 1);
+      at->second = placeholder(name, child->shape(), child->type());
+      result_.var_name_to_result[name] = rewritten_.at(child.get());
+      part(producer).output_names.insert(name);
+    }
+    here.partition_input_names.insert(at->second->name());
+    here.needed_pids.insert(producer);
+    return at->second;
+  }
+
+  void add_outputs(const node_ptr& outputs) {
+    for (std::size_t i = 0; i < outputs->children().size(); ++i) {
+      const auto& name = outputs->names()[i];
+      const auto& child = outputs->children()[i];
+      if (is_input(child)) {
+        auto& p = part(part_of_(child));
+        if (is_named_input(child))
+          p.user_input_names.insert(child->name());
+        p.output_names.insert(name);
+        result_.var_name_to_result[name] = child;
+        continue;
+      }
+      part(pid_.at(child.get())).output_names.insert(name);
+      result_.var_name_to_result[name] = rewritten_.at(child.get());
+    }
+  }
+
+  /// Kahn's order over needed_pids; among ready parts, the one whose sorted output names come
+  /// first (then the lower pid).
+  void order_parts() {
+    std::map<part_id, std::size_t> waiting;
+    std::map<part_id, std::vector<part_id>> needed_by;
+    for (const auto& [pid, p] : result_.parts) {
+      waiting[pid] = p.needed_pids.size();
+      for (auto need : p.needed_pids)
+        needed_by[need].push_back(pid);
+    }
+    const auto key = [&](part_id pid) {
+      const auto& names = result_.parts.at(pid).output_names;
+      return std::pair{std::vector<std::string>(names.begin(), names.end()), pid};
+    };
+    std::set<std::pair<std::vector<std::string>, part_id>> ready;
+    for (const auto& [pid, count] : waiting)
+      if (count == 0)
+        ready.insert(key(pid));
+    while (!ready.empty()) {
+      const auto pid = ready.begin()->second;
+      ready.erase(ready.begin());
+      result_.toposorted_part_ids.push_back(pid);
+      for (auto user : needed_by[pid])
+        if (--waiting[user] == 0)
+          ready.insert(key(user));
+    }
+    if (result_.toposorted_part_ids.size() == result_.parts.size())
+      return;
+    std::string stuck;
+    for (const auto& [pid, count] : waiting)
+      if (count != 0)
+        stuck += (stuck.empty() ? "" : ", ") + std::to_string(pid);
+    throw partition_induced_cycle("find_partition: the parts depend on each other in a circle; "
+                                  "parts in or after it: " +
+                                  stuck);
+  }
+
+  const std::function<part_id(const node_ptr&)>& part_of_;
+  graph_partition result_;
+  std::unordered_map<const node*, part_id> pid_;
+  std::unordered_map<const node*, node_ptr> rewritten_;
+  std::unordered_map<const node*, node_ptr> cuts_;
+};
+
+/// What part `pid` computes from `context`.
+tensor_map run_part(const graph_partition& partition, part_id pid, const tensor_map& context) {
+  const auto& part = partition.parts.at(pid);
+  tensor_map inputs;
+  for (const auto& name : part.all_input_names())
+    if (auto at = context.find(name); at != context.end())
+      inputs.emplace(name, at->second);
+  std::map<std::string, node_ptr> named;
+  for (const auto& name : part.output_names)
+    named.emplace(name, partition.var_name_to_result.at(name));
+  return evaluate(make_outputs(named), inputs);
+}
+
+} // namespace
+
+std::set<std::string> graph_part::all_input_names() const {
+  auto all = user_input_names;
+  all.insert(partition_input_names.begin(), partition_input_names.end());
+  return all;
+}
+
+graph_partition find_partition(const node_ptr& outputs,
+                               const std::function<part_id(const node_ptr&)>& part_of) {
+  if (!outputs || outputs->what() != kind::outputs)
+    throw invalid_argument("find_partition: give the outputs node (make_outputs) of the graph");
+  if (!part_of)
+    throw invalid_argument("find_partition: no part function");
+  return partitioner{part_of}.run(outputs);
+}
+
+tensor_map execute_partition(const graph_partition& partition, tensor_map inputs) {
+  for (auto pid : partition.toposorted_part_ids)
+    for (auto& [name, value] : run_part(partition, pid, inputs))
+      inputs.insert_or_assign(name, std::move(value));
+  return inputs;
+}
+
+tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
+                             thread_pool& pool) {
+  std::mutex mutex;
+  std::condition_variable part_done;
+  std::map<part_id, std::size_t> waiting;
+  std::map<part_id, std::vector<part_id>> needed_by;
+  for (const auto& [pid, p] : partition.parts) {
+    waiting[pid] = p.needed_pids.size();
+    for (auto need : p.needed_pids)
+      needed_by[need].push_back(pid);
+  }
+  std::vector<part_id> ready;
+  for (auto pid : partition.toposorted_part_ids)
+    if (waiting[pid] == 0)
+      ready.push_back(pid);
+  std::size_t running = 0, finished = 0;
+  std::exception_ptr failure;
+  std::unique_lock lock{mutex};
+  while (finished < partition.parts.size()) {
+    while (!failure && !ready.empty()) {
+      const auto pid = ready.front();
+      ready.erase(ready.begin());
+      ++running;
+      // The part reads the context under the lock's protection: no part writes it while the
+      // inputs are copied out, since writers take the lock too.
+      auto part_inputs = std::make_shared<tensor_map>();
+      for (const auto& name : partition.parts.at(pid).all_input_names())
+        if (auto at = inputs.find(name); at != inputs.end())
+          part_inputs->emplace(name, at->second);
+      (void)pool.apply_async([&, pid, part_inputs] {
+        tensor_map out;
+        std::exception_ptr error;
+        try {
+          out = run_part(partition, pid, *part_inputs);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        std::lock_guard guard{mutex};
+        --running;
+        ++finished;
+        if (error && !failure)
+          failure = error;
+        for (auto& [name, value] : out)
+          inputs.insert_or_assign(name, std::move(value));
+        for (auto user : needed_by[pid])
+          if (--waiting[user] == 0)
+            ready.push_back(user);
+        part_done.notify_all();
+      });
+    }
+    if (failure && running == 0)
+      std::rethrow_exception(failure);
+    if (finished < partition.parts.size())
+      part_done.wait(lock);
+  }
+  if (failure)
+    std::rethrow_exception(failure);
+  return inputs;
+}
+
+} // namespace troupe::graph

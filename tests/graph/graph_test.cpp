@@ -1,0 +1,336 @@
+// graph/: pytato's acceptance cases (other_seeds.md §2c) that need no communication, and the
+// reference evaluator.
+#include "troupe/graph/analysis.hpp"
+#include "troupe/graph/evaluate.hpp"
+#include "troupe/graph/partition.hpp"
+#include "troupe/pools/thread_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <xtensor/xrandom.hpp>
+
+#include <random>
+
+namespace troupe::graph {
+namespace {
+
+std::vector<std::string> kinds_of(const std::vector<node_ptr>& nodes) {
+  std::vector<std::string> out;
+  for (const auto& n : nodes)
+    out.emplace_back(kind_name(n->what()));
+  return out;
+}
+
+TEST(graph_nodes, are_equal_and_hashed_by_structure_tags_included) {
+  auto a = placeholder("a", {3});
+  auto b = placeholder("a", {3});
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(*a == *b);
+  EXPECT_EQ(a->hash(), b->hash());
+  EXPECT_TRUE(*(a + 1.0) == *(b + 1.0));
+  EXPECT_FALSE(*a->with_tag("stored") == *b);
+  EXPECT_FALSE(*placeholder("a", {4}) == *a);
+  EXPECT_FALSE(*(a + 1.0) == *(a + 2.0)) << "data compares by value";
+}
+
+TEST(graph_nodes, builders_refuse_bad_shapes_naming_them) {
+  auto x = placeholder("x", {2, 3});
+  EXPECT_THROW(x + placeholder("y", {4}), troupe::invalid_argument);
+  EXPECT_THROW(reduce(x, {2}), troupe::invalid_argument);
+  EXPECT_THROW(reshape(x, {5}), troupe::invalid_argument);
+  EXPECT_THROW(transpose(x, {0, 0}), troupe::invalid_argument);
+  EXPECT_THROW(einsum("ij,jk->ik", {x, x}), troupe::invalid_argument);
+  EXPECT_THROW(elementwise("frobnicate", {x}), troupe::invalid_argument);
+  try {
+    stack({x, placeholder("y", {3, 2})});
+    ADD_FAILURE();
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("(3, 2)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(graph_evaluate, computes_what_xtensor_computes) {
+  auto x = placeholder("x", {2, 3});
+  auto y = placeholder("y", {3});
+  auto out = make_outputs({{"sum", reduce(x * y, {1})},
+                           {"t", transpose(x)},
+                           {"stack", stack({y, 2.0 * y}, 1)},
+                           {"cat", concatenate({x, x}, 0)},
+                           {"roll", roll(x, 1, 1)},
+                           {"matmul", einsum("ij,j->i", {x, y})},
+                           {"shape", reshape(x, {3, 2})}});
+  xt::xarray<double> xv = {{1, 2, 3}, {4, 5, 6}};
+  xt::xarray<double> yv = {1, 0, 2};
+  auto v = evaluate(out, {{"x", xv}, {"y", yv}});
+  EXPECT_EQ(v["sum"], (xt::xarray<double>{7, 16}));
+  EXPECT_EQ(v["matmul"], (xt::xarray<double>{7, 16}));
+  EXPECT_EQ(v["t"], xt::transpose(xv));
+  EXPECT_EQ(v["stack"], (xt::xarray<double>{{1, 2}, {0, 0}, {2, 4}}));
+  EXPECT_EQ(v["cat"].shape()[0], 4u);
+  EXPECT_EQ(v["roll"], (xt::xarray<double>{{3, 1, 2}, {6, 4, 5}}));
+  EXPECT_EQ(v["shape"](2, 1), 6.0);
+  EXPECT_THROW(evaluate(out, {{"x", xv}}), troupe::invalid_argument) << "y is missing";
+  EXPECT_THROW(evaluate(out, {{"x", yv}, {"y", yv}}), troupe::invalid_argument) << "x's shape";
+}
+
+// §2c 1 (with n an input of the graph rather than of a shape).
+TEST(graph_analysis, topological_order_puts_children_first) {
+  auto n = size_param("n");
+  auto a = placeholder("a", {4});
+  auto s = stack({a, 2.0 * a, a + 6.0});
+  auto expr = einsum("ij,jk->ik", {s, transpose(s)}) * n;
+  const auto kinds = kinds_of(topological_order(expr));
+  const std::vector<std::string> expected{"placeholder", "data",       "elementwise", "data",
+                                          "elementwise", "stack",      "transpose",   "einsum",
+                                          "size_param",  "elementwise"};
+  EXPECT_EQ(kinds, expected);
+}
+
+// §2c 2.
+TEST(graph_analysis, users_of_y_equals_a_plus_1) {
+  auto a = placeholder("a", {2});
+  auto one = constant(1.0);
+  auto y = a + one;
+  auto users = get_users(y);
+  EXPECT_EQ(users.size(), 3u);
+  EXPECT_TRUE(users.at(y).empty());
+  EXPECT_EQ(users.at(a).size(), 1u);
+  EXPECT_TRUE(users.at(a).contains(y));
+}
+
+// §2c 3.
+TEST(graph_analysis, all_users_in_linear_time) {
+  auto x1 = placeholder("x1", {2});
+  auto x2 = placeholder("x2", {2});
+  auto two_x1 = 2.0 * x1;
+  auto seven_x1 = 7.0 * x1;
+  auto three_x2 = 3.0 * x2;
+  auto sum = seven_x1 + three_x2;
+  auto expr = make_outputs({{"out1", two_x1}, {"out2", sum}});
+  EXPECT_EQ(rec_get_user_nodes(expr, x1), (node_set{two_x1, seven_x1, sum, expr}));
+  EXPECT_EQ(rec_get_user_nodes(expr, x2), (node_set{three_x2, sum, expr}));
+
+  node_ptr y = placeholder("y", {1});
+  const auto c1 = constant(1.5), c2 = constant(2.5);
+  for (int i = 0; i < 100; ++i)
+    y = c1 * y + c2 * y;
+  y = deduplicate(y);
+  const auto all = topological_order(y);
+  const auto input = *std::find_if(
+    all.begin(), all.end(), [](const node_ptr& n) { return n->what() == kind::placeholder; });
+  const auto users = rec_get_user_nodes(y, input);
+  std::size_t computed = 0;
+  for (const auto& n : all)
+    computed += n->what() != kind::placeholder && n->what() != kind::data;
+  EXPECT_EQ(users.size(), computed) << "every computed node uses the placeholder";
+}
+
+// §2c 4.
+TEST(graph_mappers, copy_mapper_hash_conses_and_detects_created_duplicates) {
+  auto sum = placeholder("x", {2}) + placeholder("x", {2});
+  copy_mapper copy{false, false};
+  auto copied = copy(sum);
+  const auto order = topological_order(copied);
+  EXPECT_EQ(kinds_of(order), (std::vector<std::string>{"placeholder", "elementwise"}));
+  copy_mapper again{false, false};
+  auto unchanged = placeholder("y", {2}) * 2.0;
+  EXPECT_EQ(again(unchanged), unchanged) << "nothing changed: the same instance";
+
+  struct rebuilder : copy_mapper {
+    rebuilder() : copy_mapper(false, true) {}
+    node_ptr map_elementwise(const node_ptr& n) override {
+      return n->with_children(n->children()); // a new instance, equal, with the same children
+    }
+  } rebuild;
+  EXPECT_THROW(rebuild(placeholder("z", {1}) + 1.0), created_duplicate);
+}
+
+TEST(graph_mappers, cached_mapper_reports_collisions_when_asked) {
+  struct counter : cached_mapper<int> {
+    counter() : cached_mapper(true) {}
+    int map_placeholder(const node_ptr&) override { return 1; }
+    int map_elementwise(const node_ptr& n) override {
+      return rec(n->children()[0]) + rec(n->children()[1]);
+    }
+  } count;
+  EXPECT_THROW(count(placeholder("x", {1}) + placeholder("x", {1})), cache_collision);
+  struct plain : mapper<int> {
+  } none;
+  EXPECT_THROW(none(placeholder("x", {1})), unsupported_node);
+}
+
+// §2c 5.
+TEST(graph_mappers, cached_walk_mapper_keyed_on_an_extra_argument) {
+  struct walker : cached_walk_mapper<int> {
+    std::vector<int> seen;
+    std::string extra_key(int extra) const override { return std::to_string(extra); }
+    void post_visit(const node_ptr&, int extra) override { seen.push_back(extra); }
+  } walk;
+  auto x = placeholder("x", {1});
+  walk(x + x, 42);
+  EXPECT_EQ(walk.seen, (std::vector<int>{42, 42})) << "x once, then the sum";
+  struct keyless : cached_walk_mapper<int> {
+  } no_key;
+  EXPECT_THROW(no_key(x, 1), troupe::state_error);
+}
+
+// §2c 6.
+TEST(graph_analysis, dependencies_and_their_subset) {
+  auto x = placeholder("x", {2});
+  auto y = placeholder("y", {2});
+  auto two = constant(2.0);
+  auto two_x = two * x;
+  auto expr = two_x + y;
+  dependency_mapper deps;
+  EXPECT_EQ(deps(expr), (node_set{x, y, two, two_x, expr}));
+  subset_dependency_mapper subset{node_set{x}};
+  EXPECT_EQ(subset(expr), (node_set{x}));
+  input_gatherer inputs;
+  EXPECT_EQ(inputs(expr), (node_set{x, y, two}));
+}
+
+/// A random DAG of `size` computed nodes over 3 inputs; its outputs are the last 3 nodes. Each
+/// node uses one of the 8 before it and any other, so the outputs reach nearly all of them.
+node_ptr random_dag(unsigned seed, int size) {
+  std::mt19937 random{seed};
+  std::vector<node_ptr> nodes{placeholder("a", {4}), placeholder("b", {4}), placeholder("c", {4})};
+  for (int i = 0; i < size; ++i) {
+    std::uniform_int_distribution<std::size_t> pick{0, nodes.size() - 1};
+    std::uniform_int_distribution<std::size_t> recent{1, std::min<std::size_t>(8, nodes.size())};
+    const auto l = nodes[nodes.size() - recent(random)];
+    const auto r = nodes[pick(random)];
+    nodes.push_back(random() % 2 ? l + r : l * 0.5 - r);
+  }
+  std::map<std::string, node_ptr> named;
+  for (int i = 0; i < 3; ++i)
+    named["out" + std::to_string(i)] = nodes[nodes.size() - 1 - static_cast<std::size_t>(i)];
+  return make_outputs(named);
+}
+
+tensor_map random_inputs() {
+  return {{"a", xt::xarray<double>{1, 2, 3, 4}},
+          {"b", xt::xarray<double>{-1, 0.5, 2, 0}},
+          {"c", xt::xarray<double>{3, 3, 1, 2}}};
+}
+
+/// Part = position in the topological order / 3.
+std::function<part_id(const node_ptr&)> by_thirds(const node_ptr& outputs) {
+  auto position = std::make_shared<std::unordered_map<const node*, part_id>>();
+  part_id i = 0;
+  for (const auto& n : topological_order(outputs))
+    (*position)[n.get()] = i++ / 3;
+  return [position](const node_ptr& n) { return position->at(n.get()); };
+}
+
+// §2c 9.
+TEST(graph_partition, random_dags_partition_and_evaluate_alike) {
+  int cycles = 0;
+  for (unsigned seed = 0; seed < 50; ++seed) {
+    const auto dag = random_dag(seed, 30);
+    const auto expected = evaluate(dag, random_inputs());
+    try {
+      const auto p = find_partition(dag, by_thirds(dag));
+      auto got = execute_partition(p, random_inputs());
+      for (const auto& [name, value] : expected)
+        EXPECT_TRUE(xt::allclose(got.at(name), value)) << "seed " << seed << " " << name;
+    } catch (const partition_induced_cycle&) {
+      ++cycles;
+    }
+  }
+  EXPECT_LT(cycles, 50 / 3);
+}
+
+// §2c 10.
+TEST(graph_partition, a_part_between_the_ends_of_an_edge_is_a_cycle) {
+  auto a = placeholder("x", {1}) + 1.0;
+  auto b = a * 2.0;
+  auto c = b + a;
+  auto out = make_outputs({{"c", c}});
+  auto part = [&](const node_ptr& n) -> part_id { return n == b ? 2 : 1; };
+  EXPECT_THROW(find_partition(out, part), partition_induced_cycle);
+}
+
+// §2c 11.
+TEST(graph_partition, a_child_used_from_two_parts_gets_one_cut_placeholder) {
+  auto x = placeholder("x", {2});
+  auto shared = x * 3.0;
+  auto left = shared + 1.0;
+  auto right = shared * 2.0;
+  auto out = make_outputs({{"left", left}, {"right", right}});
+  auto part = [&](const node_ptr& n) -> part_id {
+    if (n == left)
+      return 1;
+    if (n == right)
+      return 2;
+    return 0;
+  };
+  const auto p = find_partition(out, part);
+  ASSERT_EQ(p.parts.size(), 3u);
+  EXPECT_EQ(p.parts.at(0).output_names, (std::set<std::string>{"_pt_part_ph_0"}));
+  EXPECT_EQ(p.parts.at(0).user_input_names, (std::set<std::string>{"x"}));
+  for (part_id consumer : {1, 2}) {
+    EXPECT_EQ(p.parts.at(consumer).partition_input_names, (std::set<std::string>{"_pt_part_ph_0"}));
+    EXPECT_EQ(p.parts.at(consumer).needed_pids, (std::set<part_id>{0}));
+  }
+  EXPECT_EQ(p.toposorted_part_ids, (std::vector<part_id>{0, 1, 2}));
+  auto values = execute_partition(p, {{"x", xt::xarray<double>{1, 2}}});
+  EXPECT_EQ(values.at("left"), (xt::xarray<double>{4, 7}));
+  EXPECT_EQ(values.at("right"), (xt::xarray<double>{6, 12}));
+}
+
+TEST(graph_partition, the_same_dag_gives_the_same_partition) {
+  const auto first = random_dag(7, 40); // built twice, apart
+  const auto one = find_partition(first, by_thirds(first));
+  const auto dag = random_dag(7, 40);
+  const auto two = find_partition(dag, by_thirds(dag));
+  EXPECT_EQ(one.toposorted_part_ids, two.toposorted_part_ids);
+  ASSERT_EQ(one.var_name_to_result.size(), two.var_name_to_result.size());
+  for (const auto& [name, n] : one.var_name_to_result)
+    EXPECT_TRUE(*n == *two.var_name_to_result.at(name)) << name;
+}
+
+TEST(graph_partition, parts_run_on_a_pool_as_soon_as_their_inputs_are_there) {
+  troupe::runtime rt;
+  troupe::thread_pool pool{rt, {.workers = 2}};
+  for (unsigned seed = 0; seed < 10; ++seed) {
+    const auto dag = random_dag(seed, 30);
+    try {
+      const auto p = find_partition(dag, by_thirds(dag));
+      const auto here = execute_partition(p, random_inputs());
+      const auto there = execute_partition(p, random_inputs(), pool);
+      for (const auto& [name, value] : here)
+        EXPECT_TRUE(xt::allclose(there.at(name), value)) << name;
+    } catch (const partition_induced_cycle&) {
+    }
+  }
+  // A part that throws: its error comes back, once the others running are done.
+  auto x = placeholder("x", {2});
+  auto out = make_outputs({{"a", x + 1.0}, {"b", x * 2.0}});
+  auto parts = find_partition(out, [](const node_ptr& n) -> part_id { return n->name() == "add"; });
+  EXPECT_THROW(execute_partition(parts, {}, pool), troupe::invalid_argument) << "no input x";
+}
+
+TEST(graph_partition, a_random_dag_of_a_hundred_thousand_nodes_partitions_and_runs) {
+  const auto dag = random_dag(1, 100'000);
+  auto position = std::make_shared<std::unordered_map<const node*, part_id>>();
+  part_id i = 0;
+  for (const auto& n : topological_order(dag))
+    (*position)[n.get()] = i++ / 1000;
+  const auto p = find_partition(dag, [&](const node_ptr& n) { return position->at(n.get()); });
+  EXPECT_GE(p.parts.size(), 100u);
+  const auto expected = evaluate(dag, random_inputs());
+  const auto got = execute_partition(p, random_inputs());
+  for (const auto& [name, value] : expected)
+    EXPECT_TRUE(xt::allclose(got.at(name), value, 1e-9, 1e-12)) << name;
+}
+
+TEST(graph_evaluate, a_chain_of_a_hundred_thousand_nodes_needs_no_deep_stack) {
+  node_ptr y = placeholder("y", {2});
+  for (int i = 0; i < 100'000; ++i)
+    y = y + 1.0;
+  EXPECT_EQ(evaluate(make_outputs({{"y", y}}), {{"y", xt::xarray<double>{0, 1}}}).at("y"),
+            (xt::xarray<double>{100'000, 100'001}));
+}
+
+} // namespace
+} // namespace troupe::graph
