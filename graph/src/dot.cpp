@@ -1,0 +1,109 @@
+#include "troupe/graph/dot.hpp"
+
+#include "troupe/graph/analysis.hpp"
+
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+namespace troupe::graph {
+
+namespace {
+
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string label(const node_ptr& n) {
+  std::string text = kind_name(n->what());
+  if (!n->name().empty())
+    text += " " + n->name();
+  if (n->what() != kind::outputs) {
+    text += " (";
+    for (std::size_t i = 0; i < n->shape().size(); ++i)
+      text += (i ? "," : "") + std::to_string(n->shape()[i]);
+    text += ")";
+  }
+  return text;
+}
+
+bool is_input(const node_ptr& n) {
+  return n->what() == kind::placeholder || n->what() == kind::data || n->what() == kind::size_param;
+}
+
+/// Names nodes "n0", "n1", ... in walk order, each instance once, and draws them.
+class drawing {
+public:
+  /// The node's id, drawing it (and its subgraph) the first time; `indent` for clusters.
+  std::string draw(const node_ptr& root, const std::string& indent) {
+    for (const auto& n : topological_order(root)) {
+      if (ids_.contains(n.get()))
+        continue;
+      const auto id = "n" + std::to_string(ids_.size());
+      ids_[n.get()] = id;
+      (is_input(n) ? inputs_ : out_) << indent << id << " [label=" << quoted(label(n))
+                                     << (is_input(n) ? ", shape=ellipse" : ", shape=box") << "];\n";
+      if (n->what() == kind::placeholder)
+        placeholders_[n->name()] = id;
+      for (const auto& child : n->children())
+        edges_ << "  " << ids_.at(child.get()) << " -> " << id << ";\n";
+    }
+    return ids_.at(root.get());
+  }
+
+  /// The id of the placeholder drawn under `name`, if any.
+  const std::string* placeholder(const std::string& name) const {
+    auto at = placeholders_.find(name);
+    return at == placeholders_.end() ? nullptr : &at->second;
+  }
+
+  std::ostringstream& body() { return out_; }
+  std::ostringstream& edges() { return edges_; }
+
+  std::string finish() {
+    return "digraph computation {\n" + inputs_.str() + out_.str() + edges_.str() + "}\n";
+  }
+
+private:
+  std::unordered_map<const node*, std::string> ids_;
+  std::map<std::string, std::string> placeholders_;
+  std::ostringstream inputs_, out_, edges_;
+};
+
+} // namespace
+
+std::string get_dot_graph(const node_ptr& root) {
+  drawing d;
+  d.draw(root, "  ");
+  return d.finish();
+}
+
+std::string get_dot_graph(const graph_partition& partition) {
+  drawing d;
+  std::map<std::string, std::string> produced; // output name: the id of its node
+  for (auto pid : partition.toposorted_part_ids) {
+    const auto& part = partition.parts.at(pid);
+    d.body() << "  subgraph cluster_" << pid
+             << " {\n    style=dashed;\n    label=" << quoted(std::to_string(pid)) << ";\n";
+    for (const auto& name : part.output_names) {
+      const auto id = d.draw(partition.var_name_to_result.at(name), "    ");
+      produced[name] = id;
+      d.body() << "    " << quoted("out " + name) << " [shape=note];\n";
+      d.edges() << "  " << id << " -> " << quoted("out " + name) << ";\n";
+    }
+    d.body() << "  }\n";
+  }
+  // A cut placeholder is drawn (once) where it is read: link the output that fills it.
+  for (const auto& [name, id] : produced)
+    if (const auto* cut = d.placeholder(name))
+      d.edges() << "  " << quoted("out " + name) << " -> " << *cut << " [style=dashed];\n";
+  return d.finish();
+}
+
+} // namespace troupe::graph
