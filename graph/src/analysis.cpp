@@ -1,5 +1,7 @@
 #include "troupe/graph/analysis.hpp"
 
+#include "address_index.hpp"
+
 #include <unordered_set>
 
 namespace troupe::graph {
@@ -44,24 +46,38 @@ node_set input_gatherer::combine(const node_ptr& n, std::vector<node_set> childr
   return all;
 }
 
-std::vector<node_ptr> topological_order(const node_ptr& root) {
-  // Iterative, so that a chain of a million nodes does not overflow the stack.
-  std::vector<node_ptr> order;
-  std::unordered_set<const node*> seen;
-  std::vector<std::pair<node_ptr, std::size_t>> stack{{root, 0}};
-  seen.insert(root.get());
+namespace detail {
+
+indexed_order index_order(const node_ptr& root) {
+  // Iterative, so that a chain of a million nodes does not overflow the stack; the stack holds
+  // addresses, and each node is copied (its count touched) once, into the order.
+  indexed_order out;
+  struct frame {
+    const node_ptr* n;
+    std::size_t next;
+  };
+  std::vector<frame> stack{{&root, 0}};
+  out.index.insert(root.get(), address_index::absent);
   while (!stack.empty()) {
-    auto& [n, next] = stack.back();
-    if (next < n->children().size()) {
-      const auto& child = n->children()[next++];
-      if (seen.insert(child.get()).second)
-        stack.emplace_back(child, 0);
+    auto& top = stack.back();
+    const auto& children = (*top.n)->children();
+    if (top.next < children.size()) {
+      const auto& child = children[top.next++];
+      if (out.index.insert(child.get(), address_index::absent))
+        stack.push_back({&child, 0});
       continue;
     }
-    order.push_back(n);
+    out.index.assign(top.n->get(), static_cast<std::uint32_t>(out.nodes.size()));
+    out.nodes.push_back(*top.n);
     stack.pop_back();
   }
-  return order;
+  return out;
+}
+
+} // namespace detail
+
+std::vector<node_ptr> topological_order(const node_ptr& root) {
+  return std::move(detail::index_order(root).nodes);
 }
 
 node_map<node_set> get_users(const node_ptr& root) {

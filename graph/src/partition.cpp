@@ -4,6 +4,8 @@
 #include "troupe/graph/errors.hpp"
 #include "troupe/pools/thread_pool.hpp"
 
+#include "address_index.hpp"
+
 #include <condition_variable>
 #include <mutex>
 #include <unordered_map>
@@ -20,18 +22,25 @@ bool is_named_input(const node_ptr& n) {
   return n->what() == kind::placeholder || n->what() == kind::size_param;
 }
 
-/// Builds a partition in one pass over the DAG, children first.
+/// Builds a partition in one pass over the DAG, children first. Per-node facts live in vectors
+/// by topological position.
 class partitioner {
 public:
   explicit partitioner(const std::function<part_id(const node_ptr&)>& part_of)
     : part_of_(part_of) {}
 
   graph_partition run(const node_ptr& outputs) {
-    for (const auto& n : topological_order(outputs)) {
+    order_ = detail::index_order(outputs);
+    const auto count = order_.nodes.size();
+    pid_.resize(count);
+    rewritten_.resize(count);
+    cuts_.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto& n = order_.nodes[i];
       if (n->what() == kind::outputs)
         add_outputs(n);
       else if (!is_input(n))
-        rewrite(n);
+        rewrite(i);
     }
     order_parts();
     return std::move(result_);
@@ -44,17 +53,21 @@ private:
     return p;
   }
 
-  void rewrite(const node_ptr& n) {
+  std::uint32_t position(const node_ptr& n) const { return order_.index.find(n.get()); }
+
+  void rewrite(std::size_t i) {
+    const auto& n = order_.nodes[i];
     const auto pid = part_of_(n);
-    pid_[n.get()] = pid;
+    pid_[i] = pid;
     auto& here = part(pid);
     std::vector<node_ptr> children;
+    children.reserve(n->children().size());
     bool changed = false;
     for (const auto& child : n->children()) {
       children.push_back(in_part(child, pid, here));
       changed = changed || children.back() != child;
     }
-    rewritten_[n.get()] = changed ? n->with_children(std::move(children)) : n;
+    rewritten_[i] = changed ? n->with_children(std::move(children)) : n;
   }
 
   /// What `child` is within part `pid`: itself (an input), its rewritten self (same part), or
@@ -65,19 +78,20 @@ private:
         here.user_input_names.insert(child->name());
       return child;
     }
-    const auto producer = pid_.at(child.get());
+    const auto at = position(child);
+    const auto producer = pid_[at];
     if (producer == pid)
-      return rewritten_.at(child.get());
-    auto [at, fresh] = cuts_.try_emplace(child.get());
-    if (fresh) {
-      const auto name = "_pt_part_ph_" + std::to_string(cuts_.size() - 1);
-      at->second = placeholder(name, child->shape(), child->type());
-      result_.var_name_to_result[name] = rewritten_.at(child.get());
+      return rewritten_[at];
+    auto& cut = cuts_[at];
+    if (!cut) {
+      const auto name = "_pt_part_ph_" + std::to_string(cut_count_++);
+      cut = placeholder(name, child->shape(), child->type());
+      result_.var_name_to_result[name] = rewritten_[at];
       part(producer).output_names.insert(name);
     }
-    here.partition_input_names.insert(at->second->name());
+    here.partition_input_names.insert(cut->name());
     here.needed_pids.insert(producer);
-    return at->second;
+    return cut;
   }
 
   void add_outputs(const node_ptr& outputs) {
@@ -92,8 +106,9 @@ private:
         result_.var_name_to_result[name] = child;
         continue;
       }
-      part(pid_.at(child.get())).output_names.insert(name);
-      result_.var_name_to_result[name] = rewritten_.at(child.get());
+      const auto at = position(child);
+      part(pid_[at]).output_names.insert(name);
+      result_.var_name_to_result[name] = rewritten_[at];
     }
   }
 
@@ -136,9 +151,11 @@ private:
 
   const std::function<part_id(const node_ptr&)>& part_of_;
   graph_partition result_;
-  std::unordered_map<const node*, part_id> pid_;
-  std::unordered_map<const node*, node_ptr> rewritten_;
-  std::unordered_map<const node*, node_ptr> cuts_;
+  detail::indexed_order order_;
+  std::vector<part_id> pid_;
+  std::vector<node_ptr> rewritten_;
+  std::vector<node_ptr> cuts_; // by the position of the node each carries
+  std::size_t cut_count_ = 0;
 };
 
 /// What part `pid` computes from `context`.

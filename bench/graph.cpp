@@ -1,0 +1,140 @@
+// bench/graph: graph/'s passes over random DAGs of 10^4, 10^5 and 10^6 nodes, and a partition of
+// independent parts run on this thread against a 2-worker thread pool, in one run.
+//
+//   build/bench/graph [rounds]
+//
+// The DAGs: each node adds or subtracts one of the 8 nodes before it and one of the 2,000 before
+// it, over 3 placeholders (a DAG with locality, as stencils and networks have; with edges to
+// anywhere, nearly every edge crosses parts and the count of cuts, not of nodes, is measured);
+// outputs are the last 3 nodes. Parts are consecutive blocks of 1,000 nodes in topological order.
+// Medians over the rounds. The last lines are `name value unit`, read by tooling.
+#include "troupe/graph/analysis.hpp"
+#include "troupe/graph/partition.hpp"
+#include "troupe/pools/thread_pool.hpp"
+
+#include <xtensor/xmath.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+namespace {
+
+using namespace troupe::graph;
+using clock_type = std::chrono::steady_clock;
+
+double since_s(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+node_ptr random_dag(unsigned seed, int size) {
+  std::mt19937 random{seed};
+  std::vector<node_ptr> nodes{placeholder("a", {4}), placeholder("b", {4}), placeholder("c", {4})};
+  for (int i = 0; i < size; ++i) {
+    std::uniform_int_distribution<std::size_t> recent{1, std::min<std::size_t>(8, nodes.size())};
+    std::uniform_int_distribution<std::size_t> window{1, std::min<std::size_t>(2000, nodes.size())};
+    const auto l = nodes[nodes.size() - recent(random)];
+    const auto r = nodes[nodes.size() - window(random)];
+    nodes.push_back(random() % 2 ? l + r : l - r);
+  }
+  return make_outputs({{"o0", nodes[nodes.size() - 1]},
+                       {"o1", nodes[nodes.size() - 2]},
+                       {"o2", nodes[nodes.size() - 3]}});
+}
+
+struct pass_times {
+  std::vector<double> topo, users, partition;
+};
+
+pass_times time_passes(const node_ptr& dag, int rounds) {
+  pass_times t;
+  for (int round = 0; round < rounds; ++round) {
+    auto start = clock_type::now();
+    const auto order = topological_order(dag);
+    t.topo.push_back(since_s(start));
+    start = clock_type::now();
+    const auto users = get_users(dag);
+    t.users.push_back(since_s(start));
+    std::unordered_map<const node*, part_id> position;
+    part_id i = 0;
+    for (const auto& n : order)
+      position[n.get()] = i++ / 1000;
+    start = clock_type::now();
+    const auto p = find_partition(dag, [&](const node_ptr& n) { return position.at(n.get()); });
+    t.partition.push_back(since_s(start));
+    if (p.parts.empty() || users.empty())
+      std::abort();
+  }
+  return t;
+}
+
+/// 16 outputs of element-wise work on one input, each its own part (about 1 ms each here).
+graph_partition independent_parts(std::size_t elements) {
+  auto x = placeholder("x", {static_cast<std::int64_t>(elements)});
+  std::map<std::string, node_ptr> named;
+  std::unordered_map<const node*, part_id> part;
+  for (int i = 0; i < 16; ++i) {
+    node_ptr y = x * (1.0 + i);
+    for (int k = 0; k < 24; ++k)
+      y = elementwise("sqrt", {elementwise("abs", {elementwise("exp", {y * 0.001})})});
+    y = reduce(y, {0});
+    for (const auto& n : topological_order(y))
+      part.emplace(n.get(), i);
+    named["o" + std::to_string(i)] = y;
+  }
+  return find_partition(make_outputs(named), [&](const node_ptr& n) { return part.at(n.get()); });
+}
+
+/// Seconds for the parts on this thread and on a 2-worker pool, interleaved, medians.
+std::pair<double, double> time_parts(const graph_partition& p, const tensor_map& inputs,
+                                     int rounds) {
+  troupe::runtime rt;
+  troupe::thread_pool pool{rt, {.workers = 2}};
+  (void)execute_partition(p, inputs, pool); // warm: threads started, pages touched
+  std::vector<double> here, there;
+  for (int round = 0; round < rounds; ++round) {
+    auto start = clock_type::now();
+    (void)execute_partition(p, inputs);
+    here.push_back(since_s(start));
+    start = clock_type::now();
+    (void)execute_partition(p, inputs, pool);
+    there.push_back(since_s(start));
+  }
+  return {median(here), median(there)};
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+  std::printf("graph: random DAGs, %d rounds, medians\n", rounds);
+  std::printf("%-10s %14s %14s %16s\n", "nodes", "topo_sort s", "users s", "find_partition s");
+  std::map<int, double> partition_s;
+  double nodes_per_s = 0;
+  for (int size : {10'000, 100'000, 1'000'000}) {
+    const auto dag = random_dag(1, size);
+    const auto t = time_passes(dag, rounds);
+    partition_s[size] = median(t.partition);
+    nodes_per_s = size / partition_s[size];
+    std::printf("%-10d %14.4f %14.4f %16.4f\n", size, median(t.topo), median(t.users),
+                partition_s[size]);
+  }
+  const std::size_t elements = 2048;
+  const auto parts = independent_parts(elements);
+  const auto [here, there] =
+    time_parts(parts, {{"x", xt::linspace<double>(-1.0, 1.0, elements)}}, rounds * 4);
+  std::printf("16 independent parts: %.2f ms on this thread (%.2f ms a part), %.2f ms on 2 "
+              "workers\n",
+              here * 1e3, here * 1e3 / 16, there * 1e3);
+  std::printf("graph_partition_nodes_per_s %.0f nodes/s\n", nodes_per_s);
+  std::printf("graph_partition_growth_10x %.2f x\n", partition_s[1'000'000] / partition_s[100'000]);
+  std::printf("graph_parts_speedup_2_workers %.2f x\n", here / there);
+  return 0;
+}
