@@ -2,6 +2,7 @@
 // reference evaluator.
 #include "troupe/graph/analysis.hpp"
 #include "troupe/graph/evaluate.hpp"
+#include "troupe/graph/materialize.hpp"
 #include "troupe/graph/partition.hpp"
 #include "troupe/pools/thread_pool.hpp"
 
@@ -187,6 +188,40 @@ TEST(graph_analysis, dependencies_and_their_subset) {
   EXPECT_EQ(subset(expr), (node_set{x}));
   input_gatherer inputs;
   EXPECT_EQ(inputs(expr), (node_set{x, y, two}));
+}
+
+// §2c 7.
+TEST(graph_materialize, collects_inputs_outputs_and_stored_nodes_never_intermediates) {
+  auto x = placeholder("x", {2});
+  auto y_data = data(xt::xarray<double>{1, 2});
+  auto sum = x + y_data;
+  auto out = sum * x;
+  auto outputs = make_outputs({{"out", out}});
+  EXPECT_EQ(collect_materialized_nodes(outputs), (node_set{x, y_data, out}));
+  EXPECT_EQ(collect_materialized_nodes(outputs, false), (node_set{x, y_data}));
+  auto kept = sum->with_tag(stored_tag);
+  auto with_kept = make_outputs({{"out", kept * x}});
+  EXPECT_TRUE(collect_materialized_nodes(with_kept, false).contains(kept));
+}
+
+// §2c 8.
+TEST(graph_materialize, multiple_predecessors_and_successors_are_stored) {
+  auto i1 = placeholder("i1", {2});
+  auto i2 = placeholder("i2", {2});
+  auto t = i1 + i2;
+  auto out = make_outputs({{"o1", elementwise("exp", {t})}, {"o2", elementwise("sqrt", {t})}});
+  const auto marked = materialize_with_mpms(out);
+  node_set stored;
+  for (const auto& n : topological_order(marked))
+    if (n->tags().contains(stored_tag))
+      stored.insert(n);
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_TRUE(*stored.begin()->get() == *t->with_tag(stored_tag));
+  EXPECT_EQ(evaluate(marked, {{"i1", xt::xarray<double>{1, 2}}, {"i2", xt::xarray<double>{3, 2}}}),
+            evaluate(out, {{"i1", xt::xarray<double>{1, 2}}, {"i2", xt::xarray<double>{3, 2}}}));
+
+  auto chain = make_outputs({{"o", elementwise("exp", {elementwise("sqrt", {i1 + i2})})}});
+  EXPECT_EQ(materialize_with_mpms(chain), chain) << "single uses: nothing stored, nothing rebuilt";
 }
 
 /// A random DAG of `size` computed nodes over 3 inputs; its outputs are the last 3 nodes. Each
