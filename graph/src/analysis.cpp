@@ -8,10 +8,6 @@ namespace troupe::graph {
 
 namespace {
 
-bool is_input(const node_ptr& n) {
-  return n->what() == kind::placeholder || n->what() == kind::data || n->what() == kind::size_param;
-}
-
 node_set united(std::vector<node_set>& sets) {
   if (sets.empty())
     return {};
@@ -41,7 +37,7 @@ node_set subset_dependency_mapper::combine(const node_ptr& n, std::vector<node_s
 
 node_set input_gatherer::combine(const node_ptr& n, std::vector<node_set> children) {
   auto all = united(children);
-  if (is_input(n))
+  if (is_input(*n))
     all.insert(n);
   return all;
 }

@@ -33,10 +33,6 @@ std::string label(const node_ptr& n) {
   return text;
 }
 
-bool is_input(const node_ptr& n) {
-  return n->what() == kind::placeholder || n->what() == kind::data || n->what() == kind::size_param;
-}
-
 /// Names nodes "n0", "n1", ... in walk order, each instance once, and draws them.
 class drawing {
 public:
@@ -47,8 +43,9 @@ public:
         continue;
       const auto id = "n" + std::to_string(ids_.size());
       ids_[n.get()] = id;
-      (is_input(n) ? inputs_ : out_) << indent << id << " [label=" << quoted(label(n))
-                                     << (is_input(n) ? ", shape=ellipse" : ", shape=box") << "];\n";
+      (is_input(*n) ? inputs_ : out_)
+        << indent << id << " [label=" << quoted(label(n))
+        << (is_input(*n) ? ", shape=ellipse" : ", shape=box") << "];\n";
       if (n->what() == kind::placeholder)
         placeholders_[n->name()] = id;
       for (const auto& child : n->children())

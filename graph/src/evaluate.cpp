@@ -98,17 +98,7 @@ value joined(const node_ptr& n, const std::vector<const value*>& in, bool stacki
 
 /// Einsum by a loop over every index: the reference, not the fast way.
 value einsum(const node_ptr& n, const std::vector<const value*>& in) {
-  const auto& spec = n->name();
-  const auto arrow = spec.find("->");
-  std::vector<std::string> inputs;
-  for (std::size_t start = 0;;) {
-    const auto comma = spec.find(',', start);
-    inputs.push_back(spec.substr(start, std::min(comma, arrow) - start));
-    if (comma == std::string::npos || comma > arrow)
-      break;
-    start = comma + 1;
-  }
-  const auto output = spec.substr(arrow + 2);
+  const auto [inputs, output] = einsum_subscripts(n->name());
   std::string letters;
   std::map<char, std::size_t> size;
   for (std::size_t i = 0; i < inputs.size(); ++i)

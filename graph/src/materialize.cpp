@@ -11,10 +11,6 @@ namespace troupe::graph {
 
 namespace {
 
-bool is_input(const node_ptr& n) {
-  return n->what() == kind::placeholder || n->what() == kind::data || n->what() == kind::size_param;
-}
-
 void require_outputs(const node_ptr& outputs, const char* what) {
   if (!outputs || outputs->what() != kind::outputs)
     throw invalid_argument(std::string{what} + ": give the outputs node (make_outputs)");
@@ -53,7 +49,7 @@ node_ptr materialize_with_mpms(const node_ptr& outputs) {
     std::sort(preds.begin(), preds.end());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     auto result = changed ? n->with_children(std::move(children)) : n;
-    const bool stored = is_input(n) || is_output[i] || n->tags().contains(stored_tag);
+    const bool stored = is_input(*n) || is_output[i] || n->tags().contains(stored_tag);
     if (!stored && n->what() != kind::outputs && successors[i] > 1 && preds.size() > 1) {
       result = result->with_tag(stored_tag);
       preds = {i};
@@ -70,7 +66,7 @@ node_set collect_materialized_nodes(const node_ptr& outputs, bool include_output
   require_outputs(outputs, "collect_materialized_nodes");
   node_set kept;
   for (const auto& n : topological_order(outputs))
-    if (is_input(n) || n->tags().contains(stored_tag))
+    if (is_input(*n) || n->tags().contains(stored_tag))
       kept.insert(n);
   if (include_outputs)
     for (const auto& child : outputs->children())

@@ -93,6 +93,25 @@ void require_operands(const std::vector<node_ptr>& operands, const char* what) {
 
 } // namespace
 
+bool is_input(const node& n) noexcept {
+  return n.what() == kind::placeholder || n.what() == kind::data || n.what() == kind::size_param;
+}
+
+std::pair<std::vector<std::string>, std::string> einsum_subscripts(const std::string& spec) {
+  const auto arrow = spec.find("->");
+  if (arrow == std::string::npos)
+    throw invalid_argument("einsum '" + spec + "': write the output, as in 'ij,jk->ik'");
+  std::vector<std::string> inputs;
+  for (std::size_t start = 0;;) {
+    const auto comma = spec.find(',', start);
+    inputs.push_back(spec.substr(start, std::min(comma, arrow) - start));
+    if (comma == std::string::npos || comma > arrow)
+      break;
+    start = comma + 1;
+  }
+  return {std::move(inputs), spec.substr(arrow + 2)};
+}
+
 const char* kind_name(kind k) noexcept {
   static constexpr std::array<const char*, 12> names{
     "placeholder", "size_param", "data",      "elementwise", "reduce", "stack",
@@ -293,18 +312,7 @@ node_ptr roll(node_ptr x, std::int64_t shift, std::int64_t axis) {
 
 node_ptr einsum(std::string subscripts, std::vector<node_ptr> operands) {
   require_operands(operands, "einsum");
-  const auto arrow = subscripts.find("->");
-  if (arrow == std::string::npos)
-    throw invalid_argument("einsum '" + subscripts + "': write the output, as in 'ij,jk->ik'");
-  std::vector<std::string> inputs;
-  for (std::size_t start = 0;;) {
-    const auto comma = subscripts.find(',', start);
-    inputs.push_back(subscripts.substr(start, std::min(comma, arrow) - start));
-    if (comma == std::string::npos || comma > arrow)
-      break;
-    start = comma + 1;
-  }
-  const auto output = subscripts.substr(arrow + 2);
+  const auto [inputs, output] = einsum_subscripts(subscripts);
   if (inputs.size() != operands.size())
     throw invalid_argument("einsum '" + subscripts + "': " + std::to_string(inputs.size()) +
                            " subscripts for " + std::to_string(operands.size()) + " operands");

@@ -14,10 +14,6 @@ namespace troupe::graph {
 
 namespace {
 
-bool is_input(const node_ptr& n) {
-  return n->what() == kind::placeholder || n->what() == kind::data || n->what() == kind::size_param;
-}
-
 bool is_named_input(const node_ptr& n) {
   return n->what() == kind::placeholder || n->what() == kind::size_param;
 }
@@ -39,7 +35,7 @@ public:
       const auto& n = order_.nodes[i];
       if (n->what() == kind::outputs)
         add_outputs(n);
-      else if (!is_input(n))
+      else if (!is_input(*n))
         rewrite(i);
     }
     order_parts();
@@ -73,7 +69,7 @@ private:
   /// What `child` is within part `pid`: itself (an input), its rewritten self (same part), or
   /// the placeholder that carries its value over from its own part.
   node_ptr in_part(const node_ptr& child, part_id pid, graph_part& here) {
-    if (is_input(child)) {
+    if (is_input(*child)) {
       if (is_named_input(child))
         here.user_input_names.insert(child->name());
       return child;
@@ -98,7 +94,7 @@ private:
     for (std::size_t i = 0; i < outputs->children().size(); ++i) {
       const auto& name = outputs->names()[i];
       const auto& child = outputs->children()[i];
-      if (is_input(child)) {
+      if (is_input(*child)) {
         auto& p = part(part_of_(child));
         if (is_named_input(child))
           p.user_input_names.insert(child->name());

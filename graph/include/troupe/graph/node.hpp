@@ -85,6 +85,9 @@ private:
   std::size_t hash_;
 };
 
+/// Placeholders, size parameters and data: what a computation starts from.
+bool is_input(const node& n) noexcept;
+
 /// Hash and equality of node_ptr by structure, for unordered containers.
 struct node_hash {
   std::size_t operator()(const node_ptr& n) const noexcept { return n->hash(); }
@@ -110,6 +113,9 @@ node_ptr reshape(node_ptr x, shape_t shape);
 node_ptr transpose(node_ptr x, std::vector<std::int64_t> axes = {});
 node_ptr roll(node_ptr x, std::int64_t shift, std::int64_t axis);
 node_ptr einsum(std::string subscripts, std::vector<node_ptr> operands);
+/// An einsum's subscripts, "ij,jk->ik": the inputs' ("ij", "jk") and the output's ("ik").
+std::pair<std::vector<std::string>, std::string> einsum_subscripts(const std::string& spec);
+
 /// The named results of a graph.
 node_ptr make_outputs(const std::map<std::string, node_ptr>& named);
 
