@@ -147,6 +147,24 @@ node::node(kind what, std::string name, std::vector<node_ptr> children, shape_t 
   hash_ = h.done();
 }
 
+node::~node() {
+  // Children go to a per-thread list, emptied by the outermost destructor: a child destroyed
+  // there adds its own children to the list and returns, so the depth is two, not the DAG's.
+  thread_local std::vector<node_ptr> doomed;
+  thread_local bool draining = false;
+  for (auto& child : children_)
+    doomed.push_back(std::move(child));
+  if (draining)
+    return;
+  draining = true;
+  while (!doomed.empty()) {
+    auto last = std::move(doomed.back());
+    doomed.pop_back();
+    last.reset(); // may run ~node, which only appends
+  }
+  draining = false;
+}
+
 std::int64_t node::size() const noexcept {
   return std::accumulate(shape_.begin(), shape_.end(), std::int64_t{1}, std::multiplies<>{});
 }

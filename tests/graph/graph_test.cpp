@@ -359,6 +359,17 @@ TEST(graph_partition, a_random_dag_of_a_hundred_thousand_nodes_partitions_and_ru
     EXPECT_TRUE(xt::allclose(got.at(name), value, 1e-9, 1e-12)) << name;
 }
 
+TEST(graph_nodes, a_chain_of_a_million_nodes_is_destroyed_without_deep_recursion) {
+  node_ptr y = placeholder("y", {1});
+  const auto one = constant(1.0);
+  y = y + one;
+  const std::weak_ptr<const node> first = y;
+  for (int i = 1; i < 1'000'000; ++i)
+    y = y + one;
+  y.reset(); // a recursive destructor would overflow the stack here
+  EXPECT_TRUE(first.expired()) << "the whole chain is gone";
+}
+
 TEST(graph_evaluate, a_chain_of_a_hundred_thousand_nodes_needs_no_deep_stack) {
   node_ptr y = placeholder("y", {2});
   for (int i = 0; i < 100'000; ++i)

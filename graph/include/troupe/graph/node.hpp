@@ -49,6 +49,11 @@ public:
   node(kind what, std::string name, std::vector<node_ptr> children, shape_t shape, dtype type,
        std::vector<std::int64_t> ints, std::vector<std::string> names,
        std::shared_ptr<const xt::xarray<double>> data, std::set<std::string> tags);
+  /// Releases the children without recursion: the last reference to a chain of a million nodes
+  /// is dropped in a loop, not a million nested destructors.
+  ~node();
+  node(const node&) = delete;
+  node& operator=(const node&) = delete;
 
   kind what() const noexcept { return kind_; }
   const std::string& name() const noexcept { return name_; }
