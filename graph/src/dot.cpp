@@ -22,7 +22,10 @@ std::string quoted(const std::string& text) {
 
 std::string label(const node_ptr& n) {
   std::string text = kind_name(n->what());
-  if (!n->name().empty())
+  if (n->what() == kind::send || n->what() == kind::recv)
+    text += (n->what() == kind::send ? " to rank " : " from rank ") + std::to_string(n->ints()[0]) +
+            ", tag " + n->name();
+  else if (!n->name().empty())
     text += " " + n->name();
   if (n->what() != kind::outputs) {
     text += " (";

@@ -160,6 +160,11 @@ value compute(const node_ptr& n, const std::vector<const value*>& in, const tens
     return xt::roll(*in[0], static_cast<std::ptrdiff_t>(n->ints()[0]),
                     static_cast<std::ptrdiff_t>(n->ints()[1]));
   case kind::einsum: return einsum(n, in);
+  case kind::send: return *in[0]; // the value is stapled_to's; the data travels elsewhere
+  case kind::recv:
+    throw invalid_argument("evaluate: a distributed receive (from rank " +
+                           std::to_string(n->ints()[0]) + ", tag '" + n->name() +
+                           "') has a value only in execute_distributed_partition");
   case kind::outputs: break;
   }
   throw invalid_argument("evaluate: an outputs node is not a value");

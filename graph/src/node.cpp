@@ -113,9 +113,9 @@ std::pair<std::vector<std::string>, std::string> einsum_subscripts(const std::st
 }
 
 const char* kind_name(kind k) noexcept {
-  static constexpr std::array<const char*, 12> names{
-    "placeholder", "size_param", "data",      "elementwise", "reduce", "stack",
-    "concatenate", "reshape",    "transpose", "roll",        "einsum", "outputs"};
+  static constexpr std::array<const char*, 14> names{
+    "placeholder", "size_param", "data", "elementwise", "reduce",  "stack", "concatenate",
+    "reshape",     "transpose",  "roll", "einsum",      "outputs", "send",  "recv"};
   return names[static_cast<std::size_t>(k)];
 }
 
@@ -358,6 +358,26 @@ node_ptr einsum(std::string subscripts, std::vector<node_ptr> operands) {
   }
   const auto type = widest(operands);
   return make(kind::einsum, std::move(subscripts), std::move(operands), std::move(shape), type);
+}
+
+node_ptr make_distributed_recv(int src_rank, std::string tag, shape_t shape, dtype type) {
+  if (src_rank < 0)
+    throw invalid_argument("make_distributed_recv: rank " + std::to_string(src_rank));
+  for (auto d : shape)
+    if (d < 0)
+      throw invalid_argument("make_distributed_recv: negative dimension in " + describe(shape));
+  return make(kind::recv, std::move(tag), {}, std::move(shape), type, {src_rank});
+}
+
+node_ptr staple_distributed_send(node_ptr data, int dest_rank, std::string tag,
+                                 node_ptr stapled_to) {
+  require_operands({data, stapled_to}, "staple_distributed_send");
+  if (dest_rank < 0)
+    throw invalid_argument("staple_distributed_send: rank " + std::to_string(dest_rank));
+  auto shape = stapled_to->shape();
+  const auto type = stapled_to->type();
+  return make(kind::send, std::move(tag), {std::move(stapled_to), std::move(data)},
+              std::move(shape), type, {dest_rank});
 }
 
 node_ptr make_outputs(const std::map<std::string, node_ptr>& named) {

@@ -53,6 +53,13 @@ node_ptr built(const node_record& r, std::vector<node_ptr> c) {
   case kind::transpose: return transpose(one(), r.ints);
   case kind::roll: return roll(one(), int_at(0), int_at(1));
   case kind::einsum: return einsum(r.name, std::move(c));
+  case kind::send: {
+    if (c.size() != 2)
+      throw invalid_argument("send takes two children");
+    return staple_distributed_send(c[1], static_cast<int>(int_at(0)), r.name, c[0]);
+  }
+  case kind::recv:
+    return make_distributed_recv(static_cast<int>(int_at(0)), r.name, r.shape, r.type);
   case kind::outputs: {
     if (r.names.size() != c.size())
       throw invalid_argument("outputs: names and children differ in number");

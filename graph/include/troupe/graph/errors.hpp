@@ -35,4 +35,31 @@ public:
   using invalid_argument::invalid_argument;
 };
 
+/// Communication the distributed partition cannot do (a rank sending to itself).
+class not_supported : public troupe::invalid_argument {
+public:
+  using invalid_argument::invalid_argument;
+};
+
+/// Two sends, or two receives, with one (source, destination, tag) (pytato's DuplicateSendError,
+/// DuplicateRecvError).
+class duplicate_send : public troupe::invalid_argument {
+public:
+  using invalid_argument::invalid_argument;
+};
+class duplicate_recv : public troupe::invalid_argument {
+public:
+  using invalid_argument::invalid_argument;
+};
+
+/// A receive no rank sends, or a send no rank receives (MissingSendError, MissingRecvError).
+class missing_send : public troupe::invalid_argument {
+public:
+  using invalid_argument::invalid_argument;
+};
+class missing_recv : public troupe::invalid_argument {
+public:
+  using invalid_argument::invalid_argument;
+};
+
 } // namespace troupe::graph

@@ -31,8 +31,9 @@ namespace troupe::graph {
 #define TROUPE_GRAPH_KINDS(X)                                                                      \
   X(placeholder)                                                                                   \
   X(size_param)                                                                                    \
-  X(data) X(elementwise) X(reduce) X(stack) X(concatenate) X(reshape) X(transpose) X(roll)         \
-    X(einsum) X(outputs)
+  X(data)                                                                                          \
+  X(elementwise) X(reduce) X(stack) X(concatenate) X(reshape) X(transpose) X(roll) X(einsum)       \
+    X(outputs) X(send) X(recv)
 
 template <class R, class... Extra>
 class mapper {

@@ -34,6 +34,9 @@ enum class kind : std::uint8_t {
   roll, // by ints()[0] along axis ints()[1]
   einsum, // name(): the subscripts, "ij,jk->ik"
   outputs, // named results: names(), children in name order (pytato's DictOfNamedArrays)
+  send, // children (stapled_to, data): data goes to rank ints()[0] under tag name(); the
+        // node's value is stapled_to's (pytato's DistributedSendRefHolder)
+  recv, // an array that comes from rank ints()[0] under tag name()
 };
 const char* kind_name(kind k) noexcept;
 
@@ -120,6 +123,14 @@ node_ptr roll(node_ptr x, std::int64_t shift, std::int64_t axis);
 node_ptr einsum(std::string subscripts, std::vector<node_ptr> operands);
 /// An einsum's subscripts, "ij,jk->ik": the inputs' ("ij", "jk") and the output's ("ik").
 std::pair<std::vector<std::string>, std::string> einsum_subscripts(const std::string& spec);
+
+/// An array rank `src_rank` sends under `tag`, of the shape and type it declares.
+node_ptr make_distributed_recv(int src_rank, std::string tag, shape_t shape,
+                               dtype type = dtype::float64);
+/// `stapled_to`, carrying along the send of `data` to rank `dest_rank` under `tag`: the send
+/// stays in the DAG as long as the value is used.
+node_ptr staple_distributed_send(node_ptr data, int dest_rank, std::string tag,
+                                 node_ptr stapled_to);
 
 /// The named results of a graph.
 node_ptr make_outputs(const std::map<std::string, node_ptr>& named);

@@ -1,0 +1,74 @@
+// A DAG split across the ranks of a collective group (pytato's distributed partition): each
+// rank builds its own DAG, with receives (make_distributed_recv) and sends stapled to values
+// (staple_distributed_send) that match across ranks; find_distributed_partition cuts each
+// rank's DAG into parts that run in order, sending what each part produces and receiving what
+// the next needs, and execute_distributed_partition runs them.
+//
+//   auto x = placeholder("x", {4});
+//   auto halo = make_distributed_recv(right, "halo", {4});
+//   auto y = staple_distributed_send(x, left, "halo", x + halo);
+//   auto p = find_distributed_partition(*group, make_outputs({{"y", y}}));   // collective
+//   auto out = execute_distributed_partition(p, *group, {{"x", xs}});       // collective
+//
+// Each communication is (source rank, destination rank, tag). A send waits for the receives its
+// data depends on; the communications fall into levels (a send's level is one more than the
+// highest of those receives'), computed alike on every rank from what all ranks exchange. Part
+// k computes this rank's sends of level k; the last part computes the outputs. A receive of
+// level k is an input of the parts after k. Values that are not sent or outputs are recomputed
+// in each part that needs them. Errors, on every rank alike: duplicate_send and duplicate_recv
+// (one id twice on this rank), missing_send and missing_recv (no partner on any rank),
+// cycle_error (sends that wait on each other's receives), not_supported (a rank sending to
+// itself).
+#pragma once
+
+#include "troupe/distributed/collective_group.hpp"
+#include "troupe/graph/partition.hpp"
+
+namespace troupe::graph {
+
+struct recv_info {
+  int src = 0;
+  std::string tag;
+  std::int64_t int_tag = 0; // the tag on the wire
+  shape_t shape;
+};
+
+struct send_info {
+  int dest = 0;
+  std::string tag;
+  std::int64_t int_tag = 0;
+};
+
+struct distributed_graph_part : graph_part {
+  /// The receives this part is the first to read: placeholder name, what arrives there.
+  std::map<std::string, recv_info> name_to_recv_node;
+  /// The sends of what this part computes: output name, where it goes (one array may go to
+  /// several ranks).
+  std::map<std::string, std::vector<send_info>> name_to_send_nodes;
+};
+
+struct distributed_graph_partition {
+  std::map<part_id, distributed_graph_part> parts;
+  std::vector<part_id> toposorted_part_ids;
+  /// What each output name (sent arrays, overall outputs) computes within its part.
+  std::map<std::string, node_ptr> name_to_output;
+  std::vector<std::string> overall_output_names;
+  /// Tags on the wire are 0 .. tag_count - 1, in sorted order of the tags of all ranks.
+  std::int64_t tag_count = 0;
+};
+
+/// Collective over `group`: every member calls it with its own DAG.
+distributed_graph_partition find_distributed_partition(collective_group& group,
+                                                       const node_ptr& outputs);
+
+/// The same partition with wire tags from `base` up, and the first tag after them (pytato's
+/// number_distributed_tags, numbering every rank's tags alike).
+std::pair<distributed_graph_partition, std::int64_t>
+number_distributed_tags(distributed_graph_partition partition, std::int64_t base);
+
+/// Collective over `group`: posts every receive first, runs the parts in order, sending each
+/// part's results as it finishes, and returns the overall outputs.
+tensor_map execute_distributed_partition(const distributed_graph_partition& partition,
+                                         collective_group& group, const tensor_map& inputs);
+
+} // namespace troupe::graph

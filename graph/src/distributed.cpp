@@ -1,0 +1,374 @@
+#include "troupe/graph/distributed.hpp"
+
+#include "troupe/actors/serialization.hpp"
+#include "troupe/graph/analysis.hpp"
+#include "troupe/graph/errors.hpp"
+
+#include "address_index.hpp"
+
+#include <cereal/types/map.hpp>
+#include <cereal/types/vector.hpp>
+
+#include <algorithm>
+#include <list>
+#include <optional>
+
+namespace troupe::graph {
+
+namespace {
+
+/// One communication: who sends, who receives, under which tag.
+struct comm_id {
+  int src = 0, dest = 0;
+  std::string tag;
+  auto operator<=>(const comm_id&) const = default;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(src, dest, tag);
+  }
+};
+
+std::string describe(const comm_id& id) {
+  return "(from rank " + std::to_string(id.src) + " to rank " + std::to_string(id.dest) +
+         ", tag '" + id.tag + "')";
+}
+
+enum class failure : std::uint8_t { none, not_supported, duplicate_send, duplicate_recv };
+
+/// What a rank tells the others: its sends (each with the receives its data needs), its
+/// receives, or why it cannot go on.
+struct local_comms {
+  std::map<comm_id, std::vector<comm_id>> sends;
+  std::vector<comm_id> recvs;
+  failure why = failure::none;
+  std::string text;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(sends, recvs, why, text);
+  }
+};
+
+/// This rank's sends and receives in `order`, with their nodes.
+struct found_comms {
+  local_comms info;
+  std::map<comm_id, node_ptr> send_nodes, recv_nodes;
+};
+
+found_comms find_comms(const std::vector<node_ptr>& order, const detail::address_index& index,
+                       int rank) {
+  found_comms found;
+  auto& info = found.info;
+  // The receives each node depends on, as sorted ids.
+  std::vector<std::vector<comm_id>> needs(order.size());
+  for (std::size_t i = 0; i < order.size() && info.why == failure::none; ++i) {
+    const auto& n = order[i];
+    for (const auto& child : n->children()) {
+      const auto& more = needs[index.find(child.get())];
+      needs[i].insert(needs[i].end(), more.begin(), more.end());
+    }
+    if (n->what() == kind::recv) {
+      const comm_id id{static_cast<int>(n->ints()[0]), rank, n->name()};
+      needs[i].push_back(id);
+      const auto [at, fresh] = found.recv_nodes.emplace(id, n);
+      if (id.src == rank)
+        info = {{}, {}, failure::not_supported, "a receive from this rank itself " + describe(id)};
+      else if (!fresh && !(*at->second == *n))
+        info = {{}, {}, failure::duplicate_recv, "two receives " + describe(id)};
+    }
+    std::sort(needs[i].begin(), needs[i].end());
+    needs[i].erase(std::unique(needs[i].begin(), needs[i].end()), needs[i].end());
+    if (n->what() == kind::send && info.why == failure::none) {
+      const comm_id id{rank, static_cast<int>(n->ints()[0]), n->name()};
+      const auto [at, fresh] = found.send_nodes.emplace(id, n);
+      if (id.dest == rank)
+        info = {{}, {}, failure::not_supported, "a send to this rank itself " + describe(id)};
+      else if (!fresh && !(*at->second == *n))
+        info = {{}, {}, failure::duplicate_send, "two sends " + describe(id)};
+      else
+        info.sends[id] = needs[index.find(n->children()[1].get())];
+    }
+  }
+  if (info.why == failure::none)
+    for (const auto& [id, n] : found.recv_nodes)
+      info.recvs.push_back(id);
+  return found;
+}
+
+/// Every member's bytes, over the group (two all_gathers: the sizes, then the padded bytes).
+std::vector<std::vector<std::byte>> all_gather_bytes(collective_group& group,
+                                                     const std::vector<std::byte>& mine) {
+  const auto members = static_cast<std::size_t>(group.size());
+  std::vector<std::vector<std::int64_t>> sizes(members, std::vector<std::int64_t>(1));
+  group.all_gather(sizes, std::vector<std::int64_t>{static_cast<std::int64_t>(mine.size())});
+  std::size_t longest = 0;
+  for (const auto& s : sizes)
+    longest = std::max(longest, static_cast<std::size_t>(s[0]));
+  std::vector<std::uint8_t> padded(longest);
+  std::transform(mine.begin(), mine.end(), padded.begin(),
+                 [](std::byte b) { return static_cast<std::uint8_t>(b); });
+  std::vector<std::vector<std::uint8_t>> all(members, std::vector<std::uint8_t>(longest));
+  group.all_gather(all, padded);
+  std::vector<std::vector<std::byte>> out(members);
+  for (std::size_t r = 0; r < members; ++r)
+    std::transform(all[r].begin(), all[r].begin() + sizes[r][0], std::back_inserter(out[r]),
+                   [](std::uint8_t b) { return static_cast<std::byte>(b); });
+  return out;
+}
+
+[[noreturn]] void rethrow_remote(int rank, failure why, const std::string& text) {
+  const auto message = "find_distributed_partition: rank " + std::to_string(rank) + ": " + text;
+  switch (why) {
+  case failure::not_supported: throw not_supported(message);
+  case failure::duplicate_send: throw duplicate_send(message);
+  case failure::duplicate_recv: throw duplicate_recv(message);
+  case failure::none: break;
+  }
+  throw invalid_argument(message);
+}
+
+/// Every communication's level: 0 for a send that needs no receive, else one more than the
+/// highest level of the receives it needs. cycle_error if sends wait on each other.
+std::map<comm_id, int> levels_of(const std::map<comm_id, std::vector<comm_id>>& sends) {
+  std::map<comm_id, int> level;
+  std::map<comm_id, int> state; // 1: being computed, 2: done
+  std::function<int(const comm_id&)> visit = [&](const comm_id& id) -> int {
+    auto& s = state[id];
+    if (s == 2)
+      return level[id];
+    if (s == 1)
+      throw cycle_error("find_distributed_partition: the sends wait on each other's receives "
+                        "in a circle through " +
+                        describe(id));
+    s = 1;
+    int highest = -1;
+    for (const auto& need : sends.at(id))
+      highest = std::max(highest, visit(need));
+    state[id] = 2;
+    return level[id] = highest + 1;
+  };
+  for (const auto& [id, needs] : sends)
+    visit(id);
+  return level;
+}
+
+/// Builds this rank's parts once every rank's communications are known.
+class distributed_partitioner {
+public:
+  distributed_partitioner(const node_ptr& outputs, int rank) : rank_(rank) {
+    order_ = detail::index_order(outputs);
+  }
+
+  distributed_graph_partition run(collective_group& group) {
+    auto found = find_comms(order_.nodes, order_.index, rank_);
+    const auto everyone = all_gather_bytes(group, serialize(found.info));
+    std::map<comm_id, std::vector<comm_id>> sends;
+    std::set<comm_id> recvs;
+    std::set<std::string> tags;
+    for (std::size_t r = 0; r < everyone.size(); ++r) {
+      const auto info = deserialize<local_comms>(everyone[r]);
+      if (info.why != failure::none)
+        rethrow_remote(static_cast<int>(r), info.why, info.text);
+      for (const auto& [id, needs] : info.sends) {
+        sends[id] = needs;
+        tags.insert(id.tag);
+      }
+      for (const auto& id : info.recvs) {
+        recvs.insert(id);
+        tags.insert(id.tag);
+      }
+    }
+    check_partners(sends, recvs);
+    const auto level = levels_of(sends);
+    std::map<std::string, std::int64_t> wire_tag;
+    for (const auto& tag : tags)
+      wire_tag.emplace(tag, static_cast<std::int64_t>(wire_tag.size()));
+    result_.tag_count = static_cast<std::int64_t>(tags.size());
+    rewrite(found, level);
+    build_parts(found, level, wire_tag);
+    return std::move(result_);
+  }
+
+private:
+  static void check_partners(const std::map<comm_id, std::vector<comm_id>>& sends,
+                             const std::set<comm_id>& recvs) {
+    for (const auto& id : recvs)
+      if (!sends.contains(id))
+        throw missing_send("find_distributed_partition: no rank sends " + describe(id));
+    for (const auto& [id, needs] : sends)
+      if (!recvs.contains(id))
+        throw missing_recv("find_distributed_partition: no rank receives " + describe(id));
+  }
+
+  /// Receives become placeholders "_pt_dist_<n>" (n in the order of their ids), sends the
+  /// value they are stapled to.
+  void rewrite(const found_comms& found, const std::map<comm_id, int>&) {
+    std::map<const node*, std::string> recv_names;
+    for (const auto& [id, n] : found.recv_nodes)
+      recv_names.emplace(n.get(), "_pt_dist_" + std::to_string(recv_names.size()));
+    rewritten_.resize(order_.nodes.size());
+    for (std::size_t i = 0; i < order_.nodes.size(); ++i) {
+      const auto& n = order_.nodes[i];
+      if (n->what() == kind::recv) {
+        // Structurally equal receives are one: take the name of the one kept.
+        const comm_id id{static_cast<int>(n->ints()[0]), rank_, n->name()};
+        rewritten_[i] =
+          placeholder(recv_names.at(found.recv_nodes.at(id).get()), n->shape(), n->type());
+        continue;
+      }
+      if (n->what() == kind::send) {
+        rewritten_[i] = rewritten_[order_.index.find(n->children()[0].get())];
+        continue;
+      }
+      std::vector<node_ptr> children;
+      bool changed = false;
+      for (const auto& child : n->children()) {
+        children.push_back(rewritten_[order_.index.find(child.get())]);
+        changed = changed || children.back() != child;
+      }
+      rewritten_[i] = changed ? n->with_children(std::move(children)) : n;
+    }
+  }
+
+  const node_ptr& rewritten(const node_ptr& n) const {
+    return rewritten_[order_.index.find(n.get())];
+  }
+
+  void build_parts(const found_comms& found, const std::map<comm_id, int>& level,
+                   const std::map<std::string, std::int64_t>& wire_tag) {
+    int highest = -1;
+    for (const auto& [id, n] : found.send_nodes)
+      highest = std::max(highest, level.at(id));
+    for (const auto& [id, n] : found.recv_nodes)
+      highest = std::max(highest, level.at(id));
+    // Part k computes the sends of level k; the last part (highest + 1) the outputs.
+    std::map<const node*, std::string> sent_names;
+    for (const auto& [id, n] : found.send_nodes) {
+      const auto& data = rewritten(n->children()[1]);
+      auto [at, fresh] = sent_names.emplace(data.get(), "");
+      if (fresh)
+        at->second = "_pt_dist_send_" + std::to_string(sent_names.size() - 1);
+      auto& part = part_at(level.at(id));
+      part.output_names.insert(at->second);
+      part.name_to_send_nodes[at->second].push_back({id.dest, id.tag, wire_tag.at(id.tag)});
+      result_.name_to_output[at->second] = data;
+    }
+    auto& last = part_at(highest + 1);
+    const auto& root = order_.nodes.back();
+    for (std::size_t i = 0; i < root->children().size(); ++i) {
+      last.output_names.insert(root->names()[i]);
+      result_.name_to_output[root->names()[i]] = rewritten(root->children()[i]);
+      result_.overall_output_names.push_back(root->names()[i]);
+    }
+    // Inputs per part, and each receive in the first part after its level.
+    std::map<std::string, recv_info> receives;
+    for (const auto& [id, n] : found.recv_nodes)
+      receives.emplace(rewritten(n)->name(),
+                       recv_info{id.src, id.tag, wire_tag.at(id.tag), n->shape()});
+    part_id previous = -1;
+    for (auto& [pid, part] : result_.parts) {
+      result_.toposorted_part_ids.push_back(pid);
+      if (previous >= 0)
+        part.needed_pids.insert(previous);
+      previous = pid;
+      for (const auto& name : part.output_names) {
+        input_gatherer gather;
+        for (const auto& input : gather(result_.name_to_output.at(name))) {
+          if (input->what() != kind::placeholder && input->what() != kind::size_param)
+            continue;
+          if (receives.contains(input->name()))
+            part.partition_input_names.insert(input->name());
+          else
+            part.user_input_names.insert(input->name());
+        }
+      }
+    }
+    for (const auto& [name, info] : receives) {
+      const auto& id_level = level.at(comm_id{info.src, rank_, info.tag});
+      auto after = result_.parts.upper_bound(id_level);
+      after->second.name_to_recv_node.emplace(name, info);
+    }
+  }
+
+  distributed_graph_part& part_at(part_id pid) {
+    auto& part = result_.parts[pid];
+    part.pid = pid;
+    return part;
+  }
+
+  int rank_;
+  detail::indexed_order order_;
+  std::vector<node_ptr> rewritten_;
+  distributed_graph_partition result_;
+};
+
+} // namespace
+
+distributed_graph_partition find_distributed_partition(collective_group& group,
+                                                       const node_ptr& outputs) {
+  if (!outputs || outputs->what() != kind::outputs)
+    throw invalid_argument("find_distributed_partition: give the outputs node (make_outputs)");
+  return distributed_partitioner{outputs, group.rank()}.run(group);
+}
+
+std::pair<distributed_graph_partition, std::int64_t>
+number_distributed_tags(distributed_graph_partition partition, std::int64_t base) {
+  for (auto& [pid, part] : partition.parts) {
+    for (auto& [name, info] : part.name_to_recv_node)
+      info.int_tag += base;
+    for (auto& [name, infos] : part.name_to_send_nodes)
+      for (auto& info : infos)
+        info.int_tag += base;
+  }
+  return {std::move(partition), base + partition.tag_count};
+}
+
+tensor_map execute_distributed_partition(const distributed_graph_partition& partition,
+                                         collective_group& group, const tensor_map& inputs) {
+  struct incoming {
+    xt::xarray<double> buffer;
+    std::optional<recv_handle> handle;
+  };
+  std::map<std::string, incoming> receives; // nodes of a map stay where they are
+  for (const auto& [pid, part] : partition.parts)
+    for (const auto& [name, info] : part.name_to_recv_node) {
+      auto& r = receives[name];
+      r.buffer = xt::zeros<double>(std::vector<std::size_t>(info.shape.begin(), info.shape.end()));
+      r.handle.emplace(group.irecv(r.buffer, info.src, static_cast<int>(info.int_tag)));
+    }
+  tensor_map context = inputs;
+  std::list<xt::xarray<double>> outgoing; // alive until their sends are done
+  std::vector<collective_handle> sends;
+  for (auto pid : partition.toposorted_part_ids) {
+    const auto& part = partition.parts.at(pid);
+    for (const auto& name : part.partition_input_names)
+      if (auto at = receives.find(name); at != receives.end() && !context.contains(name)) {
+        at->second.handle->wait();
+        context.emplace(name, at->second.buffer);
+      }
+    std::map<std::string, node_ptr> named;
+    for (const auto& name : part.output_names)
+      named.emplace(name, partition.name_to_output.at(name));
+    tensor_map part_inputs;
+    for (const auto& name : part.all_input_names())
+      if (auto at = context.find(name); at != context.end())
+        part_inputs.emplace(name, at->second);
+    for (auto& [name, value] : evaluate(make_outputs(named), part_inputs))
+      context.insert_or_assign(name, std::move(value));
+    for (const auto& [name, targets] : part.name_to_send_nodes)
+      for (const auto& target : targets) {
+        outgoing.push_back(context.at(name));
+        sends.push_back(
+          group.isend(outgoing.back(), target.dest, static_cast<int>(target.int_tag)));
+      }
+  }
+  for (auto& send : sends)
+    send.wait();
+  for (auto& [name, r] : receives)
+    r.handle->wait(); // a receive no part read still ends here
+  tensor_map results;
+  for (const auto& name : partition.overall_output_names)
+    results.emplace(name, context.at(name));
+  return results;
+}
+
+} // namespace troupe::graph

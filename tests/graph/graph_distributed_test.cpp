@@ -1,0 +1,193 @@
+// graph/'s distributed partition (other_seeds.md §2c 13-16, 18, 19, 21-23) on ranks of a troupe
+// world with a gloo collective group: this test is rank 0 and starts the others.
+#include "../distributed/world_test_support.hpp"
+
+#include "troupe/graph/distributed.hpp"
+#include "troupe/graph/errors.hpp"
+
+namespace troupe::testing {
+namespace {
+
+using namespace troupe::graph;
+
+xt::xarray<double> x_of(int rank) { return xt::ones<double>({4}) * (rank + 1.0); }
+
+tensor_map run(collective_group& g, const node_ptr& outputs, std::size_t* parts = nullptr) {
+  const auto p = find_distributed_partition(g, outputs);
+  if (parts != nullptr)
+    *parts = p.parts.size();
+  return execute_distributed_partition(p, g, {{"x", x_of(g.rank())}});
+}
+
+void same(const xt::xarray<double>& got, const xt::xarray<double>& want, const std::string& what) {
+  require(got.shape() == want.shape() && xt::allclose(got, want), what);
+}
+
+// §2c 13: y = x + (x of the next rank), through a ring of sends.
+void ring(collective_group& g) {
+  const int left = (g.rank() + g.size() - 1) % g.size(), right = (g.rank() + 1) % g.size();
+  auto x = placeholder("x", {4});
+  auto y = x + staple_distributed_send(x, left, "42", make_distributed_recv(right, "42", {4}));
+  same(run(g, make_outputs({{"out", y}})).at("out"), x_of(g.rank()) + x_of(right), "ring");
+}
+
+// §2c 14 and 15: no communication is one part; one array under two names.
+void no_communication(collective_group& g) {
+  auto x = placeholder("x", {4});
+  std::size_t parts = 0;
+  auto o = 4.0 * (2.0 * x);
+  auto values = run(g, make_outputs({{"out1", 2.0 * x}, {"out2", o}, {"out3", o}}), &parts);
+  require(parts == 1, "one part without communication");
+  same(values.at("out1"), 2.0 * x_of(g.rank()), "2x");
+  same(values.at("out2"), 8.0 * x_of(g.rank()), "8x");
+  same(values.at("out3"), 8.0 * x_of(g.rank()), "8x again");
+}
+
+// §2c 16: a receive as an output.
+void receive_as_output(collective_group& g) {
+  auto x = placeholder("x", {4});
+  const auto out = g.rank() == 0 ? staple_distributed_send(2.0 * x, 1, "r", x)
+                                 : (g.rank() == 1 ? make_distributed_recv(0, "r", {4}) : x);
+  const auto got = run(g, make_outputs({{"out", out}})).at("out");
+  same(got, g.rank() == 1 ? xt::xarray<double>(2.0 * x_of(0)) : x_of(g.rank()),
+       "a received output");
+}
+
+// §2c 21: rank 1 sends first; rank 0 answers with twice what it got.
+void crossed_pair(collective_group& g) {
+  auto x = placeholder("x", {4});
+  node_ptr out = x;
+  if (g.rank() == 0)
+    out = staple_distributed_send(2.0 * make_distributed_recv(1, "42", {4}), 1, "43", x);
+  if (g.rank() == 1)
+    out = staple_distributed_send(x, 0, "42", make_distributed_recv(0, "43", {4}));
+  same(run(g, make_outputs({{"out", out}})).at("out"),
+       g.rank() == 1 ? xt::xarray<double>(2.0 * x_of(1)) : x_of(g.rank()), "crossed pair");
+}
+
+// §2c 19: y = x + x of the next rank, z = y + y of the next rank.
+void periodic_exchange(collective_group& g) {
+  const int left = (g.rank() + g.size() - 1) % g.size(), right = (g.rank() + 1) % g.size();
+  auto x = placeholder("x", {4});
+  auto y = x + staple_distributed_send(x, left, "42", make_distributed_recv(right, "42", {4}));
+  auto z = y + staple_distributed_send(y, left, "43", make_distributed_recv(right, "43", {4}));
+  const auto right2 = (right + 1) % g.size();
+  const auto y_here = x_of(g.rank()) + x_of(right);
+  const auto y_right = x_of(right) + x_of(right2);
+  same(run(g, make_outputs({{"z", z}})).at("z"), y_here + y_right, "periodic exchange");
+}
+
+// §2c 23.
+void numbered_tags(collective_group& g) {
+  auto x = placeholder("x", {4});
+  node_ptr out = x;
+  if (g.rank() == 0)
+    out = staple_distributed_send(x, 1, "alpha", staple_distributed_send(x, 1, "beta", x));
+  if (g.rank() == 1)
+    out = make_distributed_recv(0, "alpha", {4}) + make_distributed_recv(0, "beta", {4});
+  auto [numbered, next] =
+    number_distributed_tags(find_distributed_partition(g, make_outputs({{"o", out}})), 4242);
+  require(next == 4244, "next tag after two");
+  if (g.rank() == 0) {
+    std::set<std::int64_t> wire;
+    for (const auto& [pid, part] : numbered.parts)
+      for (const auto& [name, sends] : part.name_to_send_nodes)
+        for (const auto& s : sends)
+          if (s.tag == "alpha")
+            require(s.int_tag == 4242, "alpha is 4242");
+  }
+  const auto got = execute_distributed_partition(numbered, g, {{"x", x_of(g.rank())}});
+  if (g.rank() == 1)
+    same(got.at("o"), 2.0 * x_of(0), "numbered tags travel");
+}
+
+/// Expects every rank's find_distributed_partition of its `out` to throw E.
+template <class E>
+void refused(collective_group& g, const node_ptr& out, const std::string& what) {
+  try {
+    find_distributed_partition(g, make_outputs({{"o", out}}));
+  } catch (const E&) {
+    return;
+  }
+  require(false, what + " was not refused");
+}
+
+// §2c 22: the same error on every rank, and the group goes on.
+void errors(collective_group& g) {
+  auto x = placeholder("x", {4});
+  const bool zero = g.rank() == 0, one = g.rank() == 1;
+  refused<missing_send>(g, one ? make_distributed_recv(0, "lonely", {4}) : x, "an unmatched recv");
+  refused<missing_recv>(g, zero ? staple_distributed_send(x, 1, "nobody", x) : x,
+                        "an unmatched send");
+  refused<duplicate_recv>(g,
+                          one ? make_distributed_recv(0, "d", {4}) +
+                                  reduce(make_distributed_recv(0, "d", {5}), {0})
+                              : (zero ? staple_distributed_send(x, 1, "d", x) : x),
+                          "two receives of one id");
+  refused<duplicate_send>(
+    g,
+    zero ? staple_distributed_send(x, 1, "d", staple_distributed_send(2.0 * x, 1, "d", x))
+         : (one ? make_distributed_recv(0, "d", {4}) : x),
+    "two sends of one id");
+  // Sends 42 and 43 each carry data that needs the other's receive.
+  refused<cycle_error>(
+    g,
+    zero ? staple_distributed_send(make_distributed_recv(1, "43", {4}), 1, "42", x)
+         : (one ? staple_distributed_send(make_distributed_recv(0, "42", {4}), 0, "43", x) : x),
+    "a cycle");
+  refused<not_supported>(g, zero ? staple_distributed_send(x, 0, "self", x) : x, "a send to self");
+  ring(g); // the group still works
+}
+
+void two_rank_cases(troupe::world& world) {
+  auto group = world.create_collective_group({0, 1}, {.timeout = std::chrono::seconds{20}});
+  auto& g = *group;
+  ring(g);
+  no_communication(g);
+  receive_as_output(g);
+  crossed_pair(g);
+  periodic_exchange(g);
+  numbered_tags(g);
+  errors(g);
+}
+
+// §2c 18: one array to two ranks.
+void one_array_to_two_ranks(troupe::world& world) {
+  auto group = world.create_collective_group({0, 1, 2}, {.timeout = std::chrono::seconds{20}});
+  auto& g = *group;
+  auto x = placeholder("x", {4});
+  node_ptr out;
+  if (g.rank() == 0) {
+    auto z = 8.0 * x;
+    out = staple_distributed_send(z, 1, "t", staple_distributed_send(z, 2, "t", z));
+  } else {
+    out = make_distributed_recv(0, "t", {4});
+  }
+  same(run(g, make_outputs({{"z", out}})).at("z"), 8.0 * x_of(0), "z = 8x everywhere");
+  ring(g);
+  periodic_exchange(g);
+}
+
+TROUPE_ROLE(graph_two_ranks) { return as_member(two_rank_cases); }
+TROUPE_ROLE(graph_three_ranks) { return as_member(one_array_to_two_ranks); }
+
+TEST(graph_distributed, pytato_cases_on_two_ranks) {
+  const int port = free_port();
+  auto members = start_members("graph_two_ranks", 2, port);
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 2, port)};
+  EXPECT_NO_THROW(two_rank_cases(world));
+  expect_clean_exits(members);
+}
+
+TEST(graph_distributed, one_array_sent_to_two_ranks_and_periodic_exchange_on_three) {
+  const int port = free_port();
+  auto members = start_members("graph_three_ranks", 3, port);
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 3, port)};
+  EXPECT_NO_THROW(one_array_to_two_ranks(world));
+  expect_clean_exits(members);
+}
+
+} // namespace
+} // namespace troupe::testing
