@@ -14,6 +14,7 @@ xt::xarray<double> x_of(int rank) { return xt::ones<double>({4}) * (rank + 1.0);
 
 tensor_map run(collective_group& g, const node_ptr& outputs, std::size_t* parts = nullptr) {
   const auto p = find_distributed_partition(g, outputs);
+  verify_distributed_partition(g, p); // every partition found here must pass
   if (parts != nullptr)
     *parts = p.parts.size();
   return execute_distributed_partition(p, g, {{"x", x_of(g.rank())}});
@@ -75,6 +76,26 @@ void periodic_exchange(collective_group& g) {
   const auto y_here = x_of(g.rank()) + x_of(right);
   const auto y_right = x_of(right) + x_of(right2);
   same(run(g, make_outputs({{"z", z}})).at("z"), y_here + y_right, "periodic exchange");
+}
+
+// §2c 17 (the values; troupe recomputes y in the last part where pytato promotes it to an output
+// of the first).
+void promotion(collective_group& g) {
+  auto x = placeholder("x", {4});
+  node_ptr q = x;
+  if (g.rank() == 0) {
+    auto y = 2.0 * x;
+    auto w = make_distributed_recv(1, "43", {4});
+    q = staple_distributed_send(2.0 * y, 1, "42", y + w);
+  }
+  if (g.rank() == 1) {
+    auto z = make_distributed_recv(0, "42", {4});
+    q = staple_distributed_send(2.0 * z, 0, "43", z / constant(2.0) + 2.0 * z);
+  }
+  if (g.rank() < 2)
+    same(run(g, make_outputs({{"q", q}})).at("q"), 10.0 * x_of(0), "q = 10x");
+  else
+    run(g, make_outputs({{"q", q}}));
 }
 
 // §2c 23.
@@ -139,6 +160,52 @@ void errors(collective_group& g) {
   ring(g); // the group still works
 }
 
+/// Expects verify_distributed_partition of `p` to throw E on every rank.
+template <class E>
+void unverified(collective_group& g, const distributed_graph_partition& p,
+                const std::string& what) {
+  try {
+    verify_distributed_partition(g, p);
+  } catch (const E&) {
+    return;
+  }
+  require(false, what + " passed verification");
+}
+
+// verify_distributed_partition on partitions spoiled by hand.
+void verification(collective_group& g) {
+  auto x = placeholder("x", {4});
+  node_ptr out = x;
+  if (g.rank() == 0)
+    out = staple_distributed_send(2.0 * make_distributed_recv(1, "42", {4}), 1, "43", x);
+  if (g.rank() == 1)
+    out = staple_distributed_send(x, 0, "42", make_distributed_recv(0, "43", {4}));
+  const auto good = find_distributed_partition(g, make_outputs({{"out", out}}));
+  verify_distributed_partition(g, good);
+
+  auto no_recv = good; // rank 1 forgets to receive what its last part reads
+  if (g.rank() == 1)
+    for (auto& [pid, part] : no_recv.parts)
+      part.name_to_recv_node.clear();
+  unverified<troupe::invalid_argument>(g, no_recv, "a part input nothing provides");
+
+  auto no_send = good; // rank 0 forgets to send: rank 1's receive has no partner
+  if (g.rank() == 0)
+    for (auto& [pid, part] : no_send.parts)
+      part.name_to_send_nodes.clear();
+  unverified<missing_send>(g, no_send, "a receive without a send");
+
+  auto late_send = good; // rank 1 sends 42 only in its last part, which waits for rank 0's 43
+  if (g.rank() == 1) {
+    auto& first = late_send.parts.begin()->second;
+    auto& last = late_send.parts.rbegin()->second;
+    last.name_to_send_nodes.insert(first.name_to_send_nodes.begin(),
+                                   first.name_to_send_nodes.end());
+    first.name_to_send_nodes.clear();
+  }
+  unverified<partition_induced_cycle>(g, late_send, "parts waiting in a circle");
+}
+
 void two_rank_cases(troupe::world& world) {
   auto group = world.create_collective_group({0, 1}, {.timeout = std::chrono::seconds{20}});
   auto& g = *group;
@@ -147,8 +214,10 @@ void two_rank_cases(troupe::world& world) {
   receive_as_output(g);
   crossed_pair(g);
   periodic_exchange(g);
+  promotion(g);
   numbered_tags(g);
   errors(g);
+  verification(g);
 }
 
 // §2c 18: one array to two ranks.

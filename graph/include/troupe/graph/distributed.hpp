@@ -61,6 +61,14 @@ struct distributed_graph_partition {
 distributed_graph_partition find_distributed_partition(collective_group& group,
                                                        const node_ptr& outputs);
 
+/// Collective over `group`: checks the partition every member holds (pytato's
+/// verify_distributed_partition), throwing the same error on every member: invalid_argument for
+/// an output two parts compute, or a part input nothing on this rank provides; duplicate_send,
+/// duplicate_recv, missing_send, missing_recv across the ranks; partition_induced_cycle when the
+/// parts of all ranks, linked by their sends, wait on each other in a circle.
+void verify_distributed_partition(collective_group& group,
+                                  const distributed_graph_partition& partition);
+
 /// The same partition with wire tags from `base` up, and the first tag after them (pytato's
 /// number_distributed_tags, numbering every rank's tags alike).
 std::pair<distributed_graph_partition, std::int64_t>
