@@ -5,6 +5,7 @@
 #include "troupe/graph/errors.hpp"
 
 #include "address_index.hpp"
+#include "batches.hpp"
 
 #include <cereal/types/map.hpp>
 #include <cereal/types/utility.hpp>
@@ -130,26 +131,13 @@ std::vector<std::vector<std::byte>> all_gather_bytes(collective_group& group,
 /// Every communication's level: 0 for a send that needs no receive, else one more than the
 /// highest level of the receives it needs. cycle_error if sends wait on each other.
 std::map<comm_id, int> levels_of(const std::map<comm_id, std::vector<comm_id>>& sends) {
-  std::map<comm_id, int> level;
-  std::map<comm_id, int> state; // 1: being computed, 2: done
-  std::function<int(const comm_id&)> visit = [&](const comm_id& id) -> int {
-    auto& s = state[id];
-    if (s == 2)
-      return level[id];
-    if (s == 1)
-      throw cycle_error("find_distributed_partition: the sends wait on each other's receives "
-                        "in a circle through " +
-                        describe(id));
-    s = 1;
-    int highest = -1;
-    for (const auto& need : sends.at(id))
-      highest = std::max(highest, visit(need));
-    state[id] = 2;
-    return level[id] = highest + 1;
-  };
-  for (const auto& [id, needs] : sends)
-    visit(id);
-  return level;
+  try {
+    return detail::batch_levels<comm_id>(sends, [](const comm_id& id) { return describe(id); });
+  } catch (const cycle_error& e) {
+    throw cycle_error(std::string{"find_distributed_partition: the sends wait on each other's "
+                                  "receives: "} +
+                      e.what());
+  }
 }
 
 /// Builds this rank's parts once every rank's communications are known.
