@@ -89,4 +89,7 @@ struct indexed_order {
 };
 indexed_order index_order(const node_ptr& root);
 
+/// materialize_with_mpms's choice, by position: the nodes it would tag stored.
+std::vector<bool> mpms_choice(const indexed_order& order);
+
 } // namespace troupe::graph::detail

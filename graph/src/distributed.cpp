@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <list>
 #include <optional>
+#include <span>
 
 namespace troupe::graph {
 
@@ -172,7 +173,6 @@ public:
     for (const auto& tag : tags)
       wire_tag.emplace(tag, static_cast<std::int64_t>(wire_tag.size()));
     result_.tag_count = static_cast<std::int64_t>(tags.size());
-    rewrite(found, level);
     build_parts(found, level, wire_tag);
     return std::move(result_);
   }
@@ -188,40 +188,7 @@ private:
         throw missing_recv("find_distributed_partition: no rank receives " + describe(id));
   }
 
-  /// Receives become placeholders "_pt_dist_<n>" (n in the order of their ids), sends the
-  /// value they are stapled to.
-  void rewrite(const found_comms& found, const std::map<comm_id, int>&) {
-    std::map<const node*, std::string> recv_names;
-    for (const auto& [id, n] : found.recv_nodes)
-      recv_names.emplace(n.get(), "_pt_dist_" + std::to_string(recv_names.size()));
-    rewritten_.resize(order_.nodes.size());
-    for (std::size_t i = 0; i < order_.nodes.size(); ++i) {
-      const auto& n = order_.nodes[i];
-      if (n->what() == kind::recv) {
-        // Structurally equal receives are one: take the name of the one kept.
-        const comm_id id{static_cast<int>(n->ints()[0]), rank_, n->name()};
-        rewritten_[i] =
-          placeholder(recv_names.at(found.recv_nodes.at(id).get()), n->shape(), n->type());
-        continue;
-      }
-      if (n->what() == kind::send) {
-        rewritten_[i] = rewritten_[order_.index.find(n->children()[0].get())];
-        continue;
-      }
-      std::vector<node_ptr> children;
-      bool changed = false;
-      for (const auto& child : n->children()) {
-        children.push_back(rewritten_[order_.index.find(child.get())]);
-        changed = changed || children.back() != child;
-      }
-      rewritten_[i] = changed ? n->with_children(std::move(children)) : n;
-    }
-  }
-
-  const node_ptr& rewritten(const node_ptr& n) const {
-    return rewritten_[order_.index.find(n.get())];
-  }
-
+  /// Where each kept array is computed, and the parts: see build_parts.
   void build_parts(const found_comms& found, const std::map<comm_id, int>& level,
                    const std::map<std::string, std::int64_t>& wire_tag) {
     int highest = -1;
@@ -229,53 +196,173 @@ private:
       highest = std::max(highest, level.at(id));
     for (const auto& [id, n] : found.recv_nodes)
       highest = std::max(highest, level.at(id));
-    // Part k computes the sends of level k; the last part (highest + 1) the outputs.
-    std::map<const node*, std::string> sent_names;
+    last_ = highest + 1;
+    name_receives(found, level, wire_tag);
+    place_stored(found, level);
+    // Part k computes the sends of level k; the last part the outputs.
+    std::map<std::uint32_t, std::string> sent_names;
     for (const auto& [id, n] : found.send_nodes) {
-      const auto& data = rewritten(n->children()[1]);
-      auto [at, fresh] = sent_names.emplace(data.get(), "");
+      const auto data = order_.index.find(n->children()[1].get());
+      auto [at, fresh] = sent_names.emplace(data, "");
       if (fresh)
         at->second = "_pt_dist_send_" + std::to_string(sent_names.size() - 1);
       auto& part = part_at(level.at(id));
       part.output_names.insert(at->second);
       part.name_to_send_nodes[at->second].push_back({id.dest, id.tag, wire_tag.at(id.tag)});
-      result_.name_to_output[at->second] = data;
+      wanted_[level.at(id)].emplace_back(at->second, data);
     }
-    auto& last = part_at(highest + 1);
     const auto& root = order_.nodes.back();
     for (std::size_t i = 0; i < root->children().size(); ++i) {
-      last.output_names.insert(root->names()[i]);
-      result_.name_to_output[root->names()[i]] = rewritten(root->children()[i]);
+      part_at(last_).output_names.insert(root->names()[i]);
+      wanted_[last_].emplace_back(root->names()[i], order_.index.find(root->children()[i].get()));
       result_.overall_output_names.push_back(root->names()[i]);
     }
-    // Inputs per part, and each receive in the first part after its level.
-    std::map<std::string, recv_info> receives;
-    for (const auto& [id, n] : found.recv_nodes)
-      receives.emplace(rewritten(n)->name(),
-                       recv_info{id.src, id.tag, wire_tag.at(id.tag), n->shape()});
+    // Later parts first: a part that reads a kept array computed earlier tells that part to
+    // output it (pytato's promotion), before that part is built.
+    for (part_id pid = last_; pid >= 0; --pid)
+      if (result_.parts.contains(pid) || wanted_.contains(pid))
+        build_part(pid);
     part_id previous = -1;
     for (auto& [pid, part] : result_.parts) {
       result_.toposorted_part_ids.push_back(pid);
       if (previous >= 0)
         part.needed_pids.insert(previous);
       previous = pid;
-      for (const auto& name : part.output_names) {
-        input_gatherer gather;
-        for (const auto& input : gather(result_.name_to_output.at(name))) {
-          if (input->what() != kind::placeholder && input->what() != kind::size_param)
-            continue;
-          if (receives.contains(input->name()))
-            part.partition_input_names.insert(input->name());
-          else
-            part.user_input_names.insert(input->name());
-        }
+    }
+    for (const auto& [name, info] : receives_) {
+      const auto& id_level = level.at(comm_id{info.src, rank_, info.tag});
+      result_.parts.upper_bound(id_level)->second.name_to_recv_node.emplace(name, info);
+    }
+  }
+
+  /// Receives become placeholders "_pt_dist_<n>", in the order of their ids.
+  void name_receives(const found_comms& found, const std::map<comm_id, int>&,
+                     const std::map<std::string, std::int64_t>& wire_tag) {
+    for (const auto& [id, n] : found.recv_nodes) {
+      const auto name = "_pt_dist_" + std::to_string(receives_.size());
+      receives_.emplace(name, recv_info{id.src, id.tag, wire_tag.at(id.tag), n->shape()});
+      recv_placeholder_[order_.index.find(n.get())] = placeholder(name, n->shape(), n->type());
+    }
+    // Structurally equal receives are one: each takes the placeholder of the one kept.
+    for (std::uint32_t i = 0; i < order_.nodes.size(); ++i) {
+      const auto& n = order_.nodes[i];
+      if (n->what() == kind::recv && !recv_placeholder_.contains(i)) {
+        const comm_id id{static_cast<int>(n->ints()[0]), rank_, n->name()};
+        recv_placeholder_[i] =
+          recv_placeholder_.at(order_.index.find(found.recv_nodes.at(id).get()));
       }
     }
-    for (const auto& [name, info] : receives) {
-      const auto& id_level = level.at(comm_id{info.src, rank_, info.tag});
-      auto after = result_.parts.upper_bound(id_level);
-      after->second.name_to_recv_node.emplace(name, info);
+  }
+
+  /// Kept arrays (sent, output, or chosen by materialize_with_mpms) are computed once, in the
+  /// earliest part with a send that needs them, else the last part.
+  void place_stored(const found_comms& found, const std::map<comm_id, int>& level) {
+    const auto count = order_.nodes.size();
+    stored_ = detail::mpms_choice(order_);
+    for (const auto& [id, n] : found.send_nodes)
+      stored_[order_.index.find(n->children()[1].get())] = true;
+    for (const auto& child : order_.nodes.back()->children())
+      stored_[order_.index.find(child.get())] = true;
+    home_.assign(count, last_);
+    std::vector<std::pair<int, const node_ptr*>> by_level;
+    for (const auto& [id, n] : found.send_nodes)
+      by_level.emplace_back(level.at(id), &n->children()[1]);
+    std::sort(by_level.begin(), by_level.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<char> placed(count, 0);
+    for (const auto& [send_level, data] : by_level)
+      for (const auto& n : topological_order(*data)) {
+        const auto at = order_.index.find(n.get());
+        if (stored_[at] && !placed[at]) {
+          home_[at] = send_level; // the lowest level first, so the earliest part wins
+          placed[at] = 1;
+        }
+      }
+  }
+
+  /// Builds part `pid`'s outputs: every wanted array, its kept inputs from earlier parts read
+  /// as placeholders (and asked of their parts), receives as theirs, sends as their values.
+  void build_part(part_id pid) {
+    auto& part = part_at(pid);
+    std::map<std::uint32_t, node_ptr> made; // by position, this part's view
+    const auto view = [&](std::uint32_t root) { return rewrite_in_part(root, pid, made); };
+    for (const auto& [name, at] : wanted_[pid]) {
+      result_.name_to_output[name] = view(at);
+      part.output_names.insert(name);
     }
+    for (const auto& name : part.output_names)
+      for (const auto& n : topological_order(result_.name_to_output.at(name))) {
+        if (n->what() != kind::placeholder && n->what() != kind::size_param)
+          continue;
+        if (receives_.contains(n->name()) || promoted_names_.contains(n->name()))
+          part.partition_input_names.insert(n->name());
+        else
+          part.user_input_names.insert(n->name());
+      }
+  }
+
+  /// Node `root` as part `pid` computes it, without recursion: positions increase from
+  /// children to users, so one pass over the positions reached, in order, builds them.
+  node_ptr rewrite_in_part(std::uint32_t root, part_id pid,
+                           std::map<std::uint32_t, node_ptr>& made) {
+    std::vector<std::uint32_t> reached;
+    std::vector<std::uint32_t> stack{root};
+    std::set<std::uint32_t> seen{root};
+    while (!stack.empty()) {
+      const auto at = stack.back();
+      stack.pop_back();
+      reached.push_back(at);
+      if (made.contains(at) || stops_at(at, pid))
+        continue;
+      const auto& n = order_.nodes[at];
+      // A send's value is what it is stapled to: its data belongs to the part that sends it.
+      const auto children =
+        n->what() == kind::send ? std::span{n->children()}.first(1) : std::span{n->children()};
+      for (const auto& child : children)
+        if (const auto c = order_.index.find(child.get()); seen.insert(c).second)
+          stack.push_back(c);
+    }
+    std::sort(reached.begin(), reached.end());
+    for (auto at : reached) {
+      if (made.contains(at))
+        continue;
+      const auto& n = order_.nodes[at];
+      if (auto r = recv_placeholder_.find(at); r != recv_placeholder_.end())
+        made[at] = r->second;
+      else if (stops_at(at, pid))
+        made[at] = promoted(at);
+      else if (n->what() == kind::send)
+        made[at] = made.at(order_.index.find(n->children()[0].get()));
+      else {
+        std::vector<node_ptr> children;
+        bool changed = false;
+        for (const auto& child : n->children()) {
+          children.push_back(made.at(order_.index.find(child.get())));
+          changed = changed || children.back() != child;
+        }
+        made[at] = changed ? n->with_children(std::move(children)) : n;
+      }
+    }
+    return made.at(root);
+  }
+
+  /// A kept array computed in an earlier part: read here, not computed again.
+  bool stops_at(std::uint32_t at, part_id pid) const {
+    return recv_placeholder_.contains(at) ||
+           (stored_[at] && home_[at] < pid && !is_input(*order_.nodes[at]));
+  }
+
+  /// The placeholder that carries kept array `at` from its part, which is told to output it.
+  node_ptr promoted(std::uint32_t at) {
+    auto [it, fresh] = promoted_.try_emplace(at);
+    if (fresh) {
+      const auto& n = order_.nodes[at];
+      const auto name = "_pt_dist_" + std::to_string(receives_.size() + promoted_.size() - 1);
+      it->second = placeholder(name, n->shape(), n->type());
+      promoted_names_.insert(name);
+      wanted_[home_[at]].emplace_back(name, at);
+    }
+    return it->second;
   }
 
   distributed_graph_part& part_at(part_id pid) {
@@ -286,7 +373,14 @@ private:
 
   int rank_;
   detail::indexed_order order_;
-  std::vector<node_ptr> rewritten_;
+  part_id last_ = 0;
+  std::map<std::string, recv_info> receives_; // by placeholder name
+  std::map<std::uint32_t, node_ptr> recv_placeholder_; // by position of the receive
+  std::vector<bool> stored_; // by position: a kept array
+  std::vector<part_id> home_; // by position: its part
+  std::map<part_id, std::vector<std::pair<std::string, std::uint32_t>>> wanted_;
+  std::map<std::uint32_t, node_ptr> promoted_; // by position: its placeholder
+  std::set<std::string> promoted_names_;
   distributed_graph_partition result_;
 };
 

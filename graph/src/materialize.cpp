@@ -18,9 +18,9 @@ void require_outputs(const node_ptr& outputs, const char* what) {
 
 } // namespace
 
-node_ptr materialize_with_mpms(const node_ptr& outputs) {
-  require_outputs(outputs, "materialize_with_mpms");
-  const auto order = detail::index_order(outputs);
+namespace detail {
+
+std::vector<bool> mpms_choice(const indexed_order& order) {
   const auto count = order.nodes.size();
   std::vector<std::size_t> successors(count, 0);
   std::vector<bool> is_output(count, false);
@@ -34,30 +34,40 @@ node_ptr materialize_with_mpms(const node_ptr& outputs) {
     }
   // Each node's materialized predecessors, as positions; a materialized node stands for itself.
   std::vector<std::vector<std::uint32_t>> materialized(count);
-  std::vector<node_ptr> rewritten(count);
+  std::vector<bool> chosen(count, false);
   for (std::uint32_t i = 0; i < count; ++i) {
     const auto& n = order.nodes[i];
-    std::vector<node_ptr> children;
-    bool changed = false;
     std::vector<std::uint32_t> preds;
     for (const auto& child : n->children()) {
-      const auto at = order.index.find(child.get());
-      children.push_back(rewritten[at]);
-      changed = changed || rewritten[at] != child;
-      preds.insert(preds.end(), materialized[at].begin(), materialized[at].end());
+      const auto& more = materialized[order.index.find(child.get())];
+      preds.insert(preds.end(), more.begin(), more.end());
     }
     std::sort(preds.begin(), preds.end());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-    auto result = changed ? n->with_children(std::move(children)) : n;
     const bool stored = is_input(*n) || is_output[i] || n->tags().contains(stored_tag);
-    if (!stored && n->what() != kind::outputs && successors[i] > 1 && preds.size() > 1) {
-      result = result->with_tag(stored_tag);
-      preds = {i};
-    } else if (stored) {
-      preds = {i};
+    chosen[i] = !stored && n->what() != kind::outputs && successors[i] > 1 && preds.size() > 1;
+    materialized[i] = chosen[i] || stored ? std::vector<std::uint32_t>{i} : std::move(preds);
+  }
+  return chosen;
+}
+
+} // namespace detail
+
+node_ptr materialize_with_mpms(const node_ptr& outputs) {
+  require_outputs(outputs, "materialize_with_mpms");
+  const auto order = detail::index_order(outputs);
+  const auto chosen = detail::mpms_choice(order);
+  std::vector<node_ptr> rewritten(order.nodes.size());
+  for (std::size_t i = 0; i < order.nodes.size(); ++i) {
+    const auto& n = order.nodes[i];
+    std::vector<node_ptr> children;
+    bool changed = false;
+    for (const auto& child : n->children()) {
+      children.push_back(rewritten[order.index.find(child.get())]);
+      changed = changed || children.back() != child;
     }
-    materialized[i] = std::move(preds);
-    rewritten[i] = std::move(result);
+    auto result = changed ? n->with_children(std::move(children)) : n;
+    rewritten[i] = chosen[i] ? result->with_tag(stored_tag) : std::move(result);
   }
   return rewritten.back(); // the outputs node comes last: it is the root
 }

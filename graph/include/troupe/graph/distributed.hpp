@@ -14,8 +14,10 @@
 // data depends on; the communications fall into levels (a send's level is one more than the
 // highest of those receives'), computed alike on every rank from what all ranks exchange. Part
 // k computes this rank's sends of level k; the last part computes the outputs. A receive of
-// level k is an input of the parts after k. Values that are not sent or outputs are recomputed
-// in each part that needs them. Errors, on every rank alike: duplicate_send and duplicate_recv
+// level k is an input of the parts after k. Kept arrays (sent, outputs, and those
+// materialize_with_mpms chooses) are computed once, in the earliest part with a send that needs
+// them (else the last), and read by later parts; other intermediates are recomputed in each
+// part that needs them. Errors, on every rank alike: duplicate_send and duplicate_recv
 // (one id twice on this rank), missing_send and missing_recv (no partner on any rank),
 // cycle_error (sends that wait on each other's receives), not_supported (a rank sending to
 // itself).
