@@ -525,6 +525,13 @@ tensor_map execute_distributed_partition(const distributed_graph_partition& part
       r.handle.emplace(group.irecv(r.buffer, info.src, static_cast<int>(info.int_tag)));
     }
   tensor_map context = inputs;
+  // Each value goes once the last part that reads it has run (outputs stay).
+  std::map<std::string, part_id> last_reader;
+  for (auto pid : partition.toposorted_part_ids)
+    for (const auto& name : partition.parts.at(pid).all_input_names())
+      last_reader[name] = pid;
+  const std::set<std::string> kept(partition.overall_output_names.begin(),
+                                   partition.overall_output_names.end());
   std::list<xt::xarray<double>> outgoing; // alive until their sends are done
   std::vector<collective_handle> sends;
   for (auto pid : partition.toposorted_part_ids) {
@@ -549,6 +556,9 @@ tensor_map execute_distributed_partition(const distributed_graph_partition& part
         sends.push_back(
           group.isend(outgoing.back(), target.dest, static_cast<int>(target.int_tag)));
       }
+    for (const auto& name : part.all_input_names())
+      if (last_reader.at(name) == pid && !kept.contains(name))
+        context.erase(name);
   }
   for (auto& send : sends)
     send.wait();

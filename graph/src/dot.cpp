@@ -1,5 +1,7 @@
 #include "troupe/graph/dot.hpp"
 
+#include "troupe/graph/distributed.hpp"
+
 #include "troupe/graph/analysis.hpp"
 
 #include <map>
@@ -103,6 +105,41 @@ std::string get_dot_graph(const graph_partition& partition) {
   for (const auto& [name, id] : produced)
     if (const auto* cut = d.placeholder(name))
       d.edges() << "  " << quoted("out " + name) << " -> " << *cut << " [style=dashed];\n";
+  return d.finish();
+}
+
+std::string get_dot_graph(const distributed_graph_partition& partition) {
+  drawing d;
+  std::map<std::string, std::string> produced;
+  for (auto pid : partition.toposorted_part_ids) {
+    const auto& part = partition.parts.at(pid);
+    d.body() << "  subgraph cluster_" << pid
+             << " {\n    style=dashed;\n    label=" << quoted(std::to_string(pid)) << ";\n";
+    for (const auto& name : part.output_names) {
+      const auto id = d.draw(partition.name_to_output.at(name), "    ");
+      produced[name] = id;
+      d.body() << "    " << quoted("out " + name) << " [shape=note];\n";
+      d.edges() << "  " << id << " -> " << quoted("out " + name) << ";\n";
+    }
+    for (const auto& [name, targets] : part.name_to_send_nodes)
+      for (const auto& t : targets) {
+        const auto send =
+          quoted("send " + name + " to rank " + std::to_string(t.dest) + ", tag " + t.tag);
+        d.body() << "    " << send << " [shape=cds];\n";
+        d.edges() << "  " << quoted("out " + name) << " -> " << send << ";\n";
+      }
+    for (const auto& [name, info] : part.name_to_recv_node) {
+      const auto recv =
+        quoted("recv " + name + " from rank " + std::to_string(info.src) + ", tag " + info.tag);
+      d.body() << "    " << recv << " [shape=cds];\n";
+      if (const auto* placeholder = d.placeholder(name))
+        d.edges() << "  " << recv << " -> " << *placeholder << " [style=dashed];\n";
+    }
+    d.body() << "  }\n";
+  }
+  for (const auto& [name, id] : produced)
+    if (const auto* read = d.placeholder(name))
+      d.edges() << "  " << quoted("out " + name) << " -> " << *read << " [style=dashed];\n";
   return d.finish();
 }
 

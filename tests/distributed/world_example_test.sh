@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Starts a world example as a user would: three processes, told their rank (and, if given,
-# their name) by the environment, rank 0 on a free port of 127.0.0.1.
-#   usage: world_example_test.sh PATH/TO/example [NAME0 NAME1 NAME2]
+# Starts a world example as a user would: one process per name given (three without names),
+# told its rank (and name) by the environment, rank 0 on a free port of 127.0.0.1. EXAMPLE_ARGS,
+# if set, are the example's arguments.
+#   usage: world_example_test.sh PATH/TO/example [NAME...]
 set -u
 example=$1
 shift
@@ -11,11 +12,14 @@ pids=()
 cleanup() { kill -9 "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
 trap cleanup EXIT
 
-for rank in 0 1 2; do
+size=${#names[@]}
+if [ "$size" -eq 0 ]; then size=3; fi
+for rank in $(seq 0 $((size - 1))); do
   name=()
   if [ ${#names[@]} -gt 0 ]; then name=(TROUPE_NAME="${names[$rank]}"); fi
-  env "${name[@]}" TROUPE_RANK=$rank TROUPE_WORLD_SIZE=3 TROUPE_ADDRESS=127.0.0.1:$port \
-    timeout 90 "$example" &
+  # shellcheck disable=SC2086 # EXAMPLE_ARGS are words
+  env "${name[@]}" TROUPE_RANK=$rank TROUPE_WORLD_SIZE=$size TROUPE_ADDRESS=127.0.0.1:$port \
+    timeout 90 "$example" ${EXAMPLE_ARGS:-} &
   pids+=($!)
 done
 status=0

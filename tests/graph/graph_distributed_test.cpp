@@ -168,6 +168,19 @@ void errors(collective_group& g) {
   ring(g); // the group still works
 }
 
+// §2c 24 for a distributed partition: a cluster per part, sends and receives with rank and tag.
+void drawn(collective_group& g) {
+  const int left = (g.rank() + g.size() - 1) % g.size(), right = (g.rank() + 1) % g.size();
+  auto x = placeholder("x", {4});
+  auto y = x + staple_distributed_send(x, left, "42", make_distributed_recv(right, "42", {4}));
+  const auto dot = get_dot_graph(find_distributed_partition(g, make_outputs({{"y", y}})));
+  for (const auto& text :
+       {std::string{"subgraph cluster_0 {\n    style=dashed;"}, std::string{"subgraph cluster_1"},
+        "to rank " + std::to_string(left) + ", tag 42",
+        "from rank " + std::to_string(right) + ", tag 42"})
+    require(dot.find(text) != std::string::npos, "the picture shows '" + text + "'");
+}
+
 /// Expects verify_distributed_partition of `p` to throw E on every rank.
 template <class E>
 void unverified(collective_group& g, const distributed_graph_partition& p,
@@ -226,6 +239,7 @@ void two_rank_cases(troupe::world& world) {
   numbered_tags(g);
   errors(g);
   verification(g);
+  drawn(g);
 }
 
 // §2c 18: one array to two ranks.
