@@ -5,6 +5,7 @@
 #include "troupe/graph/analysis.hpp"
 
 #include <map>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -65,6 +66,26 @@ public:
     return at == placeholders_.end() ? nullptr : &at->second;
   }
 
+  /// Opens part `pid`'s dashed cluster and draws its outputs, each under a note with its name.
+  void open_part(part_id pid, const std::set<std::string>& names,
+                 const std::map<std::string, node_ptr>& results) {
+    out_ << "  subgraph cluster_" << pid
+         << " {\n    style=dashed;\n    label=" << quoted(std::to_string(pid)) << ";\n";
+    for (const auto& name : names) {
+      const auto id = draw(results.at(name), "    ");
+      produced_[name] = id;
+      out_ << "    " << quoted("out " + name) << " [shape=note];\n";
+      edges_ << "  " << id << " -> " << quoted("out " + name) << ";\n";
+    }
+  }
+
+  /// Links each output that fills a placeholder (drawn once, where it is read) to it.
+  void link_outputs_to_placeholders() {
+    for (const auto& [name, id] : produced_)
+      if (const auto* read = placeholder(name))
+        edges_ << "  " << quoted("out " + name) << " -> " << *read << " [style=dashed];\n";
+  }
+
   std::ostringstream& body() { return out_; }
   std::ostringstream& edges() { return edges_; }
 
@@ -75,6 +96,7 @@ public:
 private:
   std::unordered_map<const node*, std::string> ids_;
   std::map<std::string, std::string> placeholders_;
+  std::map<std::string, std::string> produced_; // output name: the id of its node
   std::ostringstream inputs_, out_, edges_;
 };
 
@@ -88,39 +110,19 @@ std::string get_dot_graph(const node_ptr& root) {
 
 std::string get_dot_graph(const graph_partition& partition) {
   drawing d;
-  std::map<std::string, std::string> produced; // output name: the id of its node
   for (auto pid : partition.toposorted_part_ids) {
-    const auto& part = partition.parts.at(pid);
-    d.body() << "  subgraph cluster_" << pid
-             << " {\n    style=dashed;\n    label=" << quoted(std::to_string(pid)) << ";\n";
-    for (const auto& name : part.output_names) {
-      const auto id = d.draw(partition.var_name_to_result.at(name), "    ");
-      produced[name] = id;
-      d.body() << "    " << quoted("out " + name) << " [shape=note];\n";
-      d.edges() << "  " << id << " -> " << quoted("out " + name) << ";\n";
-    }
+    d.open_part(pid, partition.parts.at(pid).output_names, partition.var_name_to_result);
     d.body() << "  }\n";
   }
-  // A cut placeholder is drawn (once) where it is read: link the output that fills it.
-  for (const auto& [name, id] : produced)
-    if (const auto* cut = d.placeholder(name))
-      d.edges() << "  " << quoted("out " + name) << " -> " << *cut << " [style=dashed];\n";
+  d.link_outputs_to_placeholders();
   return d.finish();
 }
 
 std::string get_dot_graph(const distributed_graph_partition& partition) {
   drawing d;
-  std::map<std::string, std::string> produced;
   for (auto pid : partition.toposorted_part_ids) {
     const auto& part = partition.parts.at(pid);
-    d.body() << "  subgraph cluster_" << pid
-             << " {\n    style=dashed;\n    label=" << quoted(std::to_string(pid)) << ";\n";
-    for (const auto& name : part.output_names) {
-      const auto id = d.draw(partition.name_to_output.at(name), "    ");
-      produced[name] = id;
-      d.body() << "    " << quoted("out " + name) << " [shape=note];\n";
-      d.edges() << "  " << id << " -> " << quoted("out " + name) << ";\n";
-    }
+    d.open_part(pid, part.output_names, partition.name_to_output);
     for (const auto& [name, targets] : part.name_to_send_nodes)
       for (const auto& t : targets) {
         const auto send =
@@ -137,9 +139,7 @@ std::string get_dot_graph(const distributed_graph_partition& partition) {
     }
     d.body() << "  }\n";
   }
-  for (const auto& [name, id] : produced)
-    if (const auto* read = d.placeholder(name))
-      d.edges() << "  " << quoted("out " + name) << " -> " << *read << " [style=dashed];\n";
+  d.link_outputs_to_placeholders();
   return d.finish();
 }
 

@@ -54,15 +54,19 @@ void receive_as_output(collective_group& g) {
        "a received output");
 }
 
-// §2c 21: rank 1 sends first; rank 0 answers with twice what it got.
-void crossed_pair(collective_group& g) {
+/// §2c 21's DAGs: rank 1 sends first; rank 0 answers with twice what it got.
+node_ptr crossed_pair_outputs(collective_group& g) {
   auto x = placeholder("x", {4});
   node_ptr out = x;
   if (g.rank() == 0)
     out = staple_distributed_send(2.0 * make_distributed_recv(1, "42", {4}), 1, "43", x);
   if (g.rank() == 1)
     out = staple_distributed_send(x, 0, "42", make_distributed_recv(0, "43", {4}));
-  same(run(g, make_outputs({{"out", out}})).at("out"),
+  return make_outputs({{"out", out}});
+}
+
+void crossed_pair(collective_group& g) {
+  same(run(g, crossed_pair_outputs(g)).at("out"),
        g.rank() == 1 ? xt::xarray<double>(2.0 * x_of(1)) : x_of(g.rank()), "crossed pair");
 }
 
@@ -195,13 +199,7 @@ void unverified(collective_group& g, const distributed_graph_partition& p,
 
 // verify_distributed_partition on partitions spoiled by hand.
 void verification(collective_group& g) {
-  auto x = placeholder("x", {4});
-  node_ptr out = x;
-  if (g.rank() == 0)
-    out = staple_distributed_send(2.0 * make_distributed_recv(1, "42", {4}), 1, "43", x);
-  if (g.rank() == 1)
-    out = staple_distributed_send(x, 0, "42", make_distributed_recv(0, "43", {4}));
-  const auto good = find_distributed_partition(g, make_outputs({{"out", out}}));
+  const auto good = find_distributed_partition(g, crossed_pair_outputs(g));
   verify_distributed_partition(g, good);
 
   auto no_recv = good; // rank 1 forgets to receive what its last part reads
