@@ -5,6 +5,7 @@
 #include "troupe/pools/thread_pool.hpp"
 
 #include "address_index.hpp"
+#include "part_runner.hpp"
 
 #include <condition_variable>
 #include <mutex>
@@ -156,15 +157,11 @@ private:
 
 /// What part `pid` computes from `context`.
 tensor_map run_part(const graph_partition& partition, part_id pid, const tensor_map& context) {
-  const auto& part = partition.parts.at(pid);
   tensor_map inputs;
-  for (const auto& name : part.all_input_names())
+  for (const auto& name : partition.parts.at(pid).all_input_names())
     if (auto at = context.find(name); at != context.end())
       inputs.emplace(name, at->second);
-  std::map<std::string, node_ptr> named;
-  for (const auto& name : part.output_names)
-    named.emplace(name, partition.var_name_to_result.at(name));
-  return evaluate(make_outputs(named), inputs);
+  return evaluate(detail::part_outputs(partition, pid), inputs);
 }
 
 } // namespace
@@ -191,8 +188,10 @@ tensor_map execute_partition(const graph_partition& partition, tensor_map inputs
   return inputs;
 }
 
-tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
-                             thread_pool& pool) {
+namespace detail {
+
+tensor_map run_parts(const graph_partition& partition, tensor_map inputs,
+                     const part_starter& start) {
   std::mutex mutex;
   std::condition_variable part_done;
   std::map<part_id, std::size_t> waiting;
@@ -208,47 +207,83 @@ tensor_map execute_partition(const graph_partition& partition, tensor_map inputs
       ready.push_back(pid);
   std::size_t running = 0, finished = 0;
   std::exception_ptr failure;
+  const auto done = [&](part_id pid, tensor_map out, std::exception_ptr error) {
+    std::lock_guard guard{mutex};
+    --running;
+    ++finished;
+    if (error && !failure)
+      failure = error;
+    for (auto& [name, value] : out)
+      inputs.insert_or_assign(name, std::move(value));
+    for (auto user : needed_by[pid])
+      if (--waiting[user] == 0)
+        ready.push_back(user);
+    part_done.notify_all();
+  };
   std::unique_lock lock{mutex};
   while (finished < partition.parts.size()) {
+    // Start what is ready without the lock: a part may finish, and report, before start returns.
+    std::vector<std::pair<part_id, tensor_map>> starting;
     while (!failure && !ready.empty()) {
       const auto pid = ready.front();
       ready.erase(ready.begin());
       ++running;
-      // The part reads the context under the lock's protection: no part writes it while the
-      // inputs are copied out, since writers take the lock too.
-      auto part_inputs = std::make_shared<tensor_map>();
+      tensor_map part_inputs;
       for (const auto& name : partition.parts.at(pid).all_input_names())
         if (auto at = inputs.find(name); at != inputs.end())
-          part_inputs->emplace(name, at->second);
-      (void)pool.apply_async([&, pid, part_inputs] {
-        tensor_map out;
-        std::exception_ptr error;
-        try {
-          out = run_part(partition, pid, *part_inputs);
-        } catch (...) {
-          error = std::current_exception();
-        }
-        std::lock_guard guard{mutex};
-        --running;
-        ++finished;
-        if (error && !failure)
-          failure = error;
-        for (auto& [name, value] : out)
-          inputs.insert_or_assign(name, std::move(value));
-        for (auto user : needed_by[pid])
-          if (--waiting[user] == 0)
-            ready.push_back(user);
-        part_done.notify_all();
-      });
+          part_inputs.emplace(name, at->second);
+      starting.emplace_back(pid, std::move(part_inputs));
     }
+    lock.unlock();
+    for (auto& [pid, part_inputs] : starting) {
+      const auto id = pid;
+      try {
+        start(id, std::move(part_inputs), [&done, id](tensor_map out, std::exception_ptr error) {
+          done(id, std::move(out), std::move(error));
+        });
+      } catch (...) {
+        done(id, {}, std::current_exception());
+      }
+    }
+    lock.lock();
     if (failure && running == 0)
       std::rethrow_exception(failure);
-    if (finished < partition.parts.size())
+    if (finished < partition.parts.size() && ready.empty())
       part_done.wait(lock);
   }
   if (failure)
     std::rethrow_exception(failure);
   return inputs;
+}
+
+/// The outputs node of part `pid`: its outputs by name.
+node_ptr part_outputs(const graph_partition& partition, part_id pid) {
+  std::map<std::string, node_ptr> named;
+  for (const auto& name : partition.parts.at(pid).output_names)
+    named.emplace(name, partition.var_name_to_result.at(name));
+  return make_outputs(named);
+}
+
+} // namespace detail
+
+tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
+                             thread_pool& pool) {
+  return detail::run_parts(partition, std::move(inputs),
+                           [&](part_id pid, tensor_map part_inputs,
+                               std::function<void(tensor_map, std::exception_ptr)> done) {
+                             (void)pool.apply_async([&partition, pid,
+                                                     part_inputs = std::move(part_inputs),
+                                                     done = std::move(done)] {
+                               tensor_map out;
+                               std::exception_ptr error;
+                               try {
+                                 out = evaluate(detail::part_outputs(partition, pid), part_inputs);
+                               } catch (...) {
+                                 error = std::current_exception();
+                               }
+                               done(std::move(out), error);
+                             });
+                           });
 }
 
 } // namespace troupe::graph

@@ -2,7 +2,8 @@
 //
 //   auto p = troupe::graph::find_partition(outputs, [](const node_ptr& n) { return part_of(n); });
 //   auto values = troupe::graph::execute_partition(p, inputs);          // on this thread
-//   auto values = troupe::graph::execute_partition(p, inputs, pool);    // parts on a thread pool
+//   auto values = troupe::graph::execute_partition(p, inputs, pool);    // on a thread pool, or
+//                                                                        // a process pool
 //
 // Where an edge crosses from a parent in one part to a child in another, the child is replaced in
 // the parent's part by a placeholder "_pt_part_ph_<n>" (one per child, shared by all its users in
@@ -24,7 +25,10 @@
 
 namespace troupe {
 class thread_pool;
-}
+template <class Ctx>
+class basic_process_pool;
+using process_pool = basic_process_pool<void>;
+} // namespace troupe
 
 namespace troupe::graph {
 
@@ -65,5 +69,9 @@ tensor_map execute_partition(const graph_partition& partition, tensor_map inputs
 /// exception is rethrown once those running are done.
 tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
                              thread_pool& pool);
+/// The same on worker processes: each part travels as its DAG and inputs (troupe::serialize)
+/// and runs on a worker, so the program must be the pool's worker program (see process_pool).
+tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
+                             process_pool& pool);
 
 } // namespace troupe::graph
