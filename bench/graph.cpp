@@ -82,7 +82,7 @@ graph_partition independent_parts(std::size_t elements) {
   std::unordered_map<const node*, part_id> part;
   for (int i = 0; i < 16; ++i) {
     node_ptr y = x * (1.0 + i);
-    for (int k = 0; k < 24; ++k)
+    for (int k = 0; k < 32; ++k)
       y = elementwise("sqrt", {elementwise("abs", {elementwise("exp", {y * 0.001})})});
     y = reduce(y, {0});
     for (const auto& n : topological_order(y))

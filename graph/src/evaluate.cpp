@@ -31,6 +31,23 @@ value input(const node_ptr& n, const tensor_map& inputs) {
   return at->second;
 }
 
+/// `a op s`, or `s op a` when `scalar_first`.
+value binary_with_scalar(const std::string& op, const value& a, double s, bool scalar_first) {
+  if (op == "add")
+    return a + s;
+  if (op == "mul")
+    return a * s;
+  if (op == "sub")
+    return scalar_first ? value(s - a) : value(a - s);
+  if (op == "div")
+    return scalar_first ? value(s / a) : value(a / s);
+  if (op == "pow")
+    return scalar_first ? value(xt::pow(s, a)) : value(xt::pow(a, s));
+  if (op == "max")
+    return xt::maximum(a, s);
+  return xt::minimum(a, s);
+}
+
 value elementwise(const std::string& op, const std::vector<const value*>& in) {
   const auto& a = *in[0];
   if (op == "neg")
@@ -44,6 +61,12 @@ value elementwise(const std::string& op, const std::vector<const value*>& in) {
   if (op == "abs")
     return xt::abs(a);
   const auto& b = *in[1];
+  // A 0-d operand (a constant) as a scalar: xtensor then takes its linear, vectorized path
+  // rather than broadcasting element by element (a third of a small part's time).
+  if (b.dimension() == 0 && a.dimension() != 0)
+    return binary_with_scalar(op, a, b(), false);
+  if (a.dimension() == 0 && b.dimension() != 0)
+    return binary_with_scalar(op, b, a(), true);
   if (op == "add")
     return a + b;
   if (op == "sub")
