@@ -58,12 +58,4 @@ TEST(graph_process_pool, a_part_that_fails_there_fails_here_as_itself) {
 } // namespace
 } // namespace troupe::graph
 
-int main(int argc, char** argv) {
-  // Started with a --troupe-* flag this binary is a pool's worker and never gets past this.
-  const std::span<char*> args{argv, static_cast<std::size_t>(argc)};
-  if (std::any_of(args.begin(), args.end(),
-                  [](const char* a) { return std::string_view{a}.starts_with("--troupe-"); }))
-    troupe::runtime serve_if_worker{argc, argv};
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+#include "../worker_program_main.hpp" // this binary is also the pool's worker program

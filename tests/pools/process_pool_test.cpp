@@ -383,14 +383,4 @@ TEST(process_pool_orphans, workers_die_with_the_pools_process) {
 
 } // namespace
 
-int main(int argc, char** argv) {
-  // This binary is also the pools' worker program: started with a --troupe-* flag, it serves
-  // as a worker (or node) and never gets past this line. Otherwise no runtime starts here, so
-  // listing the tests starts no actor system (each test makes its own).
-  const std::span<char*> args{argv, static_cast<std::size_t>(argc)};
-  if (std::any_of(args.begin(), args.end(),
-                  [](const char* a) { return std::string_view{a}.starts_with("--troupe-"); }))
-    troupe::runtime serve_if_worker{argc, argv};
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+#include "../worker_program_main.hpp" // this binary is also the pool's worker program
