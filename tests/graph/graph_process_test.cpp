@@ -6,9 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <span>
-#include <string_view>
 
 namespace troupe::graph {
 namespace {
