@@ -276,6 +276,19 @@ void two_groups_two_threads(troupe::world& world, const troupe::collective_optio
   require(a_ok && b_ok, "two groups from two threads");
 }
 
+/// A member that stays but never calls create_collective_group: the others time out, not hang.
+void a_member_that_never_comes(troupe::world& world, const troupe::collective_options& options) {
+  if (world.rank() == 2) {
+    std::this_thread::sleep_for(3s); // in the world, elsewhere (leaving would be peer_lost)
+    return;
+  }
+  auto quick = options;
+  quick.timeout = 1500ms;
+  require_throws<troupe::timeout_error>("a missing member", "within", [&] {
+    world.create_collective_group({0, 1, 2}, quick);
+  });
+}
+
 } // namespace
 
 void run_collective_cases(troupe::world& world, const troupe::collective_options& options) {
@@ -299,6 +312,7 @@ void run_collective_cases(troupe::world& world, const troupe::collective_options
   subset(world, options);
   two_groups_two_threads(world, options);
   g.barrier();
+  a_member_that_never_comes(world, options); // last: the members' group counts part here
 }
 
 } // namespace troupe::testing
