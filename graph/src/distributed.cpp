@@ -197,7 +197,7 @@ private:
     for (const auto& [id, n] : found.recv_nodes)
       highest = std::max(highest, level.at(id));
     last_ = highest + 1;
-    name_receives(found, level, wire_tag);
+    name_receives(found, wire_tag);
     place_stored(found, level);
     // Part k computes the sends of level k; the last part the outputs.
     std::map<std::uint32_t, std::string> sent_names;
@@ -236,7 +236,7 @@ private:
   }
 
   /// Receives become placeholders "_pt_dist_<n>", in the order of their ids.
-  void name_receives(const found_comms& found, const std::map<comm_id, int>&,
+  void name_receives(const found_comms& found,
                      const std::map<std::string, std::int64_t>& wire_tag) {
     for (const auto& [id, n] : found.recv_nodes) {
       const auto name = "_pt_dist_" + std::to_string(receives_.size());
