@@ -1,3 +1,5 @@
+// find_distributed_partition and number_distributed_tags: this rank's communications,
+// exchanged with every member, leveled alike on all, and this rank's DAG cut into parts.
 #include "troupe/graph/distributed.hpp"
 
 #include "troupe/actors/serialization.hpp"
@@ -6,35 +8,21 @@
 
 #include "address_index.hpp"
 #include "batches.hpp"
+#include "communications.hpp"
 
 #include <cereal/types/map.hpp>
 #include <cereal/types/utility.hpp>
 #include <cereal/types/vector.hpp>
 
 #include <algorithm>
-#include <list>
-#include <optional>
 #include <span>
 
 namespace troupe::graph {
 
 namespace {
 
-/// One communication: who sends, who receives, under which tag.
-struct comm_id {
-  int src = 0, dest = 0;
-  std::string tag;
-  auto operator<=>(const comm_id&) const = default;
-  template <class Archive>
-  void serialize(Archive& ar) {
-    ar(src, dest, tag);
-  }
-};
-
-std::string describe(const comm_id& id) {
-  return "(from rank " + std::to_string(id.src) + " to rank " + std::to_string(id.dest) +
-         ", tag '" + id.tag + "')";
-}
+using detail::comm_id;
+using detail::describe;
 
 enum class failure : std::uint8_t { none, not_supported, duplicate_send, duplicate_recv };
 
@@ -97,27 +85,6 @@ found_comms find_comms(const std::vector<node_ptr>& order, const detail::address
   return found;
 }
 
-/// Every member's bytes, over the group (two all_gathers: the sizes, then the padded bytes).
-std::vector<std::vector<std::byte>> all_gather_bytes(collective_group& group,
-                                                     const std::vector<std::byte>& mine) {
-  const auto members = static_cast<std::size_t>(group.size());
-  std::vector<std::vector<std::int64_t>> sizes(members, std::vector<std::int64_t>(1));
-  group.all_gather(sizes, std::vector<std::int64_t>{static_cast<std::int64_t>(mine.size())});
-  std::size_t longest = 0;
-  for (const auto& s : sizes)
-    longest = std::max(longest, static_cast<std::size_t>(s[0]));
-  std::vector<std::uint8_t> padded(longest);
-  std::transform(mine.begin(), mine.end(), padded.begin(),
-                 [](std::byte b) { return static_cast<std::uint8_t>(b); });
-  std::vector<std::vector<std::uint8_t>> all(members, std::vector<std::uint8_t>(longest));
-  group.all_gather(all, padded);
-  std::vector<std::vector<std::byte>> out(members);
-  for (std::size_t r = 0; r < members; ++r)
-    std::transform(all[r].begin(), all[r].begin() + sizes[r][0], std::back_inserter(out[r]),
-                   [](std::uint8_t b) { return static_cast<std::byte>(b); });
-  return out;
-}
-
 [[noreturn]] void rethrow_remote(int rank, failure why, const std::string& text) {
   const auto message = "find_distributed_partition: rank " + std::to_string(rank) + ": " + text;
   switch (why) {
@@ -150,7 +117,7 @@ public:
 
   distributed_graph_partition run(collective_group& group) {
     auto found = find_comms(order_.nodes, order_.index, rank_);
-    const auto everyone = all_gather_bytes(group, serialize(found.info));
+    const auto everyone = detail::all_gather_bytes(group, serialize(found.info));
     std::map<comm_id, std::vector<comm_id>> sends;
     std::set<comm_id> recvs;
     std::set<std::string> tags;
@@ -384,113 +351,7 @@ private:
   distributed_graph_partition result_;
 };
 
-/// What a member tells the others of its partition, for verification.
-struct part_summary {
-  std::vector<std::pair<part_id, std::vector<part_id>>> parts; // pid, needed pids
-  std::vector<std::pair<comm_id, part_id>> sends, recvs; // and the part each is in
-  std::string problem; // a local one: every member then throws it
-  template <class Archive>
-  void serialize(Archive& ar) {
-    ar(parts, sends, recvs, problem);
-  }
-};
-
-/// This member's summary, and the first local problem (outputs, inputs) found.
-part_summary summarize(const distributed_graph_partition& partition, int rank) {
-  part_summary summary;
-  std::map<std::string, part_id> made_by;
-  std::set<std::string> received;
-  for (auto pid : partition.toposorted_part_ids) {
-    const auto& part = partition.parts.at(pid);
-    summary.parts.emplace_back(
-      pid, std::vector<part_id>(part.needed_pids.begin(), part.needed_pids.end()));
-    for (const auto& [name, info] : part.name_to_recv_node) {
-      received.insert(name);
-      summary.recvs.emplace_back(comm_id{info.src, rank, info.tag}, pid);
-    }
-    for (const auto& name : part.partition_input_names)
-      if (!received.contains(name) && !made_by.contains(name) && summary.problem.empty())
-        summary.problem = "part " + std::to_string(pid) + " reads '" + name +
-                          "', which no earlier part of this rank computes or receives";
-    for (const auto& name : part.output_names) {
-      if (received.contains(name) && summary.problem.empty())
-        summary.problem = "'" + name + "' is both received and computed";
-      if (!made_by.emplace(name, pid).second && summary.problem.empty())
-        summary.problem = "'" + name + "' is computed by two parts";
-    }
-    for (const auto& [name, targets] : part.name_to_send_nodes)
-      for (const auto& t : targets)
-        summary.sends.emplace_back(comm_id{rank, t.dest, t.tag}, pid);
-  }
-  return summary;
-}
-
-/// Every (rank, part) with an edge to those that wait on it; partition_induced_cycle if they
-/// wait in a circle.
-void check_no_cycle(const std::vector<part_summary>& all,
-                    const std::map<comm_id, std::pair<int, part_id>>& sender,
-                    const std::map<comm_id, std::pair<int, part_id>>& receiver) {
-  using vertex = std::pair<int, part_id>;
-  std::map<vertex, std::vector<vertex>> waits_on_me;
-  std::map<vertex, std::size_t> waiting;
-  for (std::size_t r = 0; r < all.size(); ++r)
-    for (const auto& [pid, needs] : all[r].parts) {
-      waiting[{static_cast<int>(r), pid}] += needs.size();
-      for (auto need : needs)
-        waits_on_me[{static_cast<int>(r), need}].push_back({static_cast<int>(r), pid});
-    }
-  for (const auto& [id, from] : sender) {
-    const auto& to = receiver.at(id);
-    waits_on_me[from].push_back(to);
-    ++waiting[to];
-  }
-  std::vector<vertex> ready;
-  for (const auto& [v, count] : waiting)
-    if (count == 0)
-      ready.push_back(v);
-  std::size_t done = 0;
-  while (!ready.empty()) {
-    const auto v = ready.back();
-    ready.pop_back();
-    ++done;
-    for (const auto& next : waits_on_me[v])
-      if (--waiting[next] == 0)
-        ready.push_back(next);
-  }
-  if (done != waiting.size())
-    throw partition_induced_cycle("verify_distributed_partition: the parts of the ranks wait on "
-                                  "each other in a circle");
-}
-
 } // namespace
-
-void verify_distributed_partition(collective_group& group,
-                                  const distributed_graph_partition& partition) {
-  const auto everyone = all_gather_bytes(group, serialize(summarize(partition, group.rank())));
-  std::vector<part_summary> all;
-  for (const auto& bytes : everyone)
-    all.push_back(deserialize<part_summary>(bytes));
-  std::map<comm_id, std::pair<int, part_id>> sender, receiver;
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    const auto rank = static_cast<int>(r);
-    if (!all[r].problem.empty())
-      throw invalid_argument("verify_distributed_partition: rank " + std::to_string(r) + ": " +
-                             all[r].problem);
-    for (const auto& [id, pid] : all[r].sends)
-      if (!sender.emplace(id, std::pair{rank, pid}).second)
-        throw duplicate_send("verify_distributed_partition: two sends " + describe(id));
-    for (const auto& [id, pid] : all[r].recvs)
-      if (!receiver.emplace(id, std::pair{rank, pid}).second)
-        throw duplicate_recv("verify_distributed_partition: two receives " + describe(id));
-  }
-  for (const auto& [id, at] : receiver)
-    if (!sender.contains(id))
-      throw missing_send("verify_distributed_partition: no rank sends " + describe(id));
-  for (const auto& [id, at] : sender)
-    if (!receiver.contains(id))
-      throw missing_recv("verify_distributed_partition: no rank receives " + describe(id));
-  check_no_cycle(all, sender, receiver);
-}
 
 distributed_graph_partition find_distributed_partition(collective_group& group,
                                                        const node_ptr& outputs) {
@@ -509,65 +370,6 @@ number_distributed_tags(distributed_graph_partition partition, std::int64_t base
         info.int_tag += base;
   }
   return {std::move(partition), base + partition.tag_count};
-}
-
-tensor_map execute_distributed_partition(const distributed_graph_partition& partition,
-                                         collective_group& group, const tensor_map& inputs) {
-  struct incoming {
-    xt::xarray<double> buffer;
-    std::optional<recv_handle> handle;
-  };
-  std::map<std::string, incoming> receives; // nodes of a map stay where they are
-  for (const auto& [pid, part] : partition.parts)
-    for (const auto& [name, info] : part.name_to_recv_node) {
-      auto& r = receives[name];
-      r.buffer = xt::zeros<double>(std::vector<std::size_t>(info.shape.begin(), info.shape.end()));
-      r.handle.emplace(group.irecv(r.buffer, info.src, static_cast<int>(info.int_tag)));
-    }
-  tensor_map context = inputs;
-  // Each value goes once the last part that reads it has run (outputs stay).
-  std::map<std::string, part_id> last_reader;
-  for (auto pid : partition.toposorted_part_ids)
-    for (const auto& name : partition.parts.at(pid).all_input_names())
-      last_reader[name] = pid;
-  const std::set<std::string> kept(partition.overall_output_names.begin(),
-                                   partition.overall_output_names.end());
-  std::list<xt::xarray<double>> outgoing; // alive until their sends are done
-  std::vector<collective_handle> sends;
-  for (auto pid : partition.toposorted_part_ids) {
-    const auto& part = partition.parts.at(pid);
-    for (const auto& name : part.partition_input_names)
-      if (auto at = receives.find(name); at != receives.end() && !context.contains(name)) {
-        at->second.handle->wait();
-        context.emplace(name, at->second.buffer);
-      }
-    std::map<std::string, node_ptr> named;
-    for (const auto& name : part.output_names)
-      named.emplace(name, partition.name_to_output.at(name));
-    tensor_map part_inputs;
-    for (const auto& name : part.all_input_names())
-      if (auto at = context.find(name); at != context.end())
-        part_inputs.emplace(name, at->second);
-    for (auto& [name, value] : evaluate(make_outputs(named), part_inputs))
-      context.insert_or_assign(name, std::move(value));
-    for (const auto& [name, targets] : part.name_to_send_nodes)
-      for (const auto& target : targets) {
-        outgoing.push_back(context.at(name));
-        sends.push_back(
-          group.isend(outgoing.back(), target.dest, static_cast<int>(target.int_tag)));
-      }
-    for (const auto& name : part.all_input_names())
-      if (last_reader.at(name) == pid && !kept.contains(name))
-        context.erase(name);
-  }
-  for (auto& send : sends)
-    send.wait();
-  for (auto& [name, r] : receives)
-    r.handle->wait(); // a receive no part read still ends here
-  tensor_map results;
-  for (const auto& name : partition.overall_output_names)
-    results.emplace(name, context.at(name));
-  return results;
 }
 
 } // namespace troupe::graph
