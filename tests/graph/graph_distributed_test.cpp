@@ -225,6 +225,32 @@ void verification(collective_group& g) {
   unverified<partition_induced_cycle>(g, late_send, "parts waiting in a circle");
 }
 
+/// A part that fails on rank 1 while messages are on their way: rank 1 gets the part's error
+/// once its messages have ended (their buffers outlive them); rank 0, waiting in vain for
+/// rank 1's send, fails too (peer_lost when rank 1 leaves the group, else the timeout), never
+/// hangs.
+void a_part_that_fails(troupe::world& world) {
+  auto group = world.create_collective_group({0, 1}, {.timeout = std::chrono::seconds{2}});
+  auto& g = *group;
+  auto x = placeholder("x", {4});
+  auto y = placeholder("y", {4}); // rank 1 is not given y
+  const auto out = g.rank() == 0
+                     ? staple_distributed_send(x, 1, "f", make_distributed_recv(1, "g", {4}))
+                     : staple_distributed_send(2.0 * y, 0, "g", make_distributed_recv(0, "f", {4}));
+  const auto p = find_distributed_partition(g, make_outputs({{"o", out}}));
+  try {
+    execute_distributed_partition(p, g, {{"x", x_of(g.rank())}});
+    require(false, "the failed part went unnoticed");
+  } catch (const troupe::invalid_argument& e) {
+    require(g.rank() == 1 && std::string{e.what()}.find("'y'") != std::string::npos,
+            std::string{"rank 1 names the missing input: "} + e.what());
+  } catch (const troupe::timeout_error&) {
+    require(g.rank() == 0, "only rank 0 times out");
+  } catch (const troupe::peer_lost&) {
+    require(g.rank() == 0, "only rank 0 loses its peer");
+  }
+}
+
 void two_rank_cases(troupe::world& world) {
   auto group = world.create_collective_group({0, 1}, {.timeout = std::chrono::seconds{20}});
   auto& g = *group;
@@ -238,6 +264,8 @@ void two_rank_cases(troupe::world& world) {
   errors(g);
   verification(g);
   drawn(g);
+  a_part_that_fails(world);
+  ring(g); // the first group is untouched
 }
 
 // §2c 18: one array to two ranks.
