@@ -93,7 +93,10 @@ collective_core::~collective_core() { destroy(); }
 
 void collective_core::validate(const collective_call& call) {
   const int size = static_cast<int>(setup.world_ranks.size());
-  const std::string what = setup.group + ": " + kind_name(call.kind);
+  // Spelled only when something is wrong: this runs before every operation.
+  const auto refuse = [&](const std::string& why) {
+    throw invalid_argument(setup.group + ": " + kind_name(call.kind) + ": " + why);
+  };
   {
     std::lock_guard guard{mutex_};
     if (destroyed_)
@@ -106,14 +109,13 @@ void collective_core::validate(const collective_call& call) {
   if (is_point_to_point(call.kind) || is_rooted(call.kind)) {
     const bool any = any_allowed && call.peer == collective_group::any_source;
     if (!any && (call.peer < 0 || call.peer >= size))
-      throw invalid_argument(what + ": rank " + std::to_string(call.peer) +
-                             " is not in the group (ranks 0 to " + std::to_string(size - 1) + ")");
+      refuse("rank " + std::to_string(call.peer) + " is not in the group (ranks 0 to " +
+             std::to_string(size - 1) + ")");
     if (is_point_to_point(call.kind) && call.peer == setup.rank)
-      throw invalid_argument(what + ": rank " + std::to_string(call.peer) +
-                             " is this member itself");
+      refuse("rank " + std::to_string(call.peer) + " is this member itself");
   }
   if (is_point_to_point(call.kind) && call.tag < 0)
-    throw invalid_argument(what + ": tag " + std::to_string(call.tag) + " is negative");
+    refuse("tag " + std::to_string(call.tag) + " is negative");
   const bool takes_list = call.kind == collective_kind::all_gather ||
                           (call.kind == collective_kind::gather && call.peer == setup.rank) ||
                           (call.kind == collective_kind::scatter && call.peer == setup.rank);
@@ -121,12 +123,12 @@ void collective_core::validate(const collective_call& call) {
     return;
   const char* role = call.kind == collective_kind::scatter ? "input" : "output";
   if (call.list.size() != static_cast<std::size_t>(size))
-    throw invalid_argument(what + ": " + std::to_string(call.list.size()) + " " + role +
-                           "s for a group of " + std::to_string(size));
+    refuse(std::to_string(call.list.size()) + " " + role + "s for a group of " +
+           std::to_string(size));
   for (std::size_t r = 0; r < call.list.size(); ++r)
     if (call.list[r].type != call.tensor.type || call.list[r].shape != call.tensor.shape)
-      throw invalid_argument(what + ": " + role + " " + std::to_string(r) + " is " +
-                             call.list[r].describe() + ", the tensor " + call.tensor.describe());
+      refuse(std::string{role} + " " + std::to_string(r) + " is " + call.list[r].describe() +
+             ", the tensor " + call.tensor.describe());
 }
 
 int collective_core::run(collective_call call) {
