@@ -6,6 +6,7 @@
 #include "troupe/graph/node.hpp"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace troupe::graph::detail {
@@ -28,15 +29,21 @@ public:
 
   /// Adds `n` at `position` unless it is there; true if it was added.
   bool insert(const node* n, std::uint32_t position) {
+    return find_or_insert(n, position) == absent;
+  }
+
+  /// The position of `n` if it is there (absent if it is there without one); else adds it at
+  /// `position` and returns absent. One probe for what would be a find and an insert.
+  std::uint32_t find_or_insert(const node* n, std::uint32_t position) {
     if (2 * (size_ + 1) > slots_.size())
       resize(slots_.size() * 2);
     for (std::size_t at = slot_of(n);; at = (at + 1) & mask_) {
       if (slots_[at].key == n)
-        return false;
+        return slots_[at].value;
       if (slots_[at].key == nullptr) {
         slots_[at] = {n, position};
         ++size_;
-        return true;
+        return absent;
       }
     }
   }
@@ -82,10 +89,19 @@ private:
   std::size_t size_ = 0;
 };
 
-/// The nodes under `root`, children first, each instance once, and their positions.
+/// The nodes under `root`, children first, each instance once, their positions, and the
+/// positions of each node's children (in the order of children()), so that passes over the
+/// order need not look them up: at a million nodes, each lookup is a cache miss.
 struct indexed_order {
   std::vector<node_ptr> nodes;
   address_index index;
+  std::vector<std::uint32_t> child_offsets; // node i's children: [offsets[i], offsets[i + 1])
+  std::vector<std::uint32_t> child_positions;
+
+  std::span<const std::uint32_t> children_of(std::size_t i) const {
+    return {child_positions.data() + child_offsets[i],
+            child_positions.data() + child_offsets[i + 1]};
+  }
 };
 indexed_order index_order(const node_ptr& root);
 

@@ -46,26 +46,43 @@ namespace detail {
 
 indexed_order index_order(const node_ptr& root) {
   // Iterative, so that a chain of a million nodes does not overflow the stack; the stack holds
-  // addresses, and each node is copied (its count touched) once, into the order.
+  // addresses, and each node is copied (its count touched) once, into the order. A child's
+  // position is known when it is met again or when its own frame ends, always before its
+  // parent's next child: `known` collects them until the parent's frame ends.
   indexed_order out;
   struct frame {
     const node_ptr* n;
     std::size_t next;
+    std::size_t known_from;
   };
-  std::vector<frame> stack{{&root, 0}};
+  std::vector<frame> stack{{&root, 0, 0}};
+  std::vector<std::uint32_t> known;
   out.index.insert(root.get(), address_index::absent);
+  out.child_offsets.push_back(0);
   while (!stack.empty()) {
     auto& top = stack.back();
     const auto& children = (*top.n)->children();
     if (top.next < children.size()) {
       const auto& child = children[top.next++];
-      if (out.index.insert(child.get(), address_index::absent))
-        stack.push_back({&child, 0});
+      // absent: met for the first time (a child met before has its position: in a DAG it is
+      // never still on the stack).
+      const auto seen = out.index.find_or_insert(child.get(), address_index::absent);
+      if (seen != address_index::absent)
+        known.push_back(seen);
+      else
+        stack.push_back({&child, 0, known.size()});
       continue;
     }
-    out.index.assign(top.n->get(), static_cast<std::uint32_t>(out.nodes.size()));
+    const auto position = static_cast<std::uint32_t>(out.nodes.size());
+    out.index.assign(top.n->get(), position);
     out.nodes.push_back(*top.n);
+    out.child_positions.insert(out.child_positions.end(), known.begin() + top.known_from,
+                               known.end());
+    out.child_offsets.push_back(static_cast<std::uint32_t>(out.child_positions.size()));
+    known.resize(top.known_from);
     stack.pop_back();
+    if (!stack.empty())
+      known.push_back(position);
   }
   return out;
 }

@@ -51,9 +51,15 @@ std::int64_t checked_axis(std::int64_t axis, std::size_t ndim, const char* what)
 node_ptr make(kind what, std::string name, std::vector<node_ptr> children, shape_t shape,
               dtype type, std::vector<std::int64_t> ints = {}, std::vector<std::string> names = {},
               std::shared_ptr<const xt::xarray<double>> values = nullptr) {
-  return std::make_shared<const node>(what, std::move(name), std::move(children), std::move(shape),
-                                      type, std::move(ints), std::move(names), std::move(values),
-                                      std::set<std::string>{});
+  return std::make_shared<const node>(node_fields{what,
+                                                  std::move(name),
+                                                  std::move(shape),
+                                                  type,
+                                                  std::move(ints),
+                                                  std::move(names),
+                                                  std::move(values),
+                                                  {}},
+                                      std::move(children));
 }
 
 dtype widest(const std::vector<node_ptr>& nodes) {
@@ -119,32 +125,47 @@ const char* kind_name(kind k) noexcept {
   return names[static_cast<std::size_t>(k)];
 }
 
-node::node(kind what, std::string name, std::vector<node_ptr> children, shape_t shape, dtype type,
-           std::vector<std::int64_t> ints, std::vector<std::string> names,
-           std::shared_ptr<const xt::xarray<double>> values, std::set<std::string> tags)
-  : kind_(what), name_(std::move(name)), children_(std::move(children)), shape_(std::move(shape)),
-    type_(type), ints_(std::move(ints)), names_(std::move(names)), data_(std::move(values)),
-    tags_(std::move(tags)) {
+node::node(node_fields fields, std::vector<node_ptr> children)
+  : node(sharing{}, std::make_shared<const node_fields>([&] {
+           hasher h;
+           h.value(fields.what);
+           h.text(fields.name);
+           h.value(fields.type);
+           h.value(fields.shape.size());
+           for (auto d : fields.shape)
+             h.value(d);
+           h.value(fields.ints.size());
+           for (auto i : fields.ints)
+             h.value(i);
+           for (const auto& n : fields.names)
+             h.text(n);
+           for (const auto& t : fields.tags)
+             h.text(t);
+           if (fields.data)
+             h.bytes(fields.data->data(), fields.data->size() * sizeof(double));
+           fields.hash = h.done();
+           return std::move(fields);
+         }()),
+         std::move(children)) {}
+
+node::node(sharing, std::shared_ptr<const node_fields> fields, std::vector<node_ptr> children)
+  : fields_(std::move(fields)), children_(std::move(children)) {
   hasher h;
-  h.value(kind_);
-  h.text(name_);
-  h.value(type_);
-  h.value(shape_.size());
-  for (auto d : shape_)
-    h.value(d);
-  h.value(ints_.size());
-  for (auto i : ints_)
-    h.value(i);
-  for (const auto& n : names_)
-    h.text(n);
-  for (const auto& t : tags_)
-    h.text(t);
-  if (data_)
-    h.bytes(data_->data(), data_->size() * sizeof(double));
+  h.value(fields_->hash);
   h.value(children_.size());
   for (const auto& c : children_)
     h.value(c->hash());
   hash_ = h.done();
+}
+
+bool node_fields::operator==(const node_fields& other) const {
+  if (hash != other.hash || what != other.what || name != other.name || type != other.type ||
+      shape != other.shape || ints != other.ints || names != other.names || tags != other.tags ||
+      (data == nullptr) != (other.data == nullptr))
+    return false;
+  return !data ||
+         (data->shape() == other.data->shape() &&
+          std::memcmp(data->data(), other.data->data(), data->size() * sizeof(double)) == 0);
 }
 
 node::~node() {
@@ -166,20 +187,14 @@ node::~node() {
 }
 
 std::int64_t node::size() const noexcept {
-  return std::accumulate(shape_.begin(), shape_.end(), std::int64_t{1}, std::multiplies<>{});
+  return std::accumulate(shape().begin(), shape().end(), std::int64_t{1}, std::multiplies<>{});
 }
 
 bool node::operator==(const node& other) const {
   if (this == &other)
     return true;
-  if (hash_ != other.hash_ || kind_ != other.kind_ || name_ != other.name_ ||
-      type_ != other.type_ || shape_ != other.shape_ || ints_ != other.ints_ ||
-      names_ != other.names_ || tags_ != other.tags_ || children_.size() != other.children_.size())
-    return false;
-  if ((data_ == nullptr) != (other.data_ == nullptr))
-    return false;
-  if (data_ && (data_->shape() != other.data_->shape() ||
-                std::memcmp(data_->data(), other.data_->data(), data_->size() * sizeof(double))))
+  if (hash_ != other.hash_ || children_.size() != other.children_.size() ||
+      (fields_ != other.fields_ && !(*fields_ == *other.fields_)))
     return false;
   for (std::size_t i = 0; i < children_.size(); ++i)
     if (children_[i] != other.children_[i] && !(*children_[i] == *other.children_[i]))
@@ -188,15 +203,13 @@ bool node::operator==(const node& other) const {
 }
 
 node_ptr node::with_children(std::vector<node_ptr> children) const {
-  return std::make_shared<const node>(kind_, name_, std::move(children), shape_, type_, ints_,
-                                      names_, data_, tags_);
+  return std::make_shared<const node>(sharing{}, fields_, std::move(children));
 }
 
 node_ptr node::with_tag(std::string tag) const {
-  auto tags = tags_;
-  tags.insert(std::move(tag));
-  return std::make_shared<const node>(kind_, name_, children_, shape_, type_, ints_, names_, data_,
-                                      std::move(tags));
+  auto fields = *fields_;
+  fields.tags.insert(std::move(tag));
+  return std::make_shared<const node>(std::move(fields), children_);
 }
 
 node_ptr placeholder(std::string name, shape_t shape, dtype type) {

@@ -8,6 +8,7 @@
 #include "part_runner.hpp"
 
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 
@@ -32,10 +33,12 @@ public:
     pid_.resize(count);
     rewritten_.resize(count);
     cuts_.resize(count);
+    noted_by_.assign(count, no_part);
+    cut_digits_ = std::to_string(count).size();
     for (std::size_t i = 0; i < count; ++i) {
       const auto& n = order_.nodes[i];
       if (n->what() == kind::outputs)
-        add_outputs(n);
+        add_outputs(n, order_.children_of(i));
       else if (!is_input(*n))
         rewrite(i);
     }
@@ -45,12 +48,12 @@ public:
 
 private:
   graph_part& part(part_id pid) {
-    auto& p = result_.parts[pid];
-    p.pid = pid;
-    return p;
+    if (last_part_ != nullptr && last_part_->pid == pid)
+      return *last_part_; // consecutive nodes are mostly in one part; map nodes stay put
+    last_part_ = &result_.parts[pid];
+    last_part_->pid = pid;
+    return *last_part_;
   }
-
-  std::uint32_t position(const node_ptr& n) const { return order_.index.find(n.get()); }
 
   void rewrite(std::size_t i) {
     const auto& n = order_.nodes[i];
@@ -60,38 +63,55 @@ private:
     std::vector<node_ptr> children;
     children.reserve(n->children().size());
     bool changed = false;
-    for (const auto& child : n->children()) {
-      children.push_back(in_part(child, pid, here));
+    const auto positions = order_.children_of(i);
+    for (std::size_t k = 0; k < positions.size(); ++k) {
+      const auto& child = n->children()[k];
+      children.push_back(in_part(child, positions[k], pid, here));
       changed = changed || children.back() != child;
     }
     rewritten_[i] = changed ? n->with_children(std::move(children)) : n;
   }
 
-  /// What `child` is within part `pid`: itself (an input), its rewritten self (same part), or
-  /// the placeholder that carries its value over from its own part.
-  node_ptr in_part(const node_ptr& child, part_id pid, graph_part& here) {
+  /// What `child` (at `at` in the order) is within part `pid`: itself (an input), its rewritten
+  /// self (same part), or the placeholder that carries its value over from its own part.
+  node_ptr in_part(const node_ptr& child, std::uint32_t at, part_id pid, graph_part& here) {
+    // A node read from part `pid` is noted in it once, however many of its nodes read it: the
+    // name sets are the costliest part of the pass otherwise.
+    const bool noted = noted_by_[at] == pid;
+    noted_by_[at] = pid;
     if (is_input(*child)) {
-      if (is_named_input(child))
+      if (!noted && is_named_input(child))
         here.user_input_names.insert(child->name());
       return child;
     }
-    const auto at = position(child);
     const auto producer = pid_[at];
     if (producer == pid)
       return rewritten_[at];
     auto& cut = cuts_[at];
     if (!cut) {
-      const auto name = "_pt_part_ph_" + std::to_string(cut_count_++);
+      const auto name = cut_name(cut_count_++);
       cut = placeholder(name, child->shape(), child->type());
-      result_.var_name_to_result[name] = rewritten_[at];
-      part(producer).output_names.insert(name);
+      result_.var_name_to_result.emplace_hint(result_.var_name_to_result.end(), name,
+                                              rewritten_[at]);
+      auto& outputs = part(producer).output_names;
+      outputs.emplace_hint(outputs.end(), name);
     }
-    here.partition_input_names.insert(cut->name());
-    here.needed_pids.insert(producer);
+    if (!noted) {
+      here.partition_input_names.emplace_hint(here.partition_input_names.end(), cut->name());
+      here.needed_pids.insert(producer);
+    }
     return cut;
   }
 
-  void add_outputs(const node_ptr& outputs) {
+  /// "_pt_part_ph_<n>", n zero-padded to as many digits as the DAG's size has: names made later
+  /// sort later, so most go in at the end of their sets, without a search.
+  std::string cut_name(std::size_t n) const {
+    auto digits = std::to_string(n);
+    return "_pt_part_ph_" + std::string(cut_digits_ - std::min(cut_digits_, digits.size()), '0') +
+           digits;
+  }
+
+  void add_outputs(const node_ptr& outputs, std::span<const std::uint32_t> positions) {
     for (std::size_t i = 0; i < outputs->children().size(); ++i) {
       const auto& name = outputs->names()[i];
       const auto& child = outputs->children()[i];
@@ -103,7 +123,7 @@ private:
         result_.var_name_to_result[name] = child;
         continue;
       }
-      const auto at = position(child);
+      const auto at = positions[i];
       part(pid_[at]).output_names.insert(name);
       result_.var_name_to_result[name] = rewritten_[at];
     }
@@ -148,11 +168,15 @@ private:
 
   const std::function<part_id(const node_ptr&)>& part_of_;
   graph_partition result_;
+  graph_part* last_part_ = nullptr;
   detail::indexed_order order_;
   std::vector<part_id> pid_;
   std::vector<node_ptr> rewritten_;
   std::vector<node_ptr> cuts_; // by the position of the node each carries
+  static constexpr part_id no_part = std::numeric_limits<part_id>::min();
+  std::vector<part_id> noted_by_; // the part that last noted reading each node
   std::size_t cut_count_ = 0;
+  std::size_t cut_digits_ = 1;
 };
 
 /// What part `pid` computes from `context`.
@@ -215,10 +239,14 @@ tensor_map run_parts(const graph_partition& partition, tensor_map inputs,
       failure = error;
     for (auto& [name, value] : out)
       inputs.insert_or_assign(name, std::move(value));
+    bool news = (failure && running == 0) || finished == partition.parts.size();
     for (auto user : needed_by[pid])
-      if (--waiting[user] == 0)
+      if (--waiting[user] == 0) {
         ready.push_back(user);
-    part_done.notify_all();
+        news = true;
+      }
+    if (news) // else the caller's thread would wake for nothing, taking a core from the parts
+      part_done.notify_all();
   };
   std::unique_lock lock{mutex};
   while (finished < partition.parts.size()) {

@@ -46,28 +46,45 @@ using shape_t = std::vector<std::int64_t>;
 class node;
 using node_ptr = std::shared_ptr<const node>;
 
+/// What a node is apart from its children. A node's copies with other children (with_children,
+/// what every rewriting pass makes) share it, so they copy no name, shape or tags.
+struct node_fields {
+  kind what;
+  std::string name;
+  shape_t shape;
+  dtype type = dtype::float64;
+  std::vector<std::int64_t> ints;
+  std::vector<std::string> names;
+  std::shared_ptr<const xt::xarray<double>> data;
+  std::set<std::string> tags;
+  std::size_t hash = 0; // of the fields above, set when a node is made of them
+
+  bool operator==(const node_fields& other) const;
+};
+
 class node {
+  struct sharing {}; // only a node makes another of its fields (their hash is already set)
+
 public:
   /// Builds a node; the builders below check their arguments and are what to call.
-  node(kind what, std::string name, std::vector<node_ptr> children, shape_t shape, dtype type,
-       std::vector<std::int64_t> ints, std::vector<std::string> names,
-       std::shared_ptr<const xt::xarray<double>> data, std::set<std::string> tags);
+  node(node_fields fields, std::vector<node_ptr> children);
+  node(sharing, std::shared_ptr<const node_fields> fields, std::vector<node_ptr> children);
   /// Releases the children without recursion: the last reference to a chain of a million nodes
   /// is dropped in a loop, not a million nested destructors.
   ~node();
   node(const node&) = delete;
   node& operator=(const node&) = delete;
 
-  kind what() const noexcept { return kind_; }
-  const std::string& name() const noexcept { return name_; }
+  kind what() const noexcept { return fields_->what; }
+  const std::string& name() const noexcept { return fields_->name; }
   const std::vector<node_ptr>& children() const noexcept { return children_; }
-  const shape_t& shape() const noexcept { return shape_; }
-  dtype type() const noexcept { return type_; }
-  const std::vector<std::int64_t>& ints() const noexcept { return ints_; }
+  const shape_t& shape() const noexcept { return fields_->shape; }
+  dtype type() const noexcept { return fields_->type; }
+  const std::vector<std::int64_t>& ints() const noexcept { return fields_->ints; }
   /// outputs: the result names, in the order of children().
-  const std::vector<std::string>& names() const noexcept { return names_; }
-  const std::shared_ptr<const xt::xarray<double>>& data() const noexcept { return data_; }
-  const std::set<std::string>& tags() const noexcept { return tags_; }
+  const std::vector<std::string>& names() const noexcept { return fields_->names; }
+  const std::shared_ptr<const xt::xarray<double>>& data() const noexcept { return fields_->data; }
+  const std::set<std::string>& tags() const noexcept { return fields_->tags; }
   std::int64_t size() const noexcept;
 
   /// Structural: kind, fields, tags and children, recursively (children compared by address
@@ -81,15 +98,8 @@ public:
   node_ptr with_tag(std::string tag) const;
 
 private:
-  kind kind_;
-  std::string name_;
+  std::shared_ptr<const node_fields> fields_;
   std::vector<node_ptr> children_;
-  shape_t shape_;
-  dtype type_;
-  std::vector<std::int64_t> ints_;
-  std::vector<std::string> names_;
-  std::shared_ptr<const xt::xarray<double>> data_;
-  std::set<std::string> tags_;
   std::size_t hash_;
 };
 

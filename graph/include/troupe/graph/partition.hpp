@@ -6,11 +6,11 @@
 //                                                                        // a process pool
 //
 // Where an edge crosses from a parent in one part to a child in another, the child is replaced in
-// the parent's part by a placeholder "_pt_part_ph_<n>" (one per child, shared by all its users in
-// other parts), whose value var_name_to_result gives. Inputs (placeholders, size parameters,
-// data) belong to no part: every part that reads one reads it directly. Parts are ordered by
-// what they need, ties broken by their sorted output names, so the same DAG gives the same
-// partition in every process.
+// the parent's part by a placeholder "_pt_part_ph_<n>" (n zero-padded; one per child, shared by all
+// its users in other parts), whose value var_name_to_result gives. Inputs (placeholders, size
+// parameters, data) belong to no part: every part that reads one reads it directly. Parts are
+// ordered by what they need, ties broken by their sorted output names, so the same DAG gives the
+// same partition in every process.
 #pragma once
 
 #include "troupe/graph/evaluate.hpp"
