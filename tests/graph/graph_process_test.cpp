@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-
 namespace troupe::graph {
 namespace {
 

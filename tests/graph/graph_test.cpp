@@ -74,6 +74,41 @@ TEST(graph_evaluate, computes_what_xtensor_computes) {
   EXPECT_THROW(evaluate(out, {{"x", yv}, {"y", yv}}), troupe::invalid_argument) << "x's shape";
 }
 
+TEST(graph_evaluate, in_float_every_operation_computes_in_float) {
+  auto x = placeholder("x", {3}, dtype::float32);
+  auto third = data(xt::xarray<double>{1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0});
+  auto out = make_outputs({{"y", reduce(x * third, {0})}, {"z", elementwise("exp", {x})}});
+  const xt::xarray<float> xv = {1.0F, 2.0F, 3.0F};
+  const auto v = evaluate(out, basic_tensor_map<float>{{"x", xv}});
+  static_assert(std::is_same_v<decltype(v), const basic_tensor_map<float>>);
+  const float third_f = 1.0F / 3.0F; // the data node, rounded to float
+  EXPECT_EQ(v.at("y")(), 1.0F * third_f + 2.0F * third_f + 3.0F * third_f);
+  EXPECT_EQ(v.at("z"), xt::exp(xv));
+  EXPECT_THROW(evaluate(out, basic_tensor_map<float>{}), troupe::invalid_argument);
+}
+
+// An element-wise node may compute into its operand's memory only when nothing else reads the
+// operand: not an input, not an operand read twice, not a value that is also an output.
+TEST(graph_evaluate, computing_in_place_never_overwrites_a_value_still_read) {
+  auto x = placeholder("x", {3});
+  auto e = elementwise("exp", {x});
+  auto twice = e + e; // e read twice by one node
+  auto kept = elementwise("sqrt", {e}); // e is also an output
+  auto chain = elementwise("abs", {elementwise("neg", {2.0 * x})}); // reuse along the chain
+  auto shaped = reshape(chain, {3, 1}) + x; // broadcast to (3, 3): the operand is too small
+  const xt::xarray<double> xv = {0.0, 1.0, 2.0};
+  const auto v = evaluate(
+    make_outputs(
+      {{"e", e}, {"twice", twice}, {"kept", kept}, {"chain", chain}, {"shaped", shaped}, {"x", x}}),
+    {{"x", xv}});
+  EXPECT_TRUE(xt::allclose(v.at("e"), xt::exp(xv)));
+  EXPECT_TRUE(xt::allclose(v.at("twice"), 2.0 * xt::exp(xv)));
+  EXPECT_TRUE(xt::allclose(v.at("kept"), xt::sqrt(xt::exp(xv))));
+  EXPECT_EQ(v.at("chain"), 2.0 * xv);
+  EXPECT_EQ(v.at("shaped"), xt::reshape_view(2.0 * xv, {3, 1}) + xv);
+  EXPECT_EQ(v.at("x"), xv);
+}
+
 // §2c 1 (with n an input of the graph rather than of a shape).
 TEST(graph_analysis, topological_order_puts_children_first) {
   auto n = size_param("n");
