@@ -1,5 +1,6 @@
 // graph/'s distributed partition (other_seeds.md §2c 13-16, 18, 19, 21-23) on ranks of a troupe
 // world with a gloo collective group: this test is rank 0 and starts the others.
+#include "../allocation_counter.hpp"
 #include "../distributed/world_test_support.hpp"
 
 #include "troupe/graph/distributed.hpp"
@@ -134,6 +135,49 @@ void numbered_tags(collective_group& g) {
     same(got.at("o"), 2.0 * x_of(0), "numbered tags travel");
 }
 
+/// Rank 0 sends v to rank 1 `rounds` times, each time adding what rank 1 sends back (half of
+/// what it got): v = 2x * 1.5^rounds, over 2 * rounds parts, each waiting for the last.
+node_ptr back_and_forth_outputs(collective_group& g, int rounds, std::int64_t n) {
+  auto x = placeholder("x", {n});
+  node_ptr out = x;
+  if (g.rank() == 0) {
+    out = 2.0 * x;
+    for (int k = 0; k < rounds; ++k) {
+      auto back = make_distributed_recv(1, "b" + std::to_string(k), {n});
+      out = staple_distributed_send(out, 1, "a" + std::to_string(k), out + back);
+    }
+  }
+  if (g.rank() == 1)
+    for (int k = 0; k < rounds; ++k) {
+      auto got = make_distributed_recv(0, "a" + std::to_string(k), {n});
+      out = staple_distributed_send(got * 0.5, 0, "b" + std::to_string(k), out);
+    }
+  return make_outputs({{"v", out}});
+}
+
+// "Inputs freed after their last use": the arrays of 8 rounds of messages. The receives are
+// posted up front, so their 8 buffers are all there at once; beyond them, an array received,
+// sent or computed lives only until its last reader has run (or its send is done).
+void arrays_are_freed_after_their_last_use(collective_group& g) {
+  constexpr int rounds = 8;
+  constexpr std::int64_t n = 128 * 1024; // 1 MiB of doubles
+  constexpr std::size_t array_bytes = n * sizeof(double);
+  const auto p = find_distributed_partition(g, back_and_forth_outputs(g, rounds, n));
+  const xt::xarray<double> x = xt::ones<double>({n}) * (g.rank() + 1.0);
+  tensor_map inputs{{"x", x}};
+  const auto before = live_bytes();
+  reset_peak();
+  const auto values = execute_distributed_partition(p, g, std::move(inputs));
+  const auto held = peak_bytes() - before;
+  if (g.rank() == 0)
+    same(values.at("v"), 2.0 * std::pow(1.5, rounds) * x, "v = 2x * 1.5^rounds");
+  // Rank 0 at its fullest: the receive buffers, x or v_k, v_k+1, and the copy each send of
+  // them reads (a sent v_k is read by the next part too). Holding on held 29 here.
+  require(held <= (rounds + 5) * array_bytes, "rank " + std::to_string(g.rank()) + " held " +
+                                                std::to_string(held / array_bytes) +
+                                                " arrays at once");
+}
+
 /// Expects every rank's find_distributed_partition of its `out` to throw E.
 template <class E>
 void refused(collective_group& g, const node_ptr& out, const std::string& what) {
@@ -264,6 +308,7 @@ void two_rank_cases(troupe::world& world) {
   errors(g);
   verification(g);
   drawn(g);
+  arrays_are_freed_after_their_last_use(g);
   a_part_that_fails(world);
   ring(g); // the first group is untouched
 }

@@ -77,10 +77,11 @@ std::pair<distributed_graph_partition, std::int64_t>
 number_distributed_tags(distributed_graph_partition partition, std::int64_t base);
 
 /// Collective over `group`: posts every receive first, runs the parts in order, sending each
-/// part's results as it finishes, frees each value after the last part that reads it, and
+/// part's results as it finishes, frees each value (the inputs too: move them in to spare a
+/// copy) after the last part that reads it and each sent array once its send is done, and
 /// returns the overall outputs.
 tensor_map execute_distributed_partition(const distributed_graph_partition& partition,
-                                         collective_group& group, const tensor_map& inputs);
+                                         collective_group& group, tensor_map inputs);
 
 /// A Graphviz picture of this rank's parts: a dashed cluster per part, its outputs, the sends
 /// each starts and the receives it reads, labelled with their ranks and tags.
