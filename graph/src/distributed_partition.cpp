@@ -45,43 +45,103 @@ struct found_comms {
   std::map<comm_id, node_ptr> send_nodes, recv_nodes;
 };
 
-found_comms find_comms(const std::vector<node_ptr>& order, const detail::address_index& index,
-                       int rank) {
-  found_comms found;
-  auto& info = found.info;
-  // The receives each node depends on, as sorted ids.
-  std::vector<std::vector<comm_id>> needs(order.size());
-  for (std::size_t i = 0; i < order.size() && info.why == failure::none; ++i) {
-    const auto& n = order[i];
-    for (const auto& child : n->children()) {
-      const auto& more = needs[index.find(child.get())];
-      needs[i].insert(needs[i].end(), more.begin(), more.end());
+/// This rank's receives, checked; a failure is recorded in `found.info`.
+void find_receives(const detail::indexed_order& order, int rank, found_comms& found) {
+  for (const auto& n : order.nodes) {
+    if (n->what() != kind::recv)
+      continue;
+    const comm_id id{static_cast<int>(n->ints()[0]), rank, n->name()};
+    const auto [at, fresh] = found.recv_nodes.emplace(id, n);
+    if (id.src == rank) {
+      found.info = {
+        {}, {}, failure::not_supported, "a receive from this rank itself " + describe(id)};
+      return;
     }
-    if (n->what() == kind::recv) {
-      const comm_id id{static_cast<int>(n->ints()[0]), rank, n->name()};
-      needs[i].push_back(id);
-      const auto [at, fresh] = found.recv_nodes.emplace(id, n);
-      if (id.src == rank)
-        info = {{}, {}, failure::not_supported, "a receive from this rank itself " + describe(id)};
-      else if (!fresh && !(*at->second == *n))
-        info = {{}, {}, failure::duplicate_recv, "two receives " + describe(id)};
-    }
-    std::sort(needs[i].begin(), needs[i].end());
-    needs[i].erase(std::unique(needs[i].begin(), needs[i].end()), needs[i].end());
-    if (n->what() == kind::send && info.why == failure::none) {
-      const comm_id id{rank, static_cast<int>(n->ints()[0]), n->name()};
-      const auto [at, fresh] = found.send_nodes.emplace(id, n);
-      if (id.dest == rank)
-        info = {{}, {}, failure::not_supported, "a send to this rank itself " + describe(id)};
-      else if (!fresh && !(*at->second == *n))
-        info = {{}, {}, failure::duplicate_send, "two sends " + describe(id)};
-      else
-        info.sends[id] = needs[index.find(n->children()[1].get())];
+    if (!fresh && !(*at->second == *n)) {
+      found.info = {{}, {}, failure::duplicate_recv, "two receives " + describe(id)};
+      return;
     }
   }
-  if (info.why == failure::none)
-    for (const auto& [id, n] : found.recv_nodes)
-      info.recvs.push_back(id);
+  for (const auto& [id, n] : found.recv_nodes)
+    found.info.recvs.push_back(id);
+}
+
+/// The receives each node depends on, as bit sets over found.info.recvs (sorted, so bits come
+/// out in sorted order), each freed once its last user has read it: a node late in a long
+/// exchange depends on every earlier receive, and lists of them would take quadratic time.
+class receive_sets {
+public:
+  receive_sets(const detail::indexed_order& order, const std::vector<comm_id>& recvs, int rank)
+    : order_(order), rank_(rank), words_((recvs.size() + 63) / 64), sets_(order.nodes.size()),
+      readers_(order.nodes.size(), 0) {
+    for (auto c : order.child_positions)
+      ++readers_[c];
+    for (std::uint32_t bit = 0; bit < recvs.size(); ++bit)
+      bit_of_.emplace(recvs[bit], bit); // structurally equal receives are one: one id, one bit
+  }
+
+  /// Node i's set, from its children's (which must have been built); a receive adds its own.
+  void build(std::uint32_t i) {
+    auto& mine = sets_[i];
+    mine.assign(words_, 0);
+    for (auto c : order_.children_of(i))
+      for (std::size_t w = 0; w < words_; ++w)
+        mine[w] |= sets_[c][w];
+    if (const auto& n = order_.nodes[i]; n->what() == kind::recv) {
+      const auto bit = bit_of_.at(comm_id{static_cast<int>(n->ints()[0]), rank_, n->name()});
+      mine[bit / 64] |= std::uint64_t{1} << (bit % 64);
+    }
+  }
+
+  std::vector<comm_id> receives_of(std::uint32_t i, const std::vector<comm_id>& recvs) const {
+    std::vector<comm_id> out;
+    for (std::size_t bit = 0; bit < recvs.size(); ++bit)
+      if (sets_[i][bit / 64] >> (bit % 64) & 1)
+        out.push_back(recvs[bit]);
+    return out;
+  }
+
+  /// Node i is done with its children's sets.
+  void release_children(std::uint32_t i) {
+    for (auto c : order_.children_of(i))
+      if (--readers_[c] == 0)
+        std::vector<std::uint64_t>{}.swap(sets_[c]);
+  }
+
+private:
+  const detail::indexed_order& order_;
+  int rank_;
+  std::size_t words_;
+  std::vector<std::vector<std::uint64_t>> sets_;
+  std::vector<std::uint32_t> readers_;
+  std::map<comm_id, std::uint32_t> bit_of_;
+};
+
+found_comms find_comms(const detail::indexed_order& order, int rank) {
+  found_comms found;
+  find_receives(order, rank, found);
+  auto& info = found.info;
+  if (info.why != failure::none)
+    return found;
+  receive_sets needs{order, info.recvs, rank};
+  for (std::uint32_t i = 0; i < order.nodes.size(); ++i) {
+    needs.build(i);
+    const auto& n = order.nodes[i];
+    if (n->what() == kind::send) {
+      const comm_id id{rank, static_cast<int>(n->ints()[0]), n->name()};
+      const auto [at, fresh] = found.send_nodes.emplace(id, n);
+      if (id.dest == rank) {
+        info = {{}, {}, failure::not_supported, "a send to this rank itself " + describe(id)};
+        return found;
+      }
+      if (!fresh && !(*at->second == *n)) {
+        info = {{}, {}, failure::duplicate_send, "two sends " + describe(id)};
+        return found;
+      }
+      info.sends[id] = needs.receives_of(order.children_of(i)[1], info.recvs);
+    }
+    needs.release_children(i);
+  }
   return found;
 }
 
@@ -111,12 +171,13 @@ std::map<comm_id, int> levels_of(const std::map<comm_id, std::vector<comm_id>>& 
 /// Builds this rank's parts once every rank's communications are known.
 class distributed_partitioner {
 public:
-  distributed_partitioner(const node_ptr& outputs, int rank) : rank_(rank) {
-    order_ = detail::index_order(outputs);
-  }
+  distributed_partitioner(const node_ptr& outputs, int rank)
+    : rank_(rank), order_(detail::index_order(outputs)), recv_placeholder_(order_.nodes.size()),
+      made_(order_.nodes.size()), made_by_(order_.nodes.size(), -1),
+      walked_(order_.nodes.size(), 0) {}
 
   distributed_graph_partition run(collective_group& group) {
-    auto found = find_comms(order_.nodes, order_.index, rank_);
+    auto found = find_comms(order_, rank_);
     const auto everyone = detail::all_gather_bytes(group, serialize(found.info));
     std::map<comm_id, std::vector<comm_id>> sends;
     std::set<comm_id> recvs;
@@ -213,10 +274,9 @@ private:
     // Structurally equal receives are one: each takes the placeholder of the one kept.
     for (std::uint32_t i = 0; i < order_.nodes.size(); ++i) {
       const auto& n = order_.nodes[i];
-      if (n->what() == kind::recv && !recv_placeholder_.contains(i)) {
+      if (n->what() == kind::recv && !recv_placeholder_[i]) {
         const comm_id id{static_cast<int>(n->ints()[0]), rank_, n->name()};
-        recv_placeholder_[i] =
-          recv_placeholder_.at(order_.index.find(found.recv_nodes.at(id).get()));
+        recv_placeholder_[i] = recv_placeholder_[order_.index.find(found.recv_nodes.at(id).get())];
       }
     }
   }
@@ -230,92 +290,93 @@ private:
       stored_[order_.index.find(n->children()[1].get())] = true;
     for (const auto& child : order_.nodes.back()->children())
       stored_[order_.index.find(child.get())] = true;
+    // The lowest level of a send whose data needs each node: seeded at the sends' data, passed
+    // from users to children (positions decrease from users to children).
     home_.assign(count, last_);
-    std::vector<std::pair<int, const node_ptr*>> by_level;
-    for (const auto& [id, n] : found.send_nodes)
-      by_level.emplace_back(level.at(id), &n->children()[1]);
-    std::sort(by_level.begin(), by_level.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<char> placed(count, 0);
-    for (const auto& [send_level, data] : by_level)
-      for (const auto& n : topological_order(*data)) {
-        const auto at = order_.index.find(n.get());
-        if (stored_[at] && !placed[at]) {
-          home_[at] = send_level; // the lowest level first, so the earliest part wins
-          placed[at] = 1;
-        }
-      }
+    for (const auto& [id, n] : found.send_nodes) {
+      const auto data = order_.index.find(n->children()[1].get());
+      home_[data] = std::min<part_id>(home_[data], level.at(id));
+    }
+    for (auto i = count; i-- > 0;)
+      for (auto c : order_.children_of(i))
+        home_[c] = std::min(home_[c], home_[i]);
   }
 
   /// Builds part `pid`'s outputs: every wanted array, its kept inputs from earlier parts read
   /// as placeholders (and asked of their parts), receives as theirs, sends as their values.
   void build_part(part_id pid) {
     auto& part = part_at(pid);
-    std::map<std::uint32_t, node_ptr> made; // by position, this part's view
-    const auto view = [&](std::uint32_t root) { return rewrite_in_part(root, pid, made); };
     for (const auto& [name, at] : wanted_[pid]) {
-      result_.name_to_output[name] = view(at);
+      result_.name_to_output[name] = rewrite_in_part(at, pid);
       part.output_names.insert(name);
     }
+    std::map<std::string, node_ptr> named; // one walk for all: the outputs share their nodes
     for (const auto& name : part.output_names)
-      for (const auto& n : topological_order(result_.name_to_output.at(name))) {
-        if (n->what() != kind::placeholder && n->what() != kind::size_param)
-          continue;
-        if (receives_.contains(n->name()) || promoted_names_.contains(n->name()))
-          part.partition_input_names.insert(n->name());
-        else
-          part.user_input_names.insert(n->name());
-      }
+      named.emplace(name, result_.name_to_output.at(name));
+    for (const auto& n : topological_order(make_outputs(named))) {
+      if (n->what() != kind::placeholder && n->what() != kind::size_param)
+        continue;
+      if (receives_.contains(n->name()) || promoted_names_.contains(n->name()))
+        part.partition_input_names.insert(n->name());
+      else
+        part.user_input_names.insert(n->name());
+    }
   }
 
   /// Node `root` as part `pid` computes it, without recursion: positions increase from
   /// children to users, so one pass over the positions reached, in order, builds them.
-  node_ptr rewrite_in_part(std::uint32_t root, part_id pid,
-                           std::map<std::uint32_t, node_ptr>& made) {
+  node_ptr rewrite_in_part(std::uint32_t root, part_id pid) {
+    const auto made = [&](std::uint32_t at) { return made_by_[at] == pid; };
     std::vector<std::uint32_t> reached;
     std::vector<std::uint32_t> stack{root};
-    std::set<std::uint32_t> seen{root};
+    walked_[root] = ++walk_;
     while (!stack.empty()) {
       const auto at = stack.back();
       stack.pop_back();
       reached.push_back(at);
-      if (made.contains(at) || stops_at(at, pid))
+      if (made(at) || stops_at(at, pid))
         continue;
-      const auto& n = order_.nodes[at];
       // A send's value is what it is stapled to: its data belongs to the part that sends it.
-      const auto children =
-        n->what() == kind::send ? std::span{n->children()}.first(1) : std::span{n->children()};
-      for (const auto& child : children)
-        if (const auto c = order_.index.find(child.get()); seen.insert(c).second)
+      auto children = order_.children_of(at);
+      if (order_.nodes[at]->what() == kind::send)
+        children = children.first(1);
+      for (auto c : children)
+        if (walked_[c] != walk_) {
+          walked_[c] = walk_;
           stack.push_back(c);
+        }
     }
     std::sort(reached.begin(), reached.end());
-    for (auto at : reached) {
-      if (made.contains(at))
-        continue;
-      const auto& n = order_.nodes[at];
-      if (auto r = recv_placeholder_.find(at); r != recv_placeholder_.end())
-        made[at] = r->second;
-      else if (stops_at(at, pid))
-        made[at] = promoted(at);
-      else if (n->what() == kind::send)
-        made[at] = made.at(order_.index.find(n->children()[0].get()));
-      else {
-        std::vector<node_ptr> children;
-        bool changed = false;
-        for (const auto& child : n->children()) {
-          children.push_back(made.at(order_.index.find(child.get())));
-          changed = changed || children.back() != child;
-        }
-        made[at] = changed ? n->with_children(std::move(children)) : n;
+    for (auto at : reached)
+      if (!made(at)) {
+        made_[at] = as_in_part(at, pid);
+        made_by_[at] = pid;
       }
+    return made_[root];
+  }
+
+  /// Node `at` in part `pid`, its children there already made.
+  node_ptr as_in_part(std::uint32_t at, part_id pid) {
+    const auto& n = order_.nodes[at];
+    if (recv_placeholder_[at])
+      return recv_placeholder_[at];
+    if (stops_at(at, pid))
+      return promoted(at);
+    const auto children = order_.children_of(at);
+    if (n->what() == kind::send)
+      return made_[children[0]];
+    std::vector<node_ptr> rewritten;
+    bool changed = false;
+    for (std::size_t k = 0; k < children.size(); ++k) {
+      rewritten.push_back(made_[children[k]]);
+      changed = changed || rewritten.back() != n->children()[k];
     }
-    return made.at(root);
+    return changed ? n->with_children(std::move(rewritten)) : n;
   }
 
   /// A kept array computed in an earlier part: read here, not computed again.
   bool stops_at(std::uint32_t at, part_id pid) const {
-    return recv_placeholder_.contains(at) ||
+    return recv_placeholder_[at] != nullptr ||
            (stored_[at] && home_[at] < pid && !is_input(*order_.nodes[at]));
   }
 
@@ -342,7 +403,13 @@ private:
   detail::indexed_order order_;
   part_id last_ = 0;
   std::map<std::string, recv_info> receives_; // by placeholder name
-  std::map<std::uint32_t, node_ptr> recv_placeholder_; // by position of the receive
+  std::vector<node_ptr> recv_placeholder_; // by position: a receive's placeholder
+  // Each node as the part being built computes it, where made_by_ is that part: one vector for
+  // all parts, so that no part clears it (parts are built one at a time).
+  std::vector<node_ptr> made_;
+  std::vector<part_id> made_by_;
+  std::vector<std::uint32_t> walked_; // by position: the last walk that reached it
+  std::uint32_t walk_ = 0;
   std::vector<bool> stored_; // by position: a kept array
   std::vector<part_id> home_; // by position: its part
   std::map<part_id, std::vector<std::pair<std::string, std::uint32_t>>> wanted_;

@@ -135,6 +135,23 @@ void numbered_tags(collective_group& g) {
     same(got.at("o"), 2.0 * x_of(0), "numbered tags travel");
 }
 
+// A hundred exchanges, each waiting on the one before: every rank's v becomes the sum of both
+// ranks' v, a hundred times over (3 * 2^99 from 1 and 2); a part per exchange, and more
+// receives than one machine word of bits.
+void a_hundred_chained_exchanges(collective_group& g) {
+  const int other = 1 - g.rank();
+  auto x = placeholder("x", {4});
+  node_ptr v = x;
+  for (int k = 0; k < 100; ++k) {
+    const auto tag = "e" + std::to_string(k);
+    v = staple_distributed_send(v, other, tag, v + make_distributed_recv(other, tag, {4}));
+  }
+  std::size_t parts = 0;
+  same(run(g, make_outputs({{"v", v}}), &parts).at("v"),
+       xt::ones<double>({4}) * std::ldexp(3.0, 99), "a hundred exchanges");
+  require(parts == 101, "a part per exchange, and the last: " + std::to_string(parts));
+}
+
 /// Rank 0 sends v to rank 1 `rounds` times, each time adding what rank 1 sends back (half of
 /// what it got): v = 2x * 1.5^rounds, over 2 * rounds parts, each waiting for the last.
 node_ptr back_and_forth_outputs(collective_group& g, int rounds, std::int64_t n) {
@@ -309,6 +326,7 @@ void two_rank_cases(troupe::world& world) {
   verification(g);
   drawn(g);
   arrays_are_freed_after_their_last_use(g);
+  a_hundred_chained_exchanges(g);
   a_part_that_fails(world);
   ring(g); // the first group is untouched
 }
