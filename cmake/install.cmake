@@ -6,7 +6,7 @@ include(CMakePackageConfigHelpers)
 set(TROUPE_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/troupe")
 
 install(TARGETS troupe_actors troupe_actors_internal troupe_queues troupe_pools troupe_distributed
-  troupe_assigner troupe_graph troupe
+  troupe_assigner troupe_graph troupe_staged troupe
   EXPORT troupeTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -18,6 +18,7 @@ install(DIRECTORY
     "${PROJECT_SOURCE_DIR}/distributed/include/"
     "${PROJECT_SOURCE_DIR}/assigner/include/"
     "${PROJECT_SOURCE_DIR}/graph/include/"
+    "${PROJECT_SOURCE_DIR}/staged/include/"
     "${PROJECT_SOURCE_DIR}/include/"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT troupeTargets NAMESPACE troupe:: DESTINATION ${TROUPE_CMAKE_DIR})

@@ -1,0 +1,59 @@
+// How parallel_compute will run (PhiML's stages), computed without running anything.
+//
+// Each property is distributed over the parallel dims the record has, less those it requires
+// whole; none left means the host. Stages are built until every property is done: the
+// candidates are the pending properties whose dependencies are each done or a candidate of the
+// same distribution (so chains of equal distribution fuse into one stage), and the stage takes
+// the candidates of the first candidate's distribution, in dependency-first order.
+#pragma once
+
+#include "troupe/staged/record.hpp"
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace troupe::staged {
+
+struct compute_options {
+  /// The dims slices are cut along (those the record has).
+  dim_filter parallel_dims = dim_filter::kind(dim_kind::batch);
+  /// At most this many slices at once; 0 runs every stage on the host.
+  std::size_t max_workers = std::max(1u, std::thread::hardware_concurrency());
+  /// Bytes of results a worker keeps in memory; the rest go to cache_dir (not yet supported).
+  std::optional<std::size_t> memory_limit;
+  std::optional<std::filesystem::path> cache_dir;
+  /// Keep what earlier stages computed even when no later stage reads it.
+  bool keep_intermediate = false;
+};
+
+struct stage {
+  /// Computed here, dependencies first.
+  std::vector<std::string> properties;
+  /// The dims this stage is split along; none: it runs on the host.
+  shape distributed;
+  /// What each slice is sent: the fields its properties read, and the properties of earlier
+  /// stages (or cached before the call) they read.
+  std::vector<std::string> fields, inputs;
+  /// What comes back from the slices: the properties asked for, read later, or persistent.
+  std::vector<std::string> returned;
+
+  bool on_host() const noexcept { return distributed.rank() == 0; }
+};
+
+struct compute_plan {
+  std::vector<stage> stages;
+  /// Slices at once: max_workers, at most the largest stage's slice count; 0 when every stage
+  /// runs on the host.
+  std::size_t workers = 0;
+};
+
+/// invalid_plan for an unknown property or field, properties that read each other in a circle,
+/// or a memory_limit without a cache_dir.
+compute_plan plan_compute(const record& r, const std::vector<std::string>& properties,
+                          const compute_options& options = {});
+
+} // namespace troupe::staged

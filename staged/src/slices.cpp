@@ -1,0 +1,64 @@
+#include "slices.hpp"
+
+#include "troupe/actors/error.hpp"
+
+#include "record_access.hpp"
+
+namespace troupe::staged::detail {
+
+namespace {
+
+/// Slice `i`'s position along each of `dims`, row-major.
+std::map<std::string, std::size_t> index_of(std::size_t i, const shape& dims) {
+  std::map<std::string, std::size_t> index;
+  for (auto d = dims.dims().rbegin(); d != dims.dims().rend(); ++d) {
+    index[d->name] = i % d->size;
+    i /= d->size;
+  }
+  return index;
+}
+
+} // namespace
+
+std::vector<slice_job> cut_slices(const record& r, const stage& st) {
+  std::vector<slice_job> jobs(st.distributed.volume());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    auto& job = jobs[i];
+    const auto index = index_of(i, st.distributed);
+    job.schema = r.definition().name();
+    job.compute = st.properties;
+    job.returned = st.returned;
+    for (const auto& f : st.fields)
+      job.fields.emplace(f, r.get(f).slice(index));
+    for (const auto& p : st.inputs)
+      job.inputs.emplace(p, r.get(p).slice(index));
+  }
+  return jobs;
+}
+
+values run_slice(std::shared_ptr<const schema> definition, const slice_job& job) {
+  auto slice = record_access::slice(std::move(definition), job.fields, job.inputs);
+  values out;
+  for (const auto& name : job.compute)
+    (void)slice.get(name); // same-stage dependencies are computed on the way
+  for (const auto& name : job.returned)
+    out.emplace(name, slice.get(name));
+  return out;
+}
+
+void stack_into(record& r, const stage& st, const std::vector<values>& results) {
+  for (const auto& name : st.returned) {
+    std::vector<tensor> parts;
+    for (const auto& slice : results)
+      parts.push_back(slice.at(name));
+    auto whole = tensor::stack(parts, st.distributed);
+    const auto& out = r.definition().property_of(name).out;
+    if (out && !whole.dims().equivalent(*out))
+      throw invalid_argument("property '" + name + "' of '" + r.definition().name() +
+                             "': computed " + whole.dims().describe() + ", declared out " +
+                             out->describe());
+    r.set_cached(name, std::move(whole));
+  }
+}
+
+} // namespace troupe::staged::detail

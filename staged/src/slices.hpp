@@ -1,0 +1,34 @@
+// A distributed stage's slices: cut from the record, run (on any pool, or here), and stacked
+// back into the record.
+#pragma once
+
+#include "troupe/staged/plan.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace troupe::staged::detail {
+
+using values = std::map<std::string, tensor>;
+
+/// One slice as it travels to a worker.
+struct slice_job {
+  std::string schema; // found by name in a worker process
+  std::vector<std::string> compute, returned;
+  values fields, inputs;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(schema, compute, returned, fields, inputs);
+  }
+};
+
+/// The stage's slices of `r`, row-major over the stage's distributed dims.
+std::vector<slice_job> cut_slices(const record& r, const stage& st);
+/// Computes a slice's properties; returns those the stage returns.
+values run_slice(std::shared_ptr<const schema> definition, const slice_job& job);
+/// Stacks each returned property over the slices and caches it in `r` (invalid_argument if a
+/// declared out does not match).
+void stack_into(record& r, const stage& st, const std::vector<values>& results);
+
+} // namespace troupe::staged::detail

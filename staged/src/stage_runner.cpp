@@ -1,0 +1,75 @@
+#include "stage_runner.hpp"
+
+#include "record_access.hpp"
+
+#include <set>
+
+namespace troupe::staged::detail {
+
+namespace {
+
+/// Runs the slices, all started before any is awaited; the first error is rethrown once every
+/// slice has ended (none may outlive the call).
+std::vector<values> run_slices(std::vector<slice_job> jobs, const slice_starter& start) {
+  std::vector<async_result<values>> running;
+  std::exception_ptr failure;
+  for (auto& job : jobs) {
+    try {
+      running.push_back(start(std::move(job)));
+    } catch (...) {
+      failure = std::current_exception();
+      break;
+    }
+  }
+  std::vector<values> results;
+  for (auto& r : running) {
+    try {
+      results.push_back(std::move(r).get());
+    } catch (...) {
+      if (!failure)
+        failure = std::current_exception();
+    }
+  }
+  if (failure)
+    std::rethrow_exception(failure);
+  return results;
+}
+
+/// Drops, after stage `k`, what stages up to k computed that nothing after k reads, unless it
+/// was asked for or is persistent.
+void drop_intermediates(record& r, const compute_plan& plan, std::size_t k,
+                        const std::set<std::string>& asked) {
+  std::set<std::string> read_later;
+  for (std::size_t later = k + 1; later < plan.stages.size(); ++later)
+    for (const auto& name : plan.stages[later].properties)
+      for (const auto& dep : r.definition().property_of(name).property_deps)
+        read_later.insert(dep);
+  for (std::size_t done = 0; done <= k; ++done)
+    for (const auto& name : plan.stages[done].properties)
+      if (!asked.contains(name) && !read_later.contains(name) &&
+          !r.definition().property_of(name).persistent)
+        r.forget(name);
+}
+
+} // namespace
+
+compute_plan run_stages(record& r, const std::vector<std::string>& properties,
+                        const compute_options& options, const slice_starter& start) {
+  const auto plan = plan_compute(r, properties, options);
+  const std::set<std::string> asked(properties.begin(), properties.end());
+  for (std::size_t k = 0; k < plan.stages.size(); ++k) {
+    const auto& st = plan.stages[k];
+    if (st.on_host() || plan.workers == 0)
+      record_access::computing(r, [&] {
+        for (const auto& name : st.properties)
+          (void)r.get(name);
+      });
+    else
+      stack_into(r, st, run_slices(cut_slices(r, st), start));
+    if (!options.keep_intermediate)
+      drop_intermediates(r, plan, k, asked);
+  }
+  return plan;
+}
+
+} // namespace troupe::staged::detail

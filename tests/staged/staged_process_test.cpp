@@ -1,0 +1,100 @@
+// staged/: slices on worker processes, which find the schema by name. This binary is also the
+// pool's worker program (see main).
+#include "troupe/pools/process_pool.hpp"
+#include "troupe/staged/errors.hpp"
+#include "troupe/staged/parallel_compute.hpp"
+
+#include <gtest/gtest.h>
+
+#include <xtensor/xmath.hpp>
+
+#include <csignal>
+#include <unistd.h>
+
+namespace troupe::staged {
+namespace {
+
+tensor twice(const tensor& t) { return {2.0 * t.values(), t.dims()}; }
+
+/// Registered at namespace scope: the workers run this program, so they have it too. `pid` is
+/// the worker's process id (a value per slice); `crash` kills the worker of slice 1.
+const auto worker_schema = register_schema(
+  schema{"staged_process_test"}
+    .field("value")
+    .property({.name = "result",
+               .field_deps = {"value"},
+               .compute = [](const record& r) { return twice(r.get("value")); }})
+    .property(
+      {.name = "total",
+       .property_deps = {"result"},
+       .required_dims = dim_filter::all(),
+       .compute =
+         [](const record& r) { return tensor::scalar(xt::sum(r.get("result").values())()); }})
+    .property(
+      {.name = "pid",
+       .compute = [](const record&) { return tensor::scalar(static_cast<double>(::getpid())); }})
+    .property({.name = "crash",
+               .field_deps = {"value"},
+               .compute = [](const record& r) -> tensor {
+                 if (r.get("value").values()() == 10.0)
+                   ::raise(SIGKILL);
+                 return r.get("value");
+               }})
+    .property({.name = "refuses", .field_deps = {"value"}, .compute = [](const record&) -> tensor {
+                 throw std::out_of_range("refused on a worker");
+               }}));
+
+tensor example_by_time() {
+  return {xt::xarray<double>{{0, 1, 2}, {10, 11, 12}}, {batch("example", 2), batch("time", 3)}};
+}
+
+class staged_processes : public ::testing::Test {
+protected:
+  runtime rt;
+  process_pool pool{rt, {.workers = 2}};
+};
+
+TEST_F(staged_processes, slices_run_on_workers_and_stack_back) {
+  record r{worker_schema, {{"value", example_by_time()}}};
+  const auto plan = parallel_compute(r, {"total", "pid"}, {}, pool);
+  EXPECT_EQ(plan.workers, 2u);
+  EXPECT_EQ(r.get("total").values()(), 2.0 * 36);
+  EXPECT_EQ(r.cached(), (std::vector<std::string>{"pid", "total"}));
+  const auto& pids = r.get("pid");
+  EXPECT_EQ(pids.dims(), (shape{batch("example", 2), batch("time", 3)}));
+  for (double pid : pids.values())
+    EXPECT_NE(pid, static_cast<double>(::getpid())) << "each slice ran in a worker";
+}
+
+// §1c 19: a worker that dies fails the call with worker_lost, and the call returns.
+TEST_F(staged_processes, a_worker_that_dies_is_worker_lost) {
+  record r{worker_schema, {{"value", example_by_time()}}};
+  EXPECT_THROW(parallel_compute(r, {"crash"}, {}, pool), troupe::worker_lost);
+  EXPECT_FALSE(r.is_cached("crash"));
+  parallel_compute(r, {"result"}, {}, pool); // the pool goes on
+  EXPECT_EQ(r.get("result").values(), 2.0 * example_by_time().values());
+}
+
+TEST_F(staged_processes, an_exception_on_a_worker_comes_back_as_its_type) {
+  record r{worker_schema, {{"value", example_by_time()}}};
+  EXPECT_THROW(parallel_compute(r, {"refuses"}, {}, pool), std::out_of_range);
+}
+
+TEST_F(staged_processes, a_schema_the_workers_do_not_know_is_refused_by_name) {
+  schema s{"unregistered"};
+  s.field("value").property({.name = "p", .field_deps = {"value"}, .compute = [](const record& q) {
+                               return q.get("value");
+                             }});
+  record r{std::make_shared<const schema>(std::move(s)), {{"value", example_by_time()}}};
+  try {
+    parallel_compute(r, {"p"}, {}, pool);
+    FAIL() << "an unregistered schema ran on a worker";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("'unregistered'"), std::string::npos) << e.what();
+  }
+}
+
+} // namespace
+} // namespace troupe::staged
+
+#include "../worker_program_main.hpp" // this binary is also the pool's worker program
