@@ -17,6 +17,7 @@ packages=(
   libtbb-dev
   libgloo-dev
   libopenmpi-dev openmpi-bin
+  libhdf5-dev
   python3
 )
 

@@ -121,8 +121,6 @@ compute_plan plan_compute(const record& r, const std::vector<std::string>& prope
                           const compute_options& options) {
   if (options.memory_limit && !options.cache_dir)
     throw invalid_plan("parallel_compute: a memory_limit needs a cache_dir for what does not fit");
-  if (options.memory_limit)
-    throw invalid_plan("parallel_compute: memory_limit (the disk cache) is not supported yet");
   const property_graph graph{r, properties};
   compute_plan plan;
   plan.stages = build_stages(r, graph.order(), r.dims().only(options.parallel_dims));

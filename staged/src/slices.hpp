@@ -5,6 +5,7 @@
 #include "troupe/staged/plan.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,19 +13,32 @@ namespace troupe::staged::detail {
 
 using values = std::map<std::string, tensor>;
 
+/// Where a slice writes the results that do not fit in memory (see disk_cache.hpp).
+struct spill_rule {
+  std::string folder;
+  std::size_t limit = 0; // bytes of results the slice may keep in memory
+  std::size_t stage = 0, slice = 0;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(folder, limit, stage, slice);
+  }
+};
+
 /// One slice as it travels to a worker.
 struct slice_job {
   std::string schema; // found by name in a worker process
   std::vector<std::string> compute, returned;
   values fields, inputs;
+  std::optional<spill_rule> spill;
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(schema, compute, returned, fields, inputs);
+    ar(schema, compute, returned, fields, inputs, spill);
   }
 };
 
-/// The stage's slices of `r`, row-major over the stage's distributed dims.
-std::vector<slice_job> cut_slices(const record& r, const stage& st);
+/// Stage `k`'s slices of `r`, row-major over the stage's distributed dims.
+std::vector<slice_job> cut_slices(const record& r, const compute_plan& plan, std::size_t k,
+                                  const compute_options& options);
 /// Computes a slice's properties; returns those the stage returns.
 values run_slice(std::shared_ptr<const schema> definition, const slice_job& job);
 /// Stacks each returned property over the slices and caches it in `r` (invalid_argument if a

@@ -65,7 +65,7 @@ compute_plan run_stages(record& r, const std::vector<std::string>& properties,
           (void)r.get(name);
       });
     else
-      stack_into(r, st, run_slices(cut_slices(r, st), start));
+      stack_into(r, st, run_slices(cut_slices(r, plan, k, options), start));
     if (!options.keep_intermediate)
       drop_intermediates(r, plan, k, asked);
   }

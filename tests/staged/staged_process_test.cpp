@@ -1,6 +1,7 @@
 // staged/: slices on worker processes, which find the schema by name. This binary is also the
 // pool's worker program (see main).
 #include "troupe/pools/process_pool.hpp"
+#include "troupe/staged/disk_cache.hpp"
 #include "troupe/staged/errors.hpp"
 #include "troupe/staged/parallel_compute.hpp"
 
@@ -9,7 +10,11 @@
 #include <xtensor/xmath.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <unistd.h>
+
+/// What a tensor sums to, in whichever process runs it.
+TROUPE_TASK(staged_test_sum, [](troupe::staged::tensor t) { return xt::sum(t.values())(); });
 
 namespace troupe::staged {
 namespace {
@@ -64,6 +69,24 @@ TEST_F(staged_processes, slices_run_on_workers_and_stack_back) {
   EXPECT_EQ(pids.dims(), (shape{batch("example", 2), batch("time", 3)}));
   for (double pid : pids.values())
     EXPECT_NE(pid, static_cast<double>(::getpid())) << "each slice ran in a worker";
+}
+
+// §1c 16: workers write what does not fit to files; the results travel as references, and
+// read back here and in another worker.
+TEST_F(staged_processes, results_on_disk_are_read_back_in_any_process) {
+  std::string pattern =
+    (std::filesystem::temp_directory_path() / "troupe-staged-XXXXXX").string();
+  const std::filesystem::path folder = ::mkdtemp(pattern.data());
+  {
+    record r{worker_schema, {{"value", example_by_time()}}};
+    parallel_compute(r, {"result"}, {.memory_limit = 1, .cache_dir = folder}, pool);
+    const auto& result = r.get("result");
+    EXPECT_FALSE(result.available());
+    EXPECT_EQ(get_cache_files(r).size(), 6u) << "a file a slice";
+    EXPECT_EQ(result.values(), 2.0 * example_by_time().values());
+    EXPECT_EQ(pool.apply(staged_test_sum, result), 2.0 * 36);
+  }
+  std::filesystem::remove_all(folder);
 }
 
 // §1c 19: a worker that dies fails the call with worker_lost, and the call returns.

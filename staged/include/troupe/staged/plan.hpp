@@ -23,7 +23,8 @@ struct compute_options {
   dim_filter parallel_dims = dim_filter::kind(dim_kind::batch);
   /// At most this many slices at once; 0 runs every stage on the host.
   std::size_t max_workers = std::max(1u, std::thread::hardware_concurrency());
-  /// Bytes of results a worker keeps in memory; the rest go to cache_dir (not yet supported).
+  /// Bytes of results the slices running at once keep in memory; the rest go to files in
+  /// cache_dir (see disk_cache.hpp).
   std::optional<std::size_t> memory_limit;
   std::optional<std::filesystem::path> cache_dir;
   /// Keep what earlier stages computed even when no later stage reads it.
