@@ -2,34 +2,43 @@
 
 #include "record_access.hpp"
 
+#include <deque>
 #include <set>
 
 namespace troupe::staged::detail {
 
 namespace {
 
-/// Runs the slices, all started before any is awaited; the first error is rethrown once every
-/// slice has ended (none may outlive the call).
-std::vector<values> run_slices(std::vector<slice_job> jobs, const slice_starter& start) {
-  std::vector<async_result<values>> running;
-  std::exception_ptr failure;
-  for (auto& job : jobs) {
-    try {
-      running.push_back(start(std::move(job)));
-    } catch (...) {
-      failure = std::current_exception();
-      break;
-    }
-  }
+/// Runs the slices, at most `at_once` started and not yet done (max_workers holds for a pool
+/// of more workers too), results in order. The first error stops new slices from starting and
+/// is rethrown once every started one has ended (none may outlive the call).
+std::vector<values> run_slices(std::vector<slice_job> jobs, std::size_t at_once,
+                               const slice_starter& start) {
+  std::deque<async_result<values>> running;
   std::vector<values> results;
-  for (auto& r : running) {
+  std::exception_ptr failure;
+  const auto await_oldest = [&] {
     try {
-      results.push_back(std::move(r).get());
+      results.push_back(std::move(running.front()).get());
     } catch (...) {
       if (!failure)
         failure = std::current_exception();
     }
+    running.pop_front();
+  };
+  for (auto& job : jobs) {
+    if (failure)
+      break;
+    if (running.size() == at_once)
+      await_oldest();
+    try {
+      running.push_back(start(std::move(job)));
+    } catch (...) {
+      failure = std::current_exception();
+    }
   }
+  while (!running.empty())
+    await_oldest();
   if (failure)
     std::rethrow_exception(failure);
   return results;
@@ -65,7 +74,7 @@ compute_plan run_stages(record& r, const std::vector<std::string>& properties,
           (void)r.get(name);
       });
     else
-      stack_into(r, st, run_slices(cut_slices(r, plan, k, options), start));
+      stack_into(r, st, run_slices(cut_slices(r, plan, k, options), plan.workers, start));
     if (!options.keep_intermediate)
       drop_intermediates(r, plan, k, asked);
   }

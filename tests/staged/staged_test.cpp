@@ -184,6 +184,26 @@ TEST_F(staged_compute, no_workers_runs_everything_here_and_workers_are_capped_by
   EXPECT_EQ(plan_compute(big, {"normalized"}, {.max_workers = 16}).workers, 3u);
 }
 
+// max_workers holds for a pool with more workers: never more slices at once.
+TEST_F(staged_compute, no_more_slices_at_once_than_max_workers) {
+  std::atomic<int> running{0}, most{0};
+  schema s{"one_at_a_time"};
+  s.field("data").property(
+    {.name = "slow", .field_deps = {"data"}, .compute = [&](const record& r) {
+       const int now = ++running;
+       for (int seen = most; now > seen && !most.compare_exchange_weak(seen, now);) {
+       }
+       std::this_thread::sleep_for(std::chrono::milliseconds{20});
+       --running;
+       return r.get("data");
+     }});
+  record r{std::make_shared<const schema>(std::move(s)), {{"data", data_123()}}};
+  const auto plan = parallel_compute(r, {"slow"}, {.max_workers = 1}, pool); // pool: 3 workers
+  EXPECT_EQ(plan.workers, 1u);
+  EXPECT_EQ(most, 1);
+  EXPECT_EQ(r.get("slow").values(), data_123().values());
+}
+
 /// value(example, time) = 10 example + time; result = 2 value.
 std::shared_ptr<const schema> two_dims(observed& seen) {
   schema s{"two_dims"};

@@ -21,7 +21,7 @@ namespace troupe::staged {
 struct compute_options {
   /// The dims slices are cut along (those the record has).
   dim_filter parallel_dims = dim_filter::kind(dim_kind::batch);
-  /// At most this many slices at once; 0 runs every stage on the host.
+  /// At most this many slices at once, on a pool of any size; 0 runs every stage on the host.
   std::size_t max_workers = std::max(1u, std::thread::hardware_concurrency());
   /// Bytes of results the slices running at once keep in memory; the rest go to files in
   /// cache_dir (see disk_cache.hpp).
