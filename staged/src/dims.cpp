@@ -79,6 +79,13 @@ std::vector<std::size_t> shape::sizes() const {
   return out;
 }
 
+std::vector<std::string> shape::names() const {
+  std::vector<std::string> out;
+  for (const auto& d : dims_)
+    out.push_back(d.name);
+  return out;
+}
+
 shape shape::only(const dim_filter& filter) const {
   std::vector<dim> kept;
   std::copy_if(dims_.begin(), dims_.end(), std::back_inserter(kept),

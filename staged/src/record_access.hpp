@@ -22,7 +22,10 @@ struct record_access {
     r.computing_ = true;
     body();
   }
-  static const std::map<std::string, tensor>& fields(const record& r) { return r.fields_; }
+  /// Caches `value` under `name`, a property or an operation of a split MIXED property.
+  static void cache(const record& r, const std::string& name, tensor value) {
+    r.cache_.insert_or_assign(name, std::move(value));
+  }
 };
 
 } // namespace troupe::staged::detail

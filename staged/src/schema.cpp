@@ -30,8 +30,14 @@ schema& schema::property(property_spec spec) {
   const auto where = "schema '" + name_ + "', property '" + spec.name + "': ";
   if (spec.name.empty() || has_field(spec.name) || has_property(spec.name))
     throw invalid_argument(where + "the name is empty or taken");
-  if (!spec.compute)
-    throw invalid_argument(where + "no compute function");
+  if (static_cast<bool>(spec.compute) == spec.mixed.has_value())
+    throw invalid_argument(where + "give a compute function or a mixed expression, one of them");
+  if (spec.mixed) {
+    const auto fields = spec.mixed->fields(), properties = spec.mixed->properties();
+    spec.field_deps.insert(spec.field_deps.end(), fields.begin(), fields.end());
+    spec.property_deps.insert(spec.property_deps.end(), properties.begin(), properties.end());
+    spec.compute = [e = *spec.mixed](const record& r) { return e.evaluate(r); };
+  }
   properties_.emplace(spec.name, std::move(spec));
   return *this;
 }

@@ -33,6 +33,9 @@ std::vector<slice_job> cut_slices(const record& r, const compute_plan& plan, std
     job.schema = r.definition().name();
     job.compute = st.properties;
     job.returned = st.returned;
+    for (const auto& name : st.properties)
+      if (auto op = plan.operations.find(name); op != plan.operations.end())
+        job.operations.push_back(op->second);
     if (options.memory_limit) // PhiML's share: the limit over the slices running at once
       job.spill = spill_rule{options.cache_dir->string(),
                              *options.memory_limit / std::min(plan.workers, jobs.size()), k, i};
@@ -69,11 +72,22 @@ void spill(values& out, const spill_rule& rule) {
     out.insert_or_assign(name, tensor::on_disk(file_ref{file, name}, t.dims()));
 }
 
+void compute_node(const record& r, const std::string& name,
+                  const std::map<std::string, operation>& operations) {
+  if (auto op = operations.find(name); op != operations.end())
+    record_access::cache(r, name, op->second.apply(r));
+  else
+    (void)r.get(name); // same-stage dependencies are computed on the way
+}
+
 values run_slice(std::shared_ptr<const schema> definition, const slice_job& job) {
   auto slice = record_access::slice(std::move(definition), job.fields, job.inputs);
+  std::map<std::string, operation> operations;
+  for (const auto& op : job.operations)
+    operations.emplace(op.name, op);
   values out;
   for (const auto& name : job.compute)
-    (void)slice.get(name); // same-stage dependencies are computed on the way
+    compute_node(slice, name, operations);
   for (const auto& name : job.returned)
     out.emplace(name, slice.get(name));
   if (job.spill)
@@ -86,13 +100,14 @@ void stack_into(record& r, const stage& st, const std::vector<values>& results) 
     std::vector<tensor> parts;
     for (const auto& slice : results)
       parts.push_back(slice.at(name));
-    auto whole = tensor::stack(parts, st.distributed);
-    const auto& out = r.definition().property_of(name).out;
-    if (out && !whole.dims().equivalent(*out))
-      throw invalid_argument("property '" + name + "' of '" + r.definition().name() +
-                             "': computed " + whole.dims().describe() + ", declared out " +
-                             out->describe());
-    r.set_cached(name, std::move(whole));
+    auto whole = tensor::stack(std::move(parts), st.distributed);
+    const auto& s = r.definition();
+    if (s.has_property(name) && s.property_of(name).out &&
+        !whole.dims().equivalent(*s.property_of(name).out))
+      throw invalid_argument("property '" + name + "' of '" + s.name() + "': computed " +
+                             whole.dims().describe() + ", declared out " +
+                             s.property_of(name).out->describe());
+    record_access::cache(r, name, std::move(whole));
   }
 }
 

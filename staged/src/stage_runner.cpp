@@ -44,19 +44,33 @@ std::vector<values> run_slices(std::vector<slice_job> jobs, std::size_t at_once,
   return results;
 }
 
+/// The nodes `name` reads: an operation's named operands, a property's property_deps.
+std::vector<std::string> reads(const record& r, const compute_plan& plan, const std::string& name) {
+  auto op = plan.operations.find(name);
+  if (op == plan.operations.end())
+    return r.definition().property_of(name).property_deps;
+  std::vector<std::string> names;
+  for (const auto& operand : op->second.operands)
+    if (!operand.name.empty())
+      names.push_back(operand.name);
+  return names;
+}
+
 /// Drops, after stage `k`, what stages up to k computed that nothing after k reads, unless it
-/// was asked for or is persistent.
+/// was asked for or is a persistent property (an operation of a split property never is, but
+/// the last, which is the property).
 void drop_intermediates(record& r, const compute_plan& plan, std::size_t k,
                         const std::set<std::string>& asked) {
   std::set<std::string> read_later;
   for (std::size_t later = k + 1; later < plan.stages.size(); ++later)
     for (const auto& name : plan.stages[later].properties)
-      for (const auto& dep : r.definition().property_of(name).property_deps)
+      for (const auto& dep : reads(r, plan, name))
         read_later.insert(dep);
+  const auto& s = r.definition();
   for (std::size_t done = 0; done <= k; ++done)
     for (const auto& name : plan.stages[done].properties)
       if (!asked.contains(name) && !read_later.contains(name) &&
-          !r.definition().property_of(name).persistent)
+          !(s.has_property(name) && s.property_of(name).persistent))
         r.forget(name);
 }
 
@@ -71,7 +85,7 @@ compute_plan run_stages(record& r, const std::vector<std::string>& properties,
     if (st.on_host() || plan.workers == 0)
       record_access::computing(r, [&] {
         for (const auto& name : st.properties)
-          (void)r.get(name);
+          compute_node(r, name, plan.operations);
       });
     else
       stack_into(r, st, run_slices(cut_slices(r, plan, k, options), plan.workers, start));

@@ -45,9 +45,33 @@ const auto worker_schema = register_schema(
                    ::raise(SIGKILL);
                  return r.get("value");
                }})
-    .property({.name = "refuses", .field_deps = {"value"}, .compute = [](const record&) -> tensor {
-                 throw std::out_of_range("refused on a worker");
-               }}));
+    .property(
+      {.name = "refuses",
+       .field_deps = {"value"},
+       .compute = [](const record&) -> tensor { throw std::out_of_range("refused on a worker"); }})
+    .property(
+      {.name = "mixed_total", .mixed = sum(expr::field("value") * 2.0, {"example", "time"})}));
+
+/// PhiML's own test: p1 = value + 1, p1_mean over everything, rel_p1 = p1 - p1_mean.
+const auto phiml_schema = register_schema(
+  schema{"staged_process_phiml"}
+    .field("value")
+    .property({.name = "p1",
+               .field_deps = {"value"},
+               .compute =
+                 [](const record& r) {
+                   return tensor{r.get("value").values() + 1.0, r.get("value").dims()};
+                 }})
+    .property(
+      {.name = "p1_mean",
+       .property_deps = {"p1"},
+       .required_dims = dim_filter::all(),
+       .compute = [](const record& r) { return tensor::scalar(xt::mean(r.get("p1").values())()); }})
+    .property(
+      {.name = "rel_p1", .property_deps = {"p1", "p1_mean"}, .compute = [](const record& r) {
+         const auto& p1 = r.get("p1");
+         return tensor{p1.values() - r.get("p1_mean").values()(), p1.dims()};
+       }}));
 
 tensor example_by_time() {
   return {xt::xarray<double>{{0, 1, 2}, {10, 11, 12}}, {batch("example", 2), batch("time", 3)}};
@@ -71,11 +95,29 @@ TEST_F(staged_processes, slices_run_on_workers_and_stack_back) {
     EXPECT_NE(pid, static_cast<double>(::getpid())) << "each slice ran in a worker";
 }
 
+// §1c 5, PhiML's own test, on worker processes with a real disk cache: workers, the host,
+// workers again, rel_p1 left on disk by a one-byte limit.
+TEST_F(staged_processes, phimls_own_test_with_a_disk_cache) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "troupe-staged-XXXXXX").string();
+  const std::filesystem::path folder = ::mkdtemp(pattern.data());
+  {
+    record r{phiml_schema, {{"value", tensor{xt::xarray<double>{0, 1}, {batch("example", 2)}}}}};
+    const auto plan = parallel_compute(
+      r, {"rel_p1"}, {.max_workers = 1, .memory_limit = 1, .cache_dir = folder}, pool);
+    ASSERT_EQ(plan.stages.size(), 3u);
+    EXPECT_TRUE(plan.stages[1].on_host());
+    const auto& rel = r.get("rel_p1");
+    EXPECT_FALSE(rel.available());
+    EXPECT_TRUE(xt::allclose(rel.values(), xt::xarray<double>{-0.5, 0.5}));
+    EXPECT_EQ(r.cached(), (std::vector<std::string>{"rel_p1"}));
+  }
+  std::filesystem::remove_all(folder);
+}
+
 // §1c 16: workers write what does not fit to files; the results travel as references, and
 // read back here and in another worker.
 TEST_F(staged_processes, results_on_disk_are_read_back_in_any_process) {
-  std::string pattern =
-    (std::filesystem::temp_directory_path() / "troupe-staged-XXXXXX").string();
+  std::string pattern = (std::filesystem::temp_directory_path() / "troupe-staged-XXXXXX").string();
   const std::filesystem::path folder = ::mkdtemp(pattern.data());
   {
     record r{worker_schema, {{"value", example_by_time()}}};
@@ -87,6 +129,18 @@ TEST_F(staged_processes, results_on_disk_are_read_back_in_any_process) {
     EXPECT_EQ(pool.apply(staged_test_sum, result), 2.0 * 36);
   }
   std::filesystem::remove_all(folder);
+}
+
+// §1c 17 on worker processes: the operations travel with the slices.
+TEST_F(staged_processes, a_mixed_property_splits_across_workers_and_the_host) {
+  record r{worker_schema, {{"value", example_by_time()}}};
+  const auto plan =
+    parallel_compute(r, {"mixed_total"}, {.parallel_dims = dim_filter::names({"example"})}, pool);
+  ASSERT_EQ(plan.stages.size(), 2u);
+  EXPECT_EQ(plan.stages[0].properties,
+            (std::vector<std::string>{"mixed_total_0_mul", "mixed_total_1_sum"}));
+  EXPECT_TRUE(plan.stages[1].on_host());
+  EXPECT_EQ(r.get("mixed_total").values()(), 2.0 * 36);
 }
 
 // §1c 19: a worker that dies fails the call with worker_lost, and the call returns.

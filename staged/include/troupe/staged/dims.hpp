@@ -72,6 +72,7 @@ public:
   /// The product of the sizes (1 for no dims).
   std::size_t volume() const;
   std::vector<std::size_t> sizes() const;
+  std::vector<std::string> names() const;
 
   shape only(const dim_filter& filter) const;
   shape without(const dim_filter& filter) const;

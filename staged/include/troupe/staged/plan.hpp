@@ -4,13 +4,16 @@
 // whole; none left means the host. Stages are built until every property is done: the
 // candidates are the pending properties whose dependencies are each done or a candidate of the
 // same distribution (so chains of equal distribution fuse into one stage), and the stage takes
-// the candidates of the first candidate's distribution, in dependency-first order.
+// the candidates of the first candidate's distribution, in dependency-first order. A MIXED
+// property is split into its operations first (mixed.hpp): an operation is distributed over
+// the parallel dims its operands have, less those it reduces.
 #pragma once
 
 #include "troupe/staged/record.hpp"
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -47,6 +50,9 @@ struct stage {
 
 struct compute_plan {
   std::vector<stage> stages;
+  /// The operations MIXED properties were split into, by name ("total_0_mul", ..., the last
+  /// named as its property): the stages list them as they list properties.
+  std::map<std::string, operation> operations;
   /// Slices at once: max_workers, at most the largest stage's slice count; 0 when every stage
   /// runs on the host.
   std::size_t workers = 0;

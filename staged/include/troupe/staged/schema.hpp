@@ -13,6 +13,7 @@
 #pragma once
 
 #include "troupe/staged/dims.hpp"
+#include "troupe/staged/mixed.hpp"
 #include "troupe/staged/tensor.hpp"
 
 #include <functional>
@@ -42,6 +43,10 @@ struct property_spec {
   bool persistent = false;
   direct_eval on_direct_eval = direct_eval::raise;
   std::function<tensor(const record&)> compute;
+  /// Instead of compute: an expression parallel_compute splits into an operation each
+  /// (mixed.hpp); what it reads is added to the dependencies, and read directly it is
+  /// evaluated whole.
+  std::optional<expr> mixed;
 };
 
 class schema {
@@ -50,8 +55,9 @@ public:
 
   /// invalid_argument for a name already used by a field or property.
   schema& field(std::string name);
-  /// invalid_argument for a name already used or no compute. Dependencies may name properties
-  /// declared later; plan_compute checks them (invalid_plan for an unknown name or a circle).
+  /// invalid_argument for a name already used, or not one of compute and mixed. Dependencies may
+  /// name properties declared later; plan_compute checks them (invalid_plan for an unknown name
+  /// or a circle).
   schema& property(property_spec spec);
 
   const std::string& name() const noexcept { return name_; }
