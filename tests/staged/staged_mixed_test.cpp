@@ -4,6 +4,8 @@
 #include "troupe/pools/thread_pool.hpp"
 #include "troupe/staged/parallel_compute.hpp"
 
+#include "plan_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <xtensor/xbuilder.hpp>
@@ -31,13 +33,6 @@ std::shared_ptr<const schema> mixed_schema(bool persistent = false) {
   s.property({.name = "scaled", .mixed = expr::property("total") * 0.5});
   s.property({.name = "plain", .mixed = expr::field("data")});
   return std::make_shared<const schema>(std::move(s));
-}
-
-std::vector<std::vector<std::string>> stages_of(const compute_plan& plan) {
-  std::vector<std::vector<std::string>> out;
-  for (const auto& st : plan.stages)
-    out.push_back(st.properties);
-  return out;
 }
 
 class staged_mixed : public ::testing::Test {

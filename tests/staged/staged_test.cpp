@@ -4,6 +4,8 @@
 #include "troupe/staged/errors.hpp"
 #include "troupe/staged/parallel_compute.hpp"
 
+#include "plan_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <xtensor/xmath.hpp>
@@ -57,13 +59,6 @@ std::shared_ptr<const schema> normalizing(observed& seen, bool persistent_mean =
                 return tensor{x.values() - r.get("mean").values()(), x.dims()};
               }});
   return std::make_shared<const schema>(std::move(s));
-}
-
-std::vector<std::vector<std::string>> stages_of(const compute_plan& plan) {
-  std::vector<std::vector<std::string>> out;
-  for (const auto& st : plan.stages)
-    out.push_back(st.properties);
-  return out;
 }
 
 class staged_compute : public ::testing::Test {

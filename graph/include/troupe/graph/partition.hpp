@@ -15,6 +15,7 @@
 
 #include "troupe/graph/evaluate.hpp"
 #include "troupe/graph/node.hpp"
+#include "troupe/pools/pools_fwd.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -22,13 +23,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-namespace troupe {
-class thread_pool;
-template <class Ctx>
-class basic_process_pool;
-using process_pool = basic_process_pool<void>;
-} // namespace troupe
 
 namespace troupe::graph {
 

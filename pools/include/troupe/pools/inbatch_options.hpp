@@ -3,17 +3,13 @@
 #pragma once
 
 #include "troupe/pools/named_args.hpp"
+#include "troupe/pools/pools_fwd.hpp"
 
 #include <cstddef>
 #include <optional>
 #include <string_view>
 
 namespace troupe {
-
-class thread_pool;
-template <class Ctx>
-class basic_process_pool;
-using process_pool = basic_process_pool<void>;
 
 /// Where the items run (batchflow's 'threads', 'mpc', 'async', 'for').
 enum class inbatch_target {

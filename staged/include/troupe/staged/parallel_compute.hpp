@@ -16,14 +16,8 @@
 // exception (a dead worker: worker_lost), once the slices already started are done.
 #pragma once
 
+#include "troupe/pools/pools_fwd.hpp"
 #include "troupe/staged/plan.hpp"
-
-namespace troupe {
-class thread_pool;
-template <class Ctx>
-class basic_process_pool;
-using process_pool = basic_process_pool<void>;
-} // namespace troupe
 
 namespace troupe::staged {
 
