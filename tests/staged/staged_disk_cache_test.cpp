@@ -193,6 +193,21 @@ TEST_F(staged_disk_cache, a_tensor_on_disk_serializes_without_its_values) {
   EXPECT_EQ(back.values(), 2.0 * xt::ones<double>({3, 1000}));
 }
 
+// A file that cannot be written whole is not left behind: neither the reserved name nor the
+// part written (here HDF5 refuses a dataset name with a '/' after the file is made).
+TEST_F(staged_disk_cache, a_file_that_fails_mid_write_leaves_nothing) {
+  schema s{"bad_name"};
+  s.field("data").property({.name = "no/such/group",
+                            .field_deps = {"data"},
+                            .compute = [](const record& r) { return r.get("data"); }});
+  record r{std::make_shared<const schema>(std::move(s)),
+           {{"data", tensor{xt::xarray<double>{1, 2, 3}, {batch("data", 3)}}}}};
+  EXPECT_THROW(
+    parallel_compute(r, {"no/such/group"}, {.memory_limit = 1, .cache_dir = folder.path()}, pool),
+    troupe::serialization_error);
+  EXPECT_TRUE(folder.files().empty());
+}
+
 TEST_F(staged_disk_cache, a_missing_file_is_a_serialization_error_naming_it) {
   const auto gone =
     tensor::on_disk(file_ref{(folder.path() / "gone.h5").string(), "p"}, shape{batch("data", 3)});
