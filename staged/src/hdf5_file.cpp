@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 
 namespace troupe::staged::detail {
 
@@ -32,9 +33,15 @@ private:
   herr_t (*close_)(hid_t);
 };
 
-void quiet_hdf5() {
-  static const bool once = [] { return H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0; }();
-  (void)once; // errors are reported as exceptions, not printed
+/// HDF5 builds without --enable-threadsafe must not be called from two threads at once (Debian's
+/// is thread-safe; this lock keeps others correct, at no cost next to file I/O). Errors become
+/// exceptions rather than printouts: the error stack's printing is set per thread.
+std::unique_lock<std::mutex> use_hdf5() {
+  static std::mutex mutex;
+  std::unique_lock lock{mutex};
+  thread_local const bool quiet = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0;
+  (void)quiet;
+  return lock;
 }
 
 std::string dims_attribute(const shape& dims) {
@@ -88,7 +95,7 @@ std::string reserve(const std::string& folder, std::size_t stage, std::size_t sl
 
 std::string write_cache_file(const std::string& folder, std::size_t stage, std::size_t slice,
                              const std::map<std::string, tensor>& values) {
-  quiet_hdf5();
+  const auto hdf5 = use_hdf5();
   const auto path = reserve(folder, stage, slice);
   const auto partial = path + ".partial";
   try {
@@ -109,7 +116,7 @@ std::string write_cache_file(const std::string& folder, std::size_t stage, std::
 }
 
 xt::xarray<double> read_dataset(const file_ref& where, const shape& dims) {
-  quiet_hdf5();
+  const auto hdf5 = use_hdf5();
   const auto what = "dataset '" + where.dataset + "' of " + where.file;
   handle file{H5Fopen(where.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
               "cannot open " + where.file};

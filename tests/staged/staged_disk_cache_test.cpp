@@ -202,9 +202,11 @@ TEST_F(staged_disk_cache, a_file_that_fails_mid_write_leaves_nothing) {
                             .compute = [](const record& r) { return r.get("data"); }});
   record r{std::make_shared<const schema>(std::move(s)),
            {{"data", tensor{xt::xarray<double>{1, 2, 3}, {batch("data", 3)}}}}};
+  ::testing::internal::CaptureStderr();
   EXPECT_THROW(
     parallel_compute(r, {"no/such/group"}, {.memory_limit = 1, .cache_dir = folder.path()}, pool),
     troupe::serialization_error);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "HDF5's error stack, printed";
   EXPECT_TRUE(folder.files().empty());
 }
 
