@@ -30,12 +30,8 @@ std::string label(const node_ptr& n) {
             ", tag " + n->name();
   else if (!n->name().empty())
     text += " " + n->name();
-  if (n->what() != kind::outputs) {
-    text += " (";
-    for (std::size_t i = 0; i < n->shape().size(); ++i)
-      text += (i ? "," : "") + std::to_string(n->shape()[i]);
-    text += ")";
-  }
+  if (n->what() != kind::outputs)
+    text += " " + describe(n->shape());
   return text;
 }
 

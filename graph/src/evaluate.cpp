@@ -9,6 +9,9 @@
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xsort.hpp>
 
+#include <cmath>
+#include <map>
+
 namespace troupe::graph {
 
 namespace {
@@ -106,8 +109,9 @@ value<T> reduce(const node_ptr& n, const value<T>& x) {
 /// extent for concatenate). Row-major: the output is (outer, axis extent, inner) blocks, and
 /// each input fills a run of every outer block.
 template <class T>
-value<T> joined(const node_ptr& n, const std::vector<const value<T>*>& in, bool stacking) {
-  value<T> out = value<T>::from_shape(as_sizes(n->shape()));
+value<T> joined(const node_ptr& n, const std::vector<std::size_t>& shape,
+                const std::vector<const value<T>*>& in, bool stacking) {
+  value<T> out = value<T>::from_shape(shape);
   const auto axis = static_cast<std::size_t>(n->ints()[0]);
   std::size_t outer = 1, inner = 1;
   for (std::size_t d = 0; d < axis; ++d)
@@ -128,7 +132,8 @@ value<T> joined(const node_ptr& n, const std::vector<const value<T>*>& in, bool 
 
 /// Einsum by a loop over every index: the reference, not the fast way.
 template <class T>
-value<T> einsum(const node_ptr& n, const std::vector<const value<T>*>& in) {
+value<T> einsum(const node_ptr& n, const std::vector<std::size_t>& shape,
+                const std::vector<const value<T>*>& in) {
   const auto [inputs, output] = einsum_subscripts(n->name());
   std::string letters;
   std::map<char, std::size_t> size;
@@ -136,7 +141,7 @@ value<T> einsum(const node_ptr& n, const std::vector<const value<T>*>& in) {
     for (std::size_t d = 0; d < inputs[i].size(); ++d)
       if (size.emplace(inputs[i][d], in[i]->shape()[d]).second)
         letters += inputs[i][d];
-  value<T> out = xt::zeros<T>(as_sizes(n->shape()));
+  value<T> out = xt::zeros<T>(shape);
   std::map<char, std::size_t> index;
   for (char c : letters)
     index[c] = 0;
@@ -201,22 +206,22 @@ private:
     const auto& n = order_.nodes[i];
     switch (n->what()) {
     case kind::placeholder: value_[i] = &input(n); return;
-    case kind::size_param: value_[i] = &size_parameter(n); return;
+    case kind::size_param: value_[i] = &bind(n); return;
     case kind::data: return data(i);
     case kind::elementwise: return own(i, elementwise_of(i));
     case kind::reduce: return own(i, reduce(n, operand(i, 0)));
-    case kind::stack: return own(i, joined<T>(n, operands(i), true));
-    case kind::concatenate: return own(i, joined<T>(n, operands(i), false));
+    case kind::stack: return own(i, joined<T>(n, sizes_of(n), operands(i), true));
+    case kind::concatenate: return own(i, joined<T>(n, sizes_of(n), operands(i), false));
     case kind::reshape: {
       auto r = take(order_.children_of(i)[0]);
-      r.reshape(as_sizes(n->shape()));
+      r.reshape(sizes_of(n));
       return own(i, std::move(r));
     }
     case kind::transpose: return own(i, xt::transpose(operand(i, 0), as_sizes(n->ints())));
     case kind::roll:
       return own(i, xt::roll(operand(i, 0), static_cast<std::ptrdiff_t>(n->ints()[0]),
                              static_cast<std::ptrdiff_t>(n->ints()[1])));
-    case kind::einsum: return own(i, einsum<T>(n, operands(i)));
+    case kind::einsum: return own(i, einsum<T>(n, sizes_of(n), operands(i)));
     case kind::send: // the value is stapled_to's; the data travels elsewhere
       return own(i, take(order_.children_of(i)[0]));
     case kind::recv:
@@ -232,18 +237,43 @@ private:
     auto at = inputs_.find(n->name());
     if (at == inputs_.end())
       throw invalid_argument("evaluate: no input '" + n->name() + "'");
-    if (!has_shape(at->second, n->shape()))
-      throw invalid_argument("evaluate: input '" + n->name() + "' has " +
-                             std::to_string(at->second.dimension()) +
-                             " dimensions or other sizes than the placeholder declares");
+    const auto sizes = sizes_of(n);
+    if (!std::equal(at->second.shape().begin(), at->second.shape().end(), sizes.begin(),
+                    sizes.end()))
+      throw invalid_argument(
+        "evaluate: input '" + n->name() + "' has " + std::to_string(at->second.dimension()) +
+        " dimensions or other sizes than the placeholder declares, " + describe(n->shape()));
     return at->second;
   }
 
-  const value<T>& size_parameter(const node_ptr& n) const {
+  /// A size parameter's value, which every dimension of its name takes from here on.
+  const value<T>& bind(const node_ptr& n) {
     auto at = inputs_.find(n->name());
     if (at == inputs_.end())
       throw invalid_argument("evaluate: no size parameter '" + n->name() + "'");
-    return at->second;
+    const auto& v = at->second;
+    if (v.size() != 1 || v.flat(0) < 0 || v.flat(0) != std::floor(v.flat(0)))
+      throw invalid_argument("evaluate: size parameter '" + n->name() +
+                             "' is not one whole number of at least 0");
+    bound_[extent(n)] = static_cast<std::size_t>(v.flat(0));
+    return v;
+  }
+
+  /// `n`'s shape, each size parameter's dimension its bound value.
+  std::vector<std::size_t> sizes_of(const node_ptr& n) const {
+    std::vector<std::size_t> sizes;
+    for (auto d : n->shape()) {
+      if (!is_symbolic(d)) {
+        sizes.push_back(static_cast<std::size_t>(d));
+        continue;
+      }
+      auto at = bound_.find(d);
+      if (at == bound_.end())
+        throw invalid_argument("evaluate: size parameter '" + symbol_name(d) +
+                               "' is read by no placeholder of this graph");
+      sizes.push_back(at->second);
+    }
+    return sizes;
   }
 
   void data(std::size_t i) {
@@ -260,7 +290,7 @@ private:
     const auto children = order_.children_of(i);
     value<T> out;
     for (std::size_t k = 0; k < children.size(); ++k)
-      if (reusable(children[k]) && has_shape(*in[k], n->shape())) {
+      if (reusable(children[k]) && has_shape(*in[k], sizes_of(n))) {
         out = std::move(owned_[children[k]]);
         in[k] = &out;
         break;
@@ -303,6 +333,7 @@ private:
   std::vector<std::uint32_t> uses_; // readers still to come, the outputs node included
   std::vector<value<T>> owned_;
   std::vector<const value<T>*> value_;
+  std::map<std::int64_t, std::size_t> bound_; // size parameters' dimensions, by their values
 };
 
 } // namespace

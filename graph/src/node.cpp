@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <numeric>
+#include <optional>
 
 namespace troupe::graph {
 
@@ -33,11 +36,36 @@ private:
   std::uint64_t value_ = 14695981039346656037ull;
 };
 
-std::string describe(const shape_t& shape) {
-  std::string text = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + ")";
+/// Size parameters' names by their dimension: builders and messages turn one into the other.
+class symbol_table {
+public:
+  std::int64_t add(const std::string& name) {
+    hasher h;
+    h.text(name);
+    // Negative, and the same in every process: the name's hash, its top bits cleared.
+    const auto code = -1 - static_cast<std::int64_t>(h.done() >> 2);
+    std::lock_guard guard{mutex_};
+    names_.emplace(code, name);
+    return code;
+  }
+  std::optional<std::string> name(std::int64_t code) const {
+    std::lock_guard guard{mutex_};
+    auto at = names_.find(code);
+    return at == names_.end() ? std::nullopt : std::optional{at->second};
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::map<std::int64_t, std::string> names_;
+};
+
+symbol_table& symbols() {
+  static symbol_table table;
+  return table;
+}
+
+bool has_symbols(const shape_t& shape) {
+  return std::any_of(shape.begin(), shape.end(), [](std::int64_t d) { return is_symbolic(d); });
 }
 
 std::int64_t checked_axis(std::int64_t axis, std::size_t ndim, const char* what) {
@@ -98,6 +126,29 @@ void require_operands(const std::vector<node_ptr>& operands, const char* what) {
 }
 
 } // namespace
+
+std::string symbol_name(std::int64_t dimension) {
+  if (!is_symbolic(dimension))
+    throw invalid_argument("symbol_name: " + std::to_string(dimension) + " is a plain size");
+  if (auto name = symbols().name(dimension))
+    return *name;
+  throw invalid_argument("symbol_name: no size parameter made in this process has dimension " +
+                         std::to_string(dimension));
+}
+
+std::string describe(const shape_t& shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + (is_symbolic(shape[i]) ? symbols().name(shape[i]).value_or("?")
+                                                     : std::to_string(shape[i]));
+  return text + ")";
+}
+
+std::int64_t extent(const node_ptr& size_parameter) {
+  if (!size_parameter || size_parameter->what() != kind::size_param)
+    throw invalid_argument("extent: give a size_param node");
+  return symbols().add(size_parameter->name());
+}
 
 bool is_input(const node& n) noexcept {
   return n.what() == kind::placeholder || n.what() == kind::data || n.what() == kind::size_param;
@@ -187,6 +238,8 @@ node::~node() {
 }
 
 std::int64_t node::size() const noexcept {
+  if (has_symbols(shape()))
+    return -1;
   return std::accumulate(shape().begin(), shape().end(), std::int64_t{1}, std::multiplies<>{});
 }
 
@@ -215,16 +268,24 @@ node_ptr node::with_tag(std::string tag) const {
 node_ptr placeholder(std::string name, shape_t shape, dtype type) {
   if (name.empty())
     throw invalid_argument("placeholder: a name is needed");
+  // A size parameter's dimension makes the parameter a child: it is read before the placeholder.
+  std::vector<node_ptr> parameters;
+  std::set<std::int64_t> seen;
   for (auto d : shape)
-    if (d < 0)
-      throw invalid_argument("placeholder '" + name + "': negative dimension in " +
-                             describe(shape));
-  return make(kind::placeholder, std::move(name), {}, std::move(shape), type);
+    if (is_symbolic(d) && seen.insert(d).second) {
+      const auto parameter = symbols().name(d);
+      if (!parameter)
+        throw invalid_argument("placeholder '" + name + "': negative dimension " +
+                               std::to_string(d) + " (a size parameter's comes from extent())");
+      parameters.push_back(size_param(*parameter));
+    }
+  return make(kind::placeholder, std::move(name), std::move(parameters), std::move(shape), type);
 }
 
 node_ptr size_param(std::string name) {
   if (name.empty())
     throw invalid_argument("size_param: a name is needed");
+  symbols().add(name); // so that its dimension names it in any process that made it
   return make(kind::size_param, std::move(name), {}, {}, dtype::float64);
 }
 
@@ -292,6 +353,9 @@ node_ptr concatenate(std::vector<node_ptr> arrays, std::int64_t axis) {
     if (s.size() != first.size())
       throw invalid_argument("concatenate: dimensions differ: " + describe(s) + " and " +
                              describe(first));
+    if (is_symbolic(s[static_cast<std::size_t>(axis)]))
+      throw invalid_argument("concatenate: along a size parameter's dimension, in " + describe(s) +
+                             ": not supported");
     shape[static_cast<std::size_t>(axis)] += s[static_cast<std::size_t>(axis)];
     s[static_cast<std::size_t>(axis)] = first[static_cast<std::size_t>(axis)];
     if (s != first)
@@ -304,6 +368,21 @@ node_ptr concatenate(std::vector<node_ptr> arrays, std::int64_t axis) {
 
 node_ptr reshape(node_ptr x, shape_t shape) {
   require_operands({x}, "reshape");
+  if (has_symbols(shape) || has_symbols(x->shape())) {
+    // Sizes that cannot be compared: the same parameters on both sides, the rest equal.
+    const auto split = [](const shape_t& s) {
+      std::multiset<std::int64_t> parameters;
+      std::int64_t plain = 1;
+      for (auto d : s)
+        is_symbolic(d) ? void(parameters.insert(d)) : void(plain *= d);
+      return std::pair{parameters, plain};
+    };
+    if (split(shape) != split(x->shape()))
+      throw invalid_argument("reshape: " + describe(x->shape()) + " to " + describe(shape) +
+                             ": the size parameters or the other sizes differ");
+    const auto type = x->type();
+    return make(kind::reshape, {}, {std::move(x)}, std::move(shape), type);
+  }
   const auto size =
     std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>{});
   if (size != x->size())
@@ -378,7 +457,8 @@ node_ptr make_distributed_recv(int src_rank, std::string tag, shape_t shape, dty
     throw invalid_argument("make_distributed_recv: rank " + std::to_string(src_rank));
   for (auto d : shape)
     if (d < 0)
-      throw invalid_argument("make_distributed_recv: negative dimension in " + describe(shape));
+      throw invalid_argument("make_distributed_recv: a receive's shape must be plain sizes, got " +
+                             describe(shape));
   return make(kind::recv, std::move(tag), {}, std::move(shape), type, {src_rank});
 }
 

@@ -81,7 +81,7 @@ private:
     noted_by_[at] = pid;
     if (is_input(*child)) {
       if (!noted && is_named_input(child))
-        here.user_input_names.insert(child->name());
+        note_inputs(child, here);
       return child;
     }
     const auto producer = pid_[at];
@@ -99,8 +99,17 @@ private:
     if (!noted) {
       here.partition_input_names.emplace_hint(here.partition_input_names.end(), cut->name());
       here.needed_pids.insert(producer);
+      for (const auto& parameter : cut->children()) // a cut of a size parameter's shape
+        here.user_input_names.insert(parameter->name());
     }
     return cut;
+  }
+
+  /// A placeholder or size parameter read by a part, and the size parameters of its shape.
+  static void note_inputs(const node_ptr& input, graph_part& here) {
+    here.user_input_names.insert(input->name());
+    for (const auto& parameter : input->children())
+      here.user_input_names.insert(parameter->name());
   }
 
   /// "_pt_part_ph_<n>", n zero-padded to as many digits as the DAG's size has: names made later
@@ -118,7 +127,7 @@ private:
       if (is_input(*child)) {
         auto& p = part(part_of_(child));
         if (is_named_input(child))
-          p.user_input_names.insert(child->name());
+          note_inputs(child, p);
         p.output_names.insert(name);
         result_.var_name_to_result[name] = child;
         continue;

@@ -58,6 +58,11 @@ TEST(graph_dot, a_dag_is_valid_dot_with_inputs_once) {
     return count;
   };
   EXPECT_EQ(shown("placeholder x"), 1u);
+  const auto sized =
+    get_dot_graph(make_outputs({{"s", placeholder("s", {extent(size_param("n"))})}}));
+  EXPECT_TRUE(dot_problems(sized).empty()) << sized;
+  EXPECT_NE(sized.find("placeholder s (n)"), std::string::npos) << sized;
+  EXPECT_NE(sized.find("size_param n"), std::string::npos) << sized;
   EXPECT_EQ(shown("elementwise mul"), 1u);
 }
 

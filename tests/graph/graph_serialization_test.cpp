@@ -45,6 +45,10 @@ TEST(graph_serialization, a_dag_round_trips_with_its_sharing) {
   EXPECT_EQ(topological_order(back).size(), topological_order(dag).size()) << "shared once";
   auto tagged = (placeholder("x", {2}) * 3.0)->with_tag("stored");
   EXPECT_TRUE(*troupe::deserialize<node_ptr>(troupe::serialize(tagged)) == *tagged);
+  auto sized = placeholder("a", {extent(size_param("n")), 2}) * 2.0;
+  const auto sized_back = troupe::deserialize<node_ptr>(troupe::serialize(sized));
+  EXPECT_TRUE(*sized_back == *sized) << "a size parameter's shape, and the parameter";
+  EXPECT_EQ(sized_back->children()[0]->children().at(0)->name(), "n");
 }
 
 TEST(graph_serialization, a_partition_round_trips_and_runs_alike) {

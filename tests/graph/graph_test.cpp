@@ -109,17 +109,78 @@ TEST(graph_evaluate, computing_in_place_never_overwrites_a_value_still_read) {
   EXPECT_EQ(v.at("x"), xv);
 }
 
-// §2c 1 (with n an input of the graph rather than of a shape).
+// §2c 1: a placeholder whose length is the size parameter n reads n, which comes first.
 TEST(graph_analysis, topological_order_puts_children_first) {
   auto n = size_param("n");
-  auto a = placeholder("a", {4});
+  auto a = placeholder("a", {extent(n)});
   auto s = stack({a, 2.0 * a, a + 6.0});
-  auto expr = einsum("ij,jk->ik", {s, transpose(s)}) * n;
+  auto expr = einsum("ij,jk->ik", {s, transpose(s)});
   const auto kinds = kinds_of(topological_order(expr));
-  const std::vector<std::string> expected{"placeholder", "data",       "elementwise", "data",
-                                          "elementwise", "stack",      "transpose",   "einsum",
-                                          "size_param",  "elementwise"};
+  const std::vector<std::string> expected{"size_param",  "placeholder", "data",
+                                          "elementwise", "data",        "elementwise",
+                                          "stack",       "transpose",   "einsum"};
   EXPECT_EQ(kinds, expected);
+  EXPECT_EQ(expr->shape(), (shape_t{3, 3}));
+  EXPECT_EQ(s->shape(), (shape_t{3, extent(n)}));
+  const xt::xarray<double> av = {1, 2, 3, 4};
+  const xt::xarray<double> sv = {{1, 2, 3, 4}, {2, 4, 6, 8}, {7, 8, 9, 10}}; // a, 2a, a + 6
+  xt::xarray<double> want = xt::zeros<double>({3, 3});
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t k = 0; k < 3; ++k)
+      for (std::size_t j = 0; j < 4; ++j)
+        want(i, k) += sv(i, j) * sv(k, j);
+  const auto got =
+    evaluate(make_outputs({{"e", expr}}), {{"a", av}, {"n", xt::xarray<double>(4.0)}});
+  EXPECT_EQ(got.at("e"), want);
+}
+
+// Shapes with size parameters: equal where their parameters are, refused where that cannot be
+// known, bound by evaluate from the inputs.
+TEST(graph_size_parameters, shapes_follow_their_parameters) {
+  auto n = size_param("n"), m = size_param("m");
+  auto a = placeholder("a", {extent(n), 2}), b = placeholder("b", {extent(n), 2});
+  auto c = placeholder("c", {extent(m), 2});
+  EXPECT_EQ((a + b)->shape(), (shape_t{extent(n), 2}));
+  EXPECT_EQ(reduce(a, {0})->shape(), (shape_t{2}));
+  EXPECT_EQ(reshape(a, {2, extent(n)})->shape(), (shape_t{2, extent(n)}));
+  EXPECT_EQ(symbol_name(extent(n)), "n");
+  EXPECT_EQ(describe(a->shape()), "(n, 2)");
+  EXPECT_THROW(a + c, troupe::invalid_argument) << "n and m may differ";
+  EXPECT_THROW(a + placeholder("d", {3, 2}), troupe::invalid_argument) << "n may not be 3";
+  EXPECT_THROW(concatenate({a, b}, 0), troupe::invalid_argument);
+  EXPECT_THROW(reshape(a, {2, extent(m)}), troupe::invalid_argument);
+  EXPECT_THROW(make_distributed_recv(0, "t", {extent(n)}), troupe::invalid_argument);
+  EXPECT_THROW(placeholder("e", {-7}), troupe::invalid_argument);
+  EXPECT_THROW(extent(a), troupe::invalid_argument);
+
+  const auto out = make_outputs({{"sum", reduce(a * b, {0})}, {"cat", concatenate({a, b}, 1)}});
+  const xt::xarray<double> av = {{1, 2}, {3, 4}, {5, 6}};
+  const auto v = evaluate(out, {{"a", av}, {"b", av}, {"n", xt::xarray<double>(3.0)}});
+  EXPECT_EQ(v.at("sum"), (xt::xarray<double>{35, 56}));
+  EXPECT_EQ(v.at("cat").shape()[1], 4u);
+  EXPECT_THROW(evaluate(out, {{"a", av}, {"b", av}, {"n", xt::xarray<double>(4.0)}}),
+               troupe::invalid_argument)
+    << "a is not of length n";
+  EXPECT_THROW(evaluate(out, {{"a", av}, {"b", av}}), troupe::invalid_argument) << "no n";
+  EXPECT_THROW(evaluate(out, {{"a", av}, {"b", av}, {"n", xt::xarray<double>(2.5)}}),
+               troupe::invalid_argument)
+    << "n is not a whole number";
+}
+
+// A part that reads a cut of a parameter's shape reads the parameter too.
+TEST(graph_size_parameters, partitions_carry_the_parameters_their_parts_read) {
+  auto n = size_param("n");
+  auto x = placeholder("x", {extent(n)});
+  auto y = 2.0 * x;
+  auto z = elementwise("exp", {y}) + 1.0;
+  const auto out = make_outputs({{"z", z}});
+  const auto p = find_partition(out, [&](const node_ptr& node) -> part_id {
+    return node == y || node->children().empty() ? 0 : 1;
+  });
+  ASSERT_EQ(p.parts.size(), 2u);
+  EXPECT_TRUE(p.parts.at(1).user_input_names.contains("n"));
+  const tensor_map inputs{{"x", xt::xarray<double>{0, 1, 2}}, {"n", xt::xarray<double>(3.0)}};
+  EXPECT_TRUE(xt::allclose(execute_partition(p, inputs).at("z"), evaluate(out, inputs).at("z")));
 }
 
 // §2c 2.

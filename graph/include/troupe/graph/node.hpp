@@ -6,6 +6,12 @@
 //   auto y = 2.0 * x + troupe::graph::reduce(x, {0}, "sum");
 //   auto out = troupe::graph::make_outputs({{"y", y}});
 //   auto values = troupe::graph::evaluate(out, {{"x", xt::xarray<double>{1, 2, 3}}});
+//
+// A dimension may be a size parameter's (pytato's SizeParam in a shape): `auto n =
+// size_param("n"); placeholder("a", {extent(n), 3})`. Such a dimension is a negative number in
+// shape(), the same for every use of that parameter (in every process), so shapes compare and
+// broadcast as they should; the placeholder reads the parameter (it is its child), and
+// evaluate binds it from the inputs.
 #pragma once
 
 #include <xtensor/xarray.hpp>
@@ -121,6 +127,14 @@ using node_map = std::unordered_map<node_ptr, V, node_hash, node_equal>;
 // subscript is invalid_argument naming it.
 node_ptr placeholder(std::string name, shape_t shape, dtype type = dtype::float64);
 node_ptr size_param(std::string name);
+/// The dimension a size parameter stands for, for a placeholder's shape (invalid_argument if
+/// `size_parameter` is not one).
+std::int64_t extent(const node_ptr& size_parameter);
+/// Whether a dimension of a shape is a size parameter's, and the parameter's name.
+constexpr bool is_symbolic(std::int64_t dimension) noexcept { return dimension < 0; }
+std::string symbol_name(std::int64_t dimension);
+/// "(n, 3)".
+std::string describe(const shape_t& shape);
 node_ptr data(xt::xarray<double> values, dtype type = dtype::float64);
 node_ptr constant(double value);
 node_ptr elementwise(std::string op, std::vector<node_ptr> operands);
