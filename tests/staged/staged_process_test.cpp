@@ -50,7 +50,18 @@ const auto worker_schema = register_schema(
        .field_deps = {"value"},
        .compute = [](const record&) -> tensor { throw std::out_of_range("refused on a worker"); }})
     .property(
-      {.name = "mixed_total", .mixed = sum(expr::field("value") * 2.0, {"example", "time"})}));
+      {.name = "mixed_total", .mixed = sum(expr::field("value") * 2.0, {"example", "time"})})
+    .property({.name = "over_time", // needs time whole: split along example only
+               .field_deps = {"value"},
+               .required_dims = dim_filter::names({"time"}),
+               .compute =
+                 [](const record& r) {
+                   const auto& v = r.get("value");
+                   return tensor{xt::sum(v.values(), {v.dims().index_of("time")}),
+                                 v.dims().without(dim_filter::names({"time"}))};
+                 }})
+    .property({.name = "sneaky", // reads a field it does not declare
+               .compute = [](const record& r) { return r.get("value"); }}));
 
 /// PhiML's own test: p1 = value + 1, p1_mean over everything, rel_p1 = p1 - p1_mean.
 const auto phiml_schema = register_schema(
@@ -112,6 +123,47 @@ TEST_F(staged_processes, phimls_own_test_with_a_disk_cache) {
     EXPECT_EQ(r.cached(), (std::vector<std::string>{"rel_p1"}));
   }
   std::filesystem::remove_all(folder);
+}
+
+// §1c 2, 4 and 6 on worker processes: a chain of one distribution is one stage whose
+// intermediate never comes back; a host stage's scalar goes to every slice after it; what no
+// later stage reads is dropped.
+TEST_F(staged_processes, phimls_stages_on_worker_processes) {
+  record r{phiml_schema, {{"value", tensor{xt::xarray<double>{0, 1}, {batch("example", 2)}}}}};
+  const auto plan = parallel_compute(r, {"rel_p1"}, {}, pool);
+  ASSERT_EQ(plan.stages.size(), 3u);
+  EXPECT_EQ(plan.stages[2].inputs, (std::vector<std::string>{"p1", "p1_mean"}));
+  EXPECT_EQ(r.get("rel_p1").values(), (xt::xarray<double>{-0.5, 0.5}));
+  EXPECT_EQ(r.cached(), (std::vector<std::string>{"rel_p1"}));
+
+  record kept{worker_schema, {{"value", example_by_time()}}};
+  const auto fused = parallel_compute(kept, {"total"}, {.keep_intermediate = true}, pool);
+  EXPECT_EQ(fused.stages[0].properties, (std::vector<std::string>{"result"}));
+  EXPECT_EQ(kept.cached(), (std::vector<std::string>{"result", "total"}));
+}
+
+// §1c 9 and 11 on worker processes: max_workers = 0 runs here; a property needing a parallel
+// dim whole is split along the others.
+TEST_F(staged_processes, no_workers_and_a_required_parallel_dim) {
+  record here{worker_schema, {{"value", example_by_time()}}};
+  EXPECT_EQ(parallel_compute(here, {"pid"}, {.max_workers = 0}, pool).workers, 0u);
+  EXPECT_EQ(here.get("pid").values()(), static_cast<double>(::getpid()));
+
+  record r{worker_schema, {{"value", example_by_time()}}};
+  const auto plan = parallel_compute(r, {"over_time"}, {}, pool);
+  EXPECT_EQ(plan.stages[0].distributed, (shape{batch("example", 2)}));
+  EXPECT_EQ(r.get("over_time").values(), (xt::xarray<double>{3, 33}));
+}
+
+// §1c 12 on worker processes: a field the stage does not declare is not there.
+TEST_F(staged_processes, an_undeclared_field_is_not_sent) {
+  record r{worker_schema, {{"value", example_by_time()}}};
+  try {
+    parallel_compute(r, {"sneaky"}, {}, pool);
+    FAIL() << "an undeclared field reached a worker";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("field 'value'"), std::string::npos) << e.what();
+  }
 }
 
 // §1c 16: workers write what does not fit to files; the results travel as references, and
