@@ -18,6 +18,7 @@ packages=(
   libgloo-dev
   libopenmpi-dev openmpi-bin
   libhdf5-dev
+  libonnx-dev libprotobuf-dev
   python3
 )
 
