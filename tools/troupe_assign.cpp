@@ -1,11 +1,15 @@
-// troupe-assign: place a model's modules onto devices from an instance file, and show where.
+// troupe-assign: place a model's modules onto devices, from an instance file or an ONNX model,
+// and show where.
 //
 //   troupe-assign data/assigner/instances/n16_m4_tight_cpu_s0.json
 //   troupe-assign --format json INSTANCE.json          # {"assignment": [...], "cost": ..., ...}
 //   troupe-assign --dot placement.dot INSTANCE.json    # then: dot -Tpng placement.dot > p.png
+//   troupe-assign model.onnx --group-depth 2 --batch-size 8 --devices local   # or devices.json
 #include <troupe/actors/error.hpp>
 #include <troupe/assigner/assigner.hpp>
+#include <troupe/assigner/devices.hpp>
 #include <troupe/assigner/instance_file.hpp>
+#include <troupe/assigner/onnx_model.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -15,6 +19,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <numeric>
 #include <string>
 
 namespace {
@@ -23,24 +28,36 @@ void print_text(const troupe::placement_instance& instance, const troupe::assign
                 double wall_ms) {
   std::printf("%s: %zu modules on %zu devices\n", instance.name.c_str(), instance.modules.size(),
               instance.devices.size());
-  std::printf("%-10s %-10s %14s\n", "module", "device", "size (MiB)");
+  std::printf("%-16s %-10s %14s\n", "module", "device", "size (MiB)");
   for (std::size_t i = 0; i < a.device.size(); ++i)
-    std::printf("%-10s %-10s %14.1f\n", instance.modules[i].name.c_str(), a.device_name[i].c_str(),
+    std::printf("%-16s %-10s %14.1f\n", instance.modules[i].name.c_str(), a.device_name[i].c_str(),
                 instance.modules[i].size_bytes * instance.options.size_multiplier / (1 << 20));
-  std::printf("\n%-10s %14s %14s %8s\n", "device", "load (MiB)", "usable (MiB)", "used");
+  // Each device's share of the compute (complexities; a module's size when it has none).
+  std::vector<double> compute(instance.devices.size(), 0.0);
+  for (std::size_t i = 0; i < a.device.size(); ++i)
+    compute[a.device[i]] += instance.modules[i].complexity.value_or(instance.modules[i].size_bytes);
+  const double total = std::accumulate(compute.begin(), compute.end(), 0.0);
+  std::printf("\n%-10s %14s %14s %8s %9s\n", "device", "load (MiB)", "usable (MiB)", "used",
+              "compute");
   for (std::size_t j = 0; j < instance.devices.size(); ++j)
-    std::printf("%-10s %14.1f %14.1f %7.1f%%\n", instance.devices[j].name.c_str(),
+    std::printf("%-10s %14.1f %14.1f %7.1f%% %8.1f%%\n", instance.devices[j].name.c_str(),
                 a.device_load_bytes[j] / (1 << 20), a.device_capacity_bytes[j] / (1 << 20),
                 a.device_capacity_bytes[j] > 0
                   ? 100 * a.device_load_bytes[j] / a.device_capacity_bytes[j]
-                  : 0.0);
+                  : 0.0,
+                total > 0 ? 100 * compute[j] / total : 0.0);
   std::printf("\ncost %.9g  (%s)  in %.1f ms\n", a.cost,
               a.feasible ? "fits every device" : "DOES NOT FIT", wall_ms);
 }
 
-void print_json(const troupe::assignment& a, double wall_ms) {
+void print_json(const troupe::placement_instance& instance, const troupe::assignment& a,
+                double wall_ms) {
   nlohmann::json out;
   out["assignment"] = a.device;
+  std::vector<std::string> modules;
+  for (const auto& m : instance.modules)
+    modules.push_back(m.name);
+  out["module_names"] = modules;
   out["device_names"] = a.device_name;
   out["cost"] = a.cost;
   out["feasible"] = a.feasible;
@@ -75,14 +92,34 @@ void write_dot(const std::string& path, const troupe::placement_instance& instan
   dot << "}\n";
 }
 
+/// An ONNX model as an instance: its modules and connections, on `devices` ("local" or a
+/// devices file), with the assigner's default options.
+troupe::placement_instance onnx_instance(const std::string& path, const troupe::onnx_options& o,
+                                         const std::string& devices) {
+  auto model = troupe::model_from_onnx(path, o);
+  troupe::placement_instance instance;
+  instance.name = path;
+  instance.modules = std::move(model.modules);
+  instance.connections = std::move(model.connections);
+  instance.devices = devices == "local" ? troupe::local_devices() : troupe::load_devices(devices);
+  return instance;
+}
+
+bool is_onnx(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Place a model's modules onto devices (troupe's assigner)."};
-  std::string instance_path, format = "text", dot_path;
+  std::string input_path, format = "text", dot_path, devices = "local";
   troupe::assigner_options overrides;
+  troupe::onnx_options onnx;
   int rounds = -1;
-  app.add_option("instance", instance_path, "instance JSON file (see data/assigner/README.md)")
+  app
+    .add_option("model", input_path,
+                "an instance JSON file (see data/assigner/README.md) or an ONNX model (.onnx)")
     ->required()
     ->check(CLI::ExistingFile);
   app.add_option("--format", format, "output: text or json")
@@ -91,21 +128,28 @@ int main(int argc, char** argv) {
   app.add_option("--seed", overrides.seed, "random seed (same seed, same placement)");
   app.add_option("--restarts", overrides.restarts, "gradient runs from random starts");
   app.add_option("--rounds", rounds, "rounds of the discrete search (default: by size)");
+  app.add_option("--group-depth", onnx.group_depth,
+                 "ONNX: name components that make a module (0: one per operator)");
+  app.add_option("--batch-size", onnx.batch_size, "ONNX: the size of symbolic batch dims")
+    ->check(CLI::PositiveNumber);
+  app.add_option("--devices", devices, "ONNX: 'local' (this machine) or a devices JSON file");
   CLI11_PARSE(app, argc, argv);
 
   try {
-    auto instance = troupe::load_placement_instance(instance_path);
+    auto instance = is_onnx(input_path) ? onnx_instance(input_path, onnx, devices)
+                                        : troupe::load_placement_instance(input_path);
     auto options = instance.options;
     options.seed = overrides.seed;
     options.restarts = overrides.restarts;
     if (rounds >= 0)
       options.search_rounds = rounds;
     const auto start = std::chrono::steady_clock::now();
-    const auto a = troupe::assign(instance.modules, instance.devices, instance.connections, options);
+    const auto a =
+      troupe::assign(instance.modules, instance.devices, instance.connections, options);
     const double wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (format == "json")
-      print_json(a, wall_ms);
+      print_json(instance, a, wall_ms);
     else
       print_text(instance, a, wall_ms);
     if (!dot_path.empty())

@@ -36,8 +36,8 @@ xt::xtensor<double, 2> matrix(const json& doc, const char* key, std::size_t rows
                            std::to_string(rows));
   for (std::size_t r = 0; r < rows; ++r) {
     if (!v[r].is_array() || v[r].size() != rows)
-      throw invalid_argument(path + ": row " + std::to_string(r) + " of \"" + key + "\" must have " +
-                             std::to_string(rows) + " numbers");
+      throw invalid_argument(path + ": row " + std::to_string(r) + " of \"" + key +
+                             "\" must have " + std::to_string(rows) + " numbers");
     for (std::size_t c = 0; c < rows; ++c)
       out(r, c) = v[r][c].get<double>();
   }
@@ -94,6 +94,33 @@ placement_instance load_placement_instance(const std::string& path) {
     return out;
   } catch (const json::exception& e) {
     throw invalid_argument(path + ": not a placement instance: " + e.what());
+  }
+}
+
+std::vector<device_spec> load_devices(const std::string& path) {
+  std::ifstream in{path};
+  if (!in)
+    throw invalid_argument("cannot open devices file " + path);
+  try {
+    const auto doc = json::parse(in);
+    if (!doc.is_array() || doc.empty())
+      throw invalid_argument(path + ": a devices file is a non-empty list of devices");
+    std::vector<device_spec> devices;
+    for (const auto& each : doc) {
+      device_spec d;
+      d.name = field(each, "name", path).get<std::string>();
+      const auto kind = field(each, "kind", path).get<std::string>();
+      if (kind != "gpu" && kind != "cpu")
+        throw invalid_argument(path + ": device \"" + d.name + "\": kind is \"gpu\" or \"cpu\"");
+      d.kind = kind == "cpu" ? device_kind::cpu : device_kind::gpu;
+      d.memory_capacity_bytes = field(each, "memory_bytes", path).get<double>();
+      if (each.contains("compute_power"))
+        d.compute_power = each.at("compute_power").get<double>();
+      devices.push_back(std::move(d));
+    }
+    return devices;
+  } catch (const json::exception& e) {
+    throw invalid_argument(path + ": not a devices file: " + e.what());
   }
 }
 

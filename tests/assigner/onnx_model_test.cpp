@@ -8,6 +8,10 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace troupe {
@@ -167,6 +171,46 @@ TEST(onnx_model, blocks_with_skip_connections_group_by_depth) {
   const auto placed =
     assign(m.modules, {{"a", device_kind::gpu, 1e6}, {"b", device_kind::gpu, 1e6}}, m.connections);
   EXPECT_TRUE(placed.feasible);
+}
+
+/// What `command` prints, and its exit status.
+std::pair<std::string, int> run(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr)
+    out += buffer.data();
+  return {out, ::pclose(pipe)};
+}
+
+// troupe-assign on an ONNX file and a devices file: the modules by name, placed, in JSON.
+TEST(onnx_model, troupe_assign_places_an_onnx_file) {
+  const auto folder =
+    std::filesystem::temp_directory_path() / ("troupe-onnx-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  std::ofstream{folder / "model.onnx", std::ios::binary} << transformer_like();
+  std::ofstream{folder / "devices.json"}
+    << R"([{"name": "gpu0", "kind": "gpu", "memory_bytes": 1e6},
+           {"name": "gpu1", "kind": "gpu", "memory_bytes": 1e6}])";
+  const auto [json, status] =
+    run(std::string{TROUPE_ASSIGN_CLI} + " " + (folder / "model.onnx").string() +
+        " --group-depth 2 --batch-size 2 --format json --devices " +
+        (folder / "devices.json").string());
+  EXPECT_EQ(status, 0) << json;
+  EXPECT_NE(json.find(R"("module_names":["layers.0","layers.1","layers.2","layers.3"])"),
+            std::string::npos)
+    << json;
+  EXPECT_NE(json.find(R"("feasible":true)"), std::string::npos) << json;
+  const auto [text, text_status] =
+    run(std::string{TROUPE_ASSIGN_CLI} + " " + (folder / "model.onnx").string() +
+        " --group-depth 2 --devices " + (folder / "devices.json").string());
+  EXPECT_NE(text.find("compute"), std::string::npos) << text;
+  const auto [bad, bad_status] =
+    run(std::string{TROUPE_ASSIGN_CLI} + " " + (folder / "model.onnx").string() +
+        " --group-depth 1 --devices " + (folder / "devices.json").string() + " 2>&1");
+  EXPECT_NE(bad_status, 0);
+  EXPECT_NE(bad.find("one module"), std::string::npos) << bad;
+  std::filesystem::remove_all(folder);
 }
 
 TEST(onnx_model, bad_input_is_named) {

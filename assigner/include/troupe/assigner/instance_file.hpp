@@ -32,4 +32,12 @@ struct placement_instance {
 /// Reads an instance file; throws troupe::invalid_argument naming what is missing or malformed.
 placement_instance load_placement_instance(const std::string& path);
 
+/// Reads a devices file:
+///
+///   [{"name": "cuda:0", "kind": "gpu", "memory_bytes": 16e9, "compute_power": 1},
+///    {"name": "cpu", "kind": "cpu", "memory_bytes": 64e9}]
+///
+/// ("compute_power" optional); throws troupe::invalid_argument naming what is wrong.
+std::vector<device_spec> load_devices(const std::string& path);
+
 } // namespace troupe
