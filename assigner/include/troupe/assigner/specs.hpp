@@ -61,7 +61,7 @@ struct assigner_options {
   /// Device distances, m x m, instead of the gpu/cpu defaults.
   std::optional<xt::xtensor<double, 2>> distance;
   /// Perturbation rounds of the discrete search after the gradient phase; unset: scaled to
-  /// the problem (about a tenth of a second at 64 modules on 8 devices).
+  /// the problem (about half a second at 64 modules on 8 devices).
   std::optional<int> search_rounds;
 };
 
