@@ -87,11 +87,13 @@ xt::xtensor<double, 2> softmax_rows(const xt::xtensor<double, 2>& logits) {
 /// Enough rounds of the discrete search to use most of a second at n = 64, m = 8 (10,000
 /// rounds, ~0.06 ms each here; a round's descent scans n^2 m / 2 swaps a step). Two and a half
 /// times the rounds of before took the reference set's mean J / J* over n >= 16 and three seeds
-/// from 1.025 to 1.014 (with perturb's larger kicks).
+/// from 1.025 to 1.014 (with perturb's larger kicks). Larger problems get at least 1,000 rounds,
+/// or as many as about a second holds (1,000 at n = 256, m = 16; 62 at n = 1,024, m = 16, where
+/// a round takes ~30 ms): fewer cost 25-30 % of J at n = 256.
 std::size_t default_rounds(const problem& p) {
-  const double scan = static_cast<double>(p.n * p.n * p.m);
-  return std::clamp<std::size_t>(static_cast<std::size_t>(10000 * 32768 / std::max(scan, 1.0)),
-                                 1000, 25000);
+  const double scan = std::max(static_cast<double>(p.n * p.n * p.m), 1.0);
+  const auto floor = std::min(1000.0, 256.0 * 256 * 16 * 1000 / scan);
+  return static_cast<std::size_t>(std::clamp(10000 * 32768 / scan, std::max(floor, 1.0), 25000.0));
 }
 
 /// Up to this many placements, enumerating them all is cheaper than searching.
