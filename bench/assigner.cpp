@@ -4,8 +4,12 @@
 // same instances (data/assigner/baselines.json). Then the gradient phase's time per Adam
 // iteration against machin's on PyTorch, measured on the same 9 problems
 // (data/assigner/machin_instances, where machin's time was recorded; PyTorch is not on this
-// machine to run it again). Last, an ONNX model of 70 blocks (210 modules at group depth 3)
-// end to end: written, read with model_from_onnx, placed onto 8 GPUs and a CPU.
+// machine to run it again). Then the scale tier: n = 128 and 256, m = 8 and 16, the four
+// variants (data/assigner/scale/instances, from gen_instances.py --family branchy --seed 1),
+// against the J that greedy.py's iterated local search reached in 60 s, recorded once
+// (data/assigner/scale/ils60.json: 16 minutes to run again). Last, an ONNX model of 70 blocks
+// (210 modules at group depth 3) end to end: written, read with model_from_onnx, placed onto
+// 8 GPUs and a CPU.
 //
 //   build/bench/assigner [data/assigner]
 //
@@ -88,6 +92,33 @@ double troupe_ms_per_iteration(const json& doc) {
 }
 
 } // namespace
+
+struct scale_figures {
+  double max_wall_ms = 0;
+  double mean_ratio_to_ils = 0; // J / J of the 60 s iterated local search; below 1 is better
+};
+
+scale_figures scale_tier(const std::string& data) {
+  const auto ils = read(data + "/scale/ils60.json");
+  std::printf("\nscale tier: troupe (default options, seed 0) against the 60 s iterated local "
+              "search\n%-22s %5s %12s %12s %8s %9s\n",
+              "instance", "fits", "J", "J ILS 60 s", "ratio", "ms");
+  scale_figures out;
+  for (auto& [name, record] : ils.items()) {
+    const auto instance =
+      troupe::load_placement_instance(data + "/scale/instances/" + name + ".json");
+    const auto start = clock_type::now();
+    const auto a =
+      troupe::assign(instance.modules, instance.devices, instance.connections, instance.options);
+    const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+    const double ratio = a.cost / record["J"].get<double>();
+    out.max_wall_ms = std::max(out.max_wall_ms, ms);
+    out.mean_ratio_to_ils += ratio / static_cast<double>(ils.size());
+    std::printf("%-22s %5s %12.5g %12.5g %8.3f %9.1f\n", name.c_str(), a.feasible ? "yes" : "NO",
+                a.cost, record["J"].get<double>(), ratio, ms);
+  }
+  return out;
+}
 
 /// `blocks` blocks of attention projection, feed-forward and residual over x(batch, 128), named
 /// as PyTorch exports them ("/layers.7/mlp/up").
@@ -190,6 +221,8 @@ int main(int argc, char** argv) {
       speedup_64_8 = machin / ours;
   }
 
+  const auto scale = scale_tier(data);
+
   const auto file = std::filesystem::temp_directory_path() / "troupe_bench_blocks.onnx";
   std::ofstream{file, std::ios::binary} << blocks_model(70);
   std::vector<troupe::device_spec> gpus;
@@ -216,5 +249,7 @@ int main(int argc, char** argv) {
   std::printf("assigner_infeasible %d count\n", infeasible);
   std::printf("assigner_max_wall_ms %.1f ms\n", worst_ms);
   std::printf("assigner_iter_speedup_vs_machin %.1f x\n", speedup_64_8);
+  std::printf("assigner_scale_max_wall_ms %.1f ms\n", scale.max_wall_ms);
+  std::printf("assigner_scale_ratio_to_ils60 %.4f ratio\n", scale.mean_ratio_to_ils);
   std::printf("assigner_onnx_total_ms %.1f ms\n", onnx_ms);
 }
