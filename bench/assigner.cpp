@@ -30,6 +30,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -223,7 +225,8 @@ int main(int argc, char** argv) {
 
   const auto scale = scale_tier(data);
 
-  const auto file = std::filesystem::temp_directory_path() / "troupe_bench_blocks.onnx";
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("troupe_bench_blocks_" + std::to_string(::getpid()) + ".onnx");
   std::ofstream{file, std::ios::binary} << blocks_model(70);
   std::vector<troupe::device_spec> gpus;
   for (int j = 0; j < 8; ++j)

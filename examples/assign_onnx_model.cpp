@@ -13,6 +13,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 namespace {
 
 constexpr std::int64_t width = 256, hidden = 1024, blocks = 12;
@@ -73,7 +75,8 @@ std::string transformer_onnx() {
 
 int main() {
   constexpr double mib = 1 << 20;
-  const auto file = std::filesystem::temp_directory_path() / "troupe_example_model.onnx";
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("troupe_example_model_" + std::to_string(::getpid()) + ".onnx");
   std::ofstream{file, std::ios::binary} << transformer_onnx();
 
   const auto model = troupe::model_from_onnx(file, {.group_depth = 2, .batch_size = 64});

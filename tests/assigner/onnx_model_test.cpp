@@ -14,6 +14,8 @@
 #include <fstream>
 #include <map>
 
+#include <unistd.h>
+
 namespace troupe {
 namespace {
 
