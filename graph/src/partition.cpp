@@ -16,6 +16,23 @@ namespace troupe::graph {
 
 namespace {
 
+/// How many parts each part waits for, and the parts waiting for each: what both the ordering
+/// and the running of parts count down.
+struct part_waits {
+  std::map<part_id, std::size_t> waiting;
+  std::map<part_id, std::vector<part_id>> needed_by;
+};
+
+part_waits waits_of(const std::map<part_id, graph_part>& parts) {
+  part_waits w;
+  for (const auto& [pid, p] : parts) {
+    w.waiting[pid] = p.needed_pids.size();
+    for (auto need : p.needed_pids)
+      w.needed_by[need].push_back(pid);
+  }
+  return w;
+}
+
 bool is_named_input(const node_ptr& n) {
   return n->what() == kind::placeholder || n->what() == kind::size_param;
 }
@@ -141,13 +158,7 @@ private:
   /// Kahn's order over needed_pids; among ready parts, the one whose sorted output names come
   /// first (then the lower pid).
   void order_parts() {
-    std::map<part_id, std::size_t> waiting;
-    std::map<part_id, std::vector<part_id>> needed_by;
-    for (const auto& [pid, p] : result_.parts) {
-      waiting[pid] = p.needed_pids.size();
-      for (auto need : p.needed_pids)
-        needed_by[need].push_back(pid);
-    }
+    auto [waiting, needed_by] = waits_of(result_.parts);
     const auto key = [&](part_id pid) {
       const auto& names = result_.parts.at(pid).output_names;
       return std::pair{std::vector<std::string>(names.begin(), names.end()), pid};
@@ -227,13 +238,7 @@ tensor_map run_parts(const graph_partition& partition, tensor_map inputs,
                      const part_starter& start) {
   std::mutex mutex;
   std::condition_variable part_done;
-  std::map<part_id, std::size_t> waiting;
-  std::map<part_id, std::vector<part_id>> needed_by;
-  for (const auto& [pid, p] : partition.parts) {
-    waiting[pid] = p.needed_pids.size();
-    for (auto need : p.needed_pids)
-      needed_by[need].push_back(pid);
-  }
+  auto [waiting, needed_by] = waits_of(partition.parts);
   std::vector<part_id> ready;
   for (auto pid : partition.toposorted_part_ids)
     if (waiting[pid] == 0)

@@ -351,22 +351,22 @@ void one_array_to_two_ranks(troupe::world& world) {
 TROUPE_ROLE(graph_two_ranks) { return as_member(two_rank_cases); }
 TROUPE_ROLE(graph_three_ranks) { return as_member(one_array_to_two_ranks); }
 
-TEST(graph_distributed, pytato_cases_on_two_ranks) {
+/// Runs `cases` as rank 0 of a world of `ranks`, the others started as `role`.
+void on_ranks(const char* role, int ranks, void (*cases)(troupe::world&)) {
   const int port = free_port();
-  auto members = start_members("graph_two_ranks", 2, port);
+  auto members = start_members(role, ranks, port);
   troupe::runtime rt;
-  troupe::world world{rt, member_options(0, 2, port)};
-  EXPECT_NO_THROW(two_rank_cases(world));
+  troupe::world world{rt, member_options(0, ranks, port)};
+  EXPECT_NO_THROW(cases(world));
   expect_clean_exits(members);
 }
 
+TEST(graph_distributed, pytato_cases_on_two_ranks) {
+  on_ranks("graph_two_ranks", 2, two_rank_cases);
+}
+
 TEST(graph_distributed, one_array_sent_to_two_ranks_and_periodic_exchange_on_three) {
-  const int port = free_port();
-  auto members = start_members("graph_three_ranks", 3, port);
-  troupe::runtime rt;
-  troupe::world world{rt, member_options(0, 3, port)};
-  EXPECT_NO_THROW(one_array_to_two_ranks(world));
-  expect_clean_exits(members);
+  on_ranks("graph_three_ranks", 3, one_array_to_two_ranks);
 }
 
 } // namespace
