@@ -1,19 +1,19 @@
 #include "troupe/assigner/placement_loss.hpp"
 
+#include "troupe/actors/error.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <numeric>
+#include <string>
 #include <vector>
 
 namespace troupe {
 
 namespace {
 
-double sum_of(const double* x, std::size_t count) {
-  return std::accumulate(x, x + count, 0.0);
-}
+double sum_of(const double* x, std::size_t count) { return std::accumulate(x, x + count, 0.0); }
 
 /// x / sum(x); empty when the sum is not positive. machin divides by zero there and the whole
 /// loss turns NaN; troupe defines the term as absent instead.
@@ -26,19 +26,52 @@ std::vector<double> shares(const double* x, std::size_t count) {
   return out;
 }
 
+/// The nonzero entries of a dense connection matrix, row by row.
+std::vector<connection> connection_list(const xt::xtensor<double, 2>& c) {
+  std::vector<connection> out;
+  for (std::size_t i = 0; i < c.shape(0); ++i)
+    for (std::size_t k = 0; k < c.shape(1); ++k)
+      if (c(i, k) != 0)
+        out.push_back({i, k, c(i, k)});
+  return out;
+}
+
+const std::vector<connection>& only_list(const placement_tensors& t,
+                                         const std::vector<connection>& connections) {
+  if (t.model_connection.size() != 0)
+    throw invalid_argument("prepared_placement: placement_tensors::model_connection must be "
+                           "empty when the connections come as a list");
+  return connections;
+}
+
 } // namespace
 
 prepared_placement::prepared_placement(const placement_tensors& t)
+  : prepared_placement(from_list{}, t, connection_list(t.model_connection)) {}
+
+prepared_placement::prepared_placement(const placement_tensors& t,
+                                       const std::vector<connection>& connections)
+  : prepared_placement(from_list{}, t, only_list(t, connections)) {}
+
+prepared_placement::prepared_placement(from_list, const placement_tensors& t,
+                                       const std::vector<connection>& connections)
   : n_(t.model_size.size()), m_(t.size_capacity.size()),
     size_(t.model_size.begin(), t.model_size.end()),
     capacity_(t.size_capacity.begin(), t.size_capacity.end()) {
   dhat_ = shares(t.device_distance.data(), m_ * m_);
-  const double c_total = sum_of(t.model_connection.data(), n_ * n_);
+  double c_total = 0;
+  for (std::size_t e = 0; e < connections.size(); ++e) {
+    const auto& c = connections[e];
+    if (c.from >= n_ || c.to >= n_)
+      throw invalid_argument("connections[" + std::to_string(e) + "] joins module " +
+                             std::to_string(c.from) + " to module " + std::to_string(c.to) +
+                             ", but there are " + std::to_string(n_) + " modules");
+    c_total += c.weight;
+  }
   if (c_total > 0 && !dhat_.empty())
-    for (std::size_t i = 0; i < n_; ++i)
-      for (std::size_t k = 0; k < n_; ++k)
-        if (i != k && t.model_connection(i, k) != 0) // machin zeroes the diagonal of P D P^T
-          edges_.push_back({i, k, t.model_connection(i, k) / c_total});
+    for (const auto& c : connections)
+      if (c.from != c.to && c.weight != 0) // machin zeroes the diagonal of P D P^T
+        edges_.push_back({c.from, c.to, c.weight / c_total});
   qhat_ = shares(t.model_complexity.data(), n_);
   khat_ = shares(t.complexity_capacity.data(), m_);
   if (qhat_.empty() || khat_.empty()) {

@@ -9,6 +9,8 @@
 //     troupe::optimize_placement(adam, logits, t, troupe::loss_weights{});
 #pragma once
 
+#include "troupe/assigner/specs.hpp"
+
 #include <xtensor/xtensor.hpp>
 
 #include <cstddef>
@@ -52,6 +54,11 @@ placement_loss evaluate_placement(const xt::xtensor<double, 2>& logits, const pl
 class prepared_placement {
 public:
   explicit prepared_placement(const placement_tensors& t);
+  /// The same with the connections as a list (repeated pairs add up, self-connections count in
+  /// the normalisation as machin's diagonal does) instead of `t.model_connection`, which must be
+  /// empty: memory linear in the modules and the connections, for models of thousands of
+  /// modules. Throws troupe::invalid_argument for a connection naming a module out of range.
+  prepared_placement(const placement_tensors& t, const std::vector<connection>& connections);
 
   std::size_t modules() const noexcept { return n_; }
   std::size_t devices() const noexcept { return m_; }
@@ -59,13 +66,16 @@ public:
 private:
   friend placement_loss evaluate_placement(const xt::xtensor<double, 2>&, const prepared_placement&,
                                            const loss_weights&);
+  struct from_list {};
+  prepared_placement(from_list, const placement_tensors& t,
+                     const std::vector<connection>& connections);
   struct edge {
     std::size_t from, to;
     double weight; // Chat_from,to
   };
   std::size_t n_, m_;
   std::vector<edge> edges_;
-  std::vector<double> dhat_;    // m x m, empty when all distances are 0
+  std::vector<double> dhat_; // m x m, empty when all distances are 0
   std::vector<double> size_, capacity_;
   std::vector<double> qhat_, khat_; // empty when either share is undefined
 };
@@ -79,7 +89,7 @@ struct adam_state {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double epsilon = 1e-8;
-  xt::xtensor<double, 2> first_moment;  // sized on the first step
+  xt::xtensor<double, 2> first_moment; // sized on the first step
   xt::xtensor<double, 2> second_moment;
   int step = 0;
 };
