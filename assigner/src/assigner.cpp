@@ -52,7 +52,7 @@ struct gradient_run {
 gradient_run run_gradient(const problem& p, xt::xtensor<double, 2> logits, int iterations,
                           double learning_rate) {
   gradient_run run;
-  const prepared_placement prepared{p.tensors};
+  const prepared_placement prepared{p.tensors, p.connections};
   adam_state adam{.learning_rate = learning_rate};
   run.trace.reserve(static_cast<std::size_t>(iterations) + 1);
   for (int t = 0; t < iterations; ++t)
@@ -84,32 +84,44 @@ xt::xtensor<double, 2> softmax_rows(const xt::xtensor<double, 2>& logits) {
   return p;
 }
 
-/// Enough rounds of the discrete search to use most of a second at n = 64, m = 8 (10,000
-/// rounds, ~0.06 ms each here; a round's descent scans n^2 m / 2 swaps a step). Two and a half
-/// times the rounds of before took the reference set's mean J / J* over n >= 16 and three seeds
-/// from 1.025 to 1.014 (with perturb's larger kicks). Larger problems get at least 1,000 rounds,
-/// or as many as about a second holds (1,000 at n = 256, m = 16; 62 at n = 1,024, m = 16, where
-/// a round takes ~30 ms): fewer cost 25-30 % of J at n = 256.
-std::size_t default_rounds(const problem& p) {
-  const double scan = std::max(static_cast<double>(p.n * p.n * p.m), 1.0);
-  const auto floor = std::min(1000.0, 256.0 * 256 * 16 * 1000 / scan);
-  return static_cast<std::size_t>(std::clamp(10000 * 32768 / scan, std::max(floor, 1.0), 25000.0));
+/// How the discrete search spends its effort: in how many independent chains, each with what
+/// budget.
+struct search_plan {
+  std::size_t chains = 1;
+  detail::placement_search::budget per_chain;
+};
+
+/// Chains: a chain needs hundreds of rounds per module to settle, so small problems split their
+/// effort into up to 8 chains (on the reference set, n <= 64, the worst J / J* over five seeds
+/// went from 1.26 to 1.12 with 8 chains) and large ones keep it in one (at n = 128 and 256, one
+/// chain instead of 8 took the mean J against the 60 s local search from 1.02 to 0.94 over three
+/// seeds). Effort: a budget of work (see placement_search::budget; ~2 ns a unit here) of about
+/// 0.6 s at n <= 64, growing with n up to about a second from n = 107 on, so that n = 256 stays
+/// well under 2 s with its gradient phase and first descents.
+search_plan plan_search(const problem& p, const assigner_options& options) {
+  search_plan plan;
+  plan.chains = std::clamp<std::size_t>(256 / std::max<std::size_t>(p.n, 1), 1, 8);
+  if (options.search_rounds) { // as many rounds in all, none at all for 0
+    const auto rounds = static_cast<std::size_t>(*options.search_rounds);
+    plan.chains = std::clamp<std::size_t>(rounds, 1, plan.chains);
+    plan.per_chain.rounds = rounds / plan.chains;
+    return plan;
+  }
+  const double n = static_cast<double>(p.n);
+  const double work = std::min(5e8, 3e8 * std::max(1.0, n / 64));
+  plan.per_chain.work = static_cast<std::uint64_t>(work / static_cast<double>(plan.chains));
+  return plan;
 }
 
-/// Iterated local search in independent chains from `start`, the best kept: on the reference
-/// set (n <= 64) over five seeds, 8 chains took the worst J / J* from 1.26 to 1.12 and the mean
-/// from 1.022 to 1.011 for the same rounds in all. Each chain needs rounds of its own: at
-/// n = 256, three chains of 333 rounds lost up to 17 % on GPU variants, so below 2,000 rounds
-/// there is one.
+/// Iterated local search in independent chains from `start`, the best kept.
 std::vector<std::size_t> best_of_chains(detail::placement_search& search,
-                                        const std::vector<std::size_t>& start, std::size_t rounds,
-                                        std::mt19937_64& rng) {
-  const auto chains = std::clamp<std::size_t>(rounds / 1000, 1, 8);
+                                        const std::vector<std::size_t>& start,
+                                        const search_plan& plan, std::mt19937_64& rng) {
   std::vector<std::size_t> best;
   double best_cost = 0;
-  for (std::size_t c = 0; c < chains; ++c) {
+  for (std::size_t c = 0; c < plan.chains; ++c) {
     search.reset(start);
-    search.iterate(std::max<std::size_t>(1, rounds / chains), rng);
+    search.iterate(plan.per_chain, rng);
     if (best.empty() || search.cost() < best_cost) {
       best = search.assignment();
       best_cost = search.cost();
@@ -200,9 +212,7 @@ assignment assign(const std::vector<module_spec>& modules, const std::vector<dev
     search.reset(*optimum);
     return finish(std::move(out), p, search, seed_run);
   }
-  const auto rounds =
-    options.search_rounds ? static_cast<std::size_t>(*options.search_rounds) : default_rounds(p);
-  search.reset(best_of_chains(search, *best, rounds, rng));
+  search.reset(best_of_chains(search, *best, plan_search(p, options), rng));
 
   return finish(std::move(out), p, search, seed_run);
 }

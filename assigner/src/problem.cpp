@@ -4,8 +4,10 @@
 
 #include <xtensor/xadapt.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace troupe::detail {
 
@@ -35,6 +37,35 @@ xt::xtensor<double, 2> normalised(const xt::xtensor<double, 2>& x) {
   for (double v : x)
     total += v;
   return total > 0 ? xt::xtensor<double, 2>(x / total) : xt::xtensor<double, 2>(xt::zeros_like(x));
+}
+
+/// p.links from p.connections: each connection i -> k (i != k) as a link of i and one of k,
+/// repeats merged, weights divided by `total` (the sum over all connections, self ones too,
+/// as machin normalises before zeroing the diagonal).
+void link_modules(problem& p, double total) {
+  std::vector<std::pair<std::size_t, link>> halves; // (module, its link)
+  if (total > 0)
+    for (const auto& c : p.connections)
+      if (c.from != c.to && c.weight != 0) {
+        halves.push_back({c.from, link{c.to, c.weight / total, 0}});
+        halves.push_back({c.to, link{c.from, 0, c.weight / total}});
+      }
+  std::sort(halves.begin(), halves.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first : x.second.other < y.second.other;
+  });
+  p.link_begin.assign(p.n + 1, 0);
+  for (std::size_t x = 0; x < halves.size(); ++x) {
+    const auto& [i, l] = halves[x];
+    if (x > 0 && halves[x - 1].first == i && halves[x - 1].second.other == l.other) {
+      p.links.back().out += l.out;
+      p.links.back().in += l.in;
+    } else {
+      p.links.push_back(l);
+    }
+    p.link_begin[i + 1] = p.links.size();
+  }
+  for (std::size_t i = 0; i < p.n; ++i) // modules without links end where the one before does
+    p.link_begin[i + 1] = std::max(p.link_begin[i + 1], p.link_begin[i]);
 }
 
 std::vector<double> normalised(const std::vector<double>& x) {
@@ -81,7 +112,8 @@ xt::xtensor<double, 2> distances(const std::vector<device_spec>& devices,
 
 } // namespace
 
-problem make_problem(const std::vector<module_spec>& modules, const std::vector<device_spec>& devices,
+problem make_problem(const std::vector<module_spec>& modules,
+                     const std::vector<device_spec>& devices,
                      const std::vector<connection>& connections, const assigner_options& options) {
   if (devices.empty())
     throw troupe::invalid_argument("devices is empty: there is nowhere to place the modules");
@@ -114,8 +146,8 @@ problem make_problem(const std::vector<module_spec>& modules, const std::vector<
       (options.initial_logits->shape(0) != p.n || options.initial_logits->shape(1) != p.m))
     throw troupe::invalid_argument(
       "assigner_options::initial_logits is " + std::to_string(options.initial_logits->shape(0)) +
-      "x" + std::to_string(options.initial_logits->shape(1)) + ", expected " +
-      std::to_string(p.n) + "x" + std::to_string(p.m) + " (modules x devices)");
+      "x" + std::to_string(options.initial_logits->shape(1)) + ", expected " + std::to_string(p.n) +
+      "x" + std::to_string(p.m) + " (modules x devices)");
 
   std::vector<double> complexity(p.n);
   for (std::size_t i = 0; i < p.n; ++i) {
@@ -130,14 +162,14 @@ problem make_problem(const std::vector<module_spec>& modules, const std::vector<
   for (std::size_t j = 0; j < p.m; ++j) {
     const auto& d = devices[j];
     p.device_names.push_back(d.name);
-    p.capacity.push_back(non_negative(d.memory_capacity_bytes, at("devices", j, "memory_capacity_bytes")) *
-                         options.max_mem_ratio / options.size_unit_bytes);
-    power[j] = d.compute_power
-                 ? non_negative(*d.compute_power, at("devices", j, "compute_power"))
-                 : (d.kind == device_kind::cpu ? options.cpu_weight : 1.0);
+    p.capacity.push_back(
+      non_negative(d.memory_capacity_bytes, at("devices", j, "memory_capacity_bytes")) *
+      options.max_mem_ratio / options.size_unit_bytes);
+    power[j] = d.compute_power ? non_negative(*d.compute_power, at("devices", j, "compute_power"))
+                               : (d.kind == device_kind::cpu ? options.cpu_weight : 1.0);
   }
 
-  xt::xtensor<double, 2> c = xt::zeros<double>({p.n, p.n});
+  double c_total = 0;
   for (std::size_t e = 0; e < connections.size(); ++e) {
     const auto& x = connections[e];
     if (x.from >= p.n || x.to >= p.n)
@@ -145,22 +177,20 @@ problem make_problem(const std::vector<module_spec>& modules, const std::vector<
         "connections[" + std::to_string(e) + "] joins module " + std::to_string(x.from) +
         " to module " + std::to_string(x.to) + ", but there are " + std::to_string(p.n) +
         " modules (indices 0.." + std::to_string(p.n == 0 ? 0 : p.n - 1) + ")");
-    c(x.from, x.to) += non_negative(x.weight, at("connections", e, "weight"));
+    c_total += non_negative(x.weight, at("connections", e, "weight"));
   }
+  p.connections = connections;
+  link_modules(p, c_total);
   const auto d = distances(devices, options);
 
   p.tensors.model_size = xt::adapt(p.size, {p.n});
   p.tensors.size_capacity = xt::adapt(p.capacity, {p.m});
   p.tensors.model_complexity = xt::adapt(complexity, {p.n});
   p.tensors.complexity_capacity = xt::adapt(power, {p.m});
-  p.tensors.model_connection = c;
   p.tensors.device_distance = d;
   p.weights = {options.connection_weight, options.size_match_weight,
                options.complexity_match_weight, options.entropy_weight};
 
-  p.chat = normalised(c);
-  for (std::size_t i = 0; i < p.n; ++i)
-    p.chat(i, i) = 0;
   p.dhat = normalised(d);
   p.qhat = normalised(complexity);
   p.phat = normalised(power);
@@ -176,9 +206,8 @@ problem make_problem(const std::vector<module_spec>& modules, const std::vector<
 double placement_cost(const problem& p, const std::vector<std::size_t>& a) {
   double conn = 0;
   for (std::size_t i = 0; i < p.n; ++i)
-    for (std::size_t k = 0; k < p.n; ++k)
-      if (p.chat(i, k) != 0)
-        conn += p.chat(i, k) * p.dhat(a[i], a[k]);
+    for (const auto& l : p.links_of(i))
+      conn += l.out * p.dhat(a[i], a[l.other]);
   conn /= static_cast<double>(p.n * p.n);
   double bal = 0;
   if (p.balance) {

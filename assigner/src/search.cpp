@@ -15,25 +15,25 @@ constexpr std::size_t stall_rounds = 300; // iterate(): rounds without a new bes
 } // namespace
 
 placement_search::placement_search(const problem& p)
-  : p_(p), n_(p.n), m_(p.m), neighbours_(p.n), chat_(p.chat.begin(), p.chat.end()),
-    dhat_(p.dhat.begin(), p.dhat.end()),
+  : p_(p), n_(p.n), m_(p.m), dhat_(p.dhat.begin(), p.dhat.end()),
     conn_scale_(p.weights.connection / static_cast<double>(p.n * p.n)),
     bal_scale_(p.balance ? p.weights.complexity_match / static_cast<double>(p.m) : 0.0),
-    size_(p.size), qhat_(p.qhat), phat_(p.phat) {
+    size_(p.size), qhat_(p.qhat), phat_(p.phat), device_changed_(p.m, 0), module_changed_(p.n, 0),
+    pair_row_(p.n, 0.0) {
   for (std::size_t j = 0; j < m_; ++j)
     limit_.push_back(p.capacity[j] * (1 + 1e-12));
   for (std::size_t i = 0; i < n_; ++i)
     square_.push_back(2 * bal_scale_ * qhat_[i] * qhat_[i]);
-  for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t k = 0; k < n_; ++k)
-      pair_weight_.push_back(c(i, k) + c(k, i));
   for (std::size_t j = 0; j < m_; ++j)
     for (std::size_t l = 0; l < m_; ++l)
       exchange_.push_back(d(j, l) + d(l, j) - d(j, j) - d(l, l));
-  for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t k = 0; k < n_; ++k)
-      if (i != k && (c(i, k) != 0 || c(k, i) != 0))
-        neighbours_[i].push_back(k);
+}
+
+double placement_search::pair_weight(std::size_t i, std::size_t k) const noexcept {
+  for (const auto& l : p_.links_of(i))
+    if (l.other == k)
+      return l.out + l.in;
+  return 0;
 }
 
 void placement_search::reset(const std::vector<std::size_t>& a) {
@@ -44,14 +44,15 @@ void placement_search::reset(const std::vector<std::size_t>& a) {
     share_[a_[i]] += p_.qhat[i];
   t_.assign(n_ * m_, 0.0);
   for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t k : neighbours_[i])
+    for (const auto& l : p_.links_of(i))
       for (std::size_t j = 0; j < m_; ++j)
-        t(i, j) += c(i, k) * d(j, a_[k]) + c(k, i) * d(a_[k], j);
+        t(i, j) += l.out * d(j, a_[l.other]) + l.in * d(a_[l.other], j);
   u_.resize(n_ * m_);
   for (std::size_t i = 0; i < n_; ++i)
     for (std::size_t j = 0; j < m_; ++j)
       u(i, j) = conn_scale_ * t(i, j) + 2 * bal_scale_ * qhat_[i] * (share_[j] - phat_[j]);
   cost_ = placement_cost(p_, a_);
+  forget_swaps();
 }
 
 bool placement_search::feasible() const noexcept { return fits(p_, load_); }
@@ -72,7 +73,7 @@ double placement_search::swap_delta(std::size_t i, std::size_t k) const {
   const auto di = a_[i], dk = a_[k];
   const double s = qhat_[i] - qhat_[k];
   return u(i, dk) - u(i, di) + u(k, di) - u(k, dk) + 2 * bal_scale_ * s * s +
-         conn_scale_ * pair_weight_[i * n_ + k] * exchange(di, dk);
+         conn_scale_ * pair_weight(i, k) * exchange(di, dk);
 }
 
 bool placement_search::move_fits(std::size_t i, std::size_t q) const {
@@ -90,8 +91,10 @@ void placement_search::move(std::size_t i, std::size_t q) {
   if (from == q)
     return;
   cost_ += move_delta(i, q);
-  for (std::size_t k : neighbours_[i]) {
-    const double c_ki = c(k, i), c_ik = c(i, k);
+  for (const auto& l : p_.links_of(i)) {
+    // t(k, j) counts Chat_ki Dhat(j, a_i) + Chat_ik Dhat(a_i, j) for its neighbour i
+    const auto k = l.other;
+    const double c_ki = l.in, c_ik = l.out;
     for (std::size_t j = 0; j < m_; ++j) {
       const double dt = c_ki * (d(j, q) - d(j, from)) + c_ik * (d(q, j) - d(from, j));
       t(k, j) += dt;
@@ -103,6 +106,8 @@ void placement_search::move(std::size_t i, std::size_t q) {
   share_[from] -= qhat_[i];
   share_[q] += qhat_[i];
   a_[i] = q;
+  note_move(i, from, q);
+  work_ += p_.links_of(i).size() * m_ + n_;
   // B changed on two devices: so did the balance part of their columns of u.
   const double shift = 2 * bal_scale_ * qhat_[i];
   for (std::size_t k = 0; k < n_; ++k) {
@@ -157,71 +162,29 @@ bool placement_search::repair() {
 }
 
 void placement_search::descend() {
-  std::vector<std::vector<std::size_t>> on(m_);
-  std::vector<double> q_share, q_size, q_gain;
   for (;;) {
     // Costs shrink like 1/n^2, so "better" is relative to the current cost.
-    double best = -relative_tolerance * std::abs(cost_);
-    std::size_t best_i = 0, best_j = 0;
-    bool is_swap = false, found = false;
-    for (std::size_t i = 0; i < n_; ++i)
-      for (std::size_t q = 0; q < m_; ++q)
-        if (q != a_[i] && move_fits(i, q)) {
-          const double d = move_delta(i, q);
-          if (d < best) {
-            best = d;
-            best_i = i;
-            best_j = q;
-            is_swap = false;
-            found = true;
-          }
-        }
-    // Swaps, device pair by device pair, with the modules of the second device gathered into
-    // contiguous arrays: the scan is the hot loop of the whole assigner.
-    for (auto& list : on)
-      list.clear();
-    for (std::size_t i = 0; i < n_; ++i)
-      on[a_[i]].push_back(i);
-    for (std::size_t p = 0; p < m_; ++p)
-      for (std::size_t q = p + 1; q < m_; ++q) {
-        const auto& ks = on[q];
-        q_share.resize(ks.size());
-        q_size.resize(ks.size());
-        q_gain.resize(ks.size());
-        for (std::size_t x = 0; x < ks.size(); ++x) {
-          q_share[x] = qhat_[ks[x]];
-          q_size[x] = size_[ks[x]];
-          q_gain[x] = u(ks[x], p) - u(ks[x], q);
-        }
-        // i (on p) and k (on q) trade places iff size_i - size_k fits both rooms.
-        const double room_q = limit_[q] - load_[q], room_p = limit_[p] - load_[p];
-        const double pair = conn_scale_ * exchange(p, q);
-        for (std::size_t i : on[p]) {
-          const double gain_i = u(i, q) - u(i, p), share_i = qhat_[i], size_i = size_[i];
-          const double* w = &pair_weight_[i * n_];
-          for (std::size_t x = 0; x < ks.size(); ++x) {
-            const double grow = size_i - q_size[x];
-            if (grow > room_q || -grow > room_p)
-              continue;
-            const double ds = share_i - q_share[x];
-            const double d = gain_i + q_gain[x] + 2 * bal_scale_ * ds * ds + pair * w[ks[x]];
-            if (d < best) {
-              best = d;
-              best_i = i;
-              best_j = ks[x];
-              is_swap = true;
-              found = true;
-            }
-          }
-        }
-      }
-    if (!found)
+    candidate best{-relative_tolerance * std::abs(cost_), 0, 0, false, false};
+    find_best_move(best);
+    find_best_swap(best);
+    if (!best.found)
       return;
-    if (is_swap)
-      swap(best_i, best_j);
+    if (best.is_swap)
+      swap(best.i, best.j);
     else
-      move(best_i, best_j);
+      move(best.i, best.j);
   }
+}
+
+void placement_search::find_best_move(candidate& best) {
+  work_ += n_ * m_;
+  for (std::size_t i = 0; i < n_; ++i)
+    for (std::size_t q = 0; q < m_; ++q)
+      if (q != a_[i] && move_fits(i, q)) {
+        const double d = move_delta(i, q);
+        if (d < best.delta)
+          best = {d, i, q, false, true};
+      }
 }
 
 void placement_search::swap(std::size_t i, std::size_t k) {
@@ -271,15 +234,15 @@ bool placement_search::move_group(std::size_t size, std::mt19937_64& rng) {
   std::vector<std::size_t> group{seed};
   double group_size = size_[seed];
   for (std::size_t g = 0; g < group.size() && group.size() < size; ++g) {
-    auto next = neighbours_[group[g]];
-    std::sort(next.begin(), next.end(), [&](std::size_t x, std::size_t y) {
-      return pair_weight_[group[g] * n_ + x] > pair_weight_[group[g] * n_ + y];
-    });
-    for (std::size_t k : next)
-      if (a_[k] == from && std::find(group.begin(), group.end(), k) == group.end() &&
+    const auto links = p_.links_of(group[g]);
+    std::vector<link> next(links.begin(), links.end());
+    std::sort(next.begin(), next.end(),
+              [](const link& x, const link& y) { return x.out + x.in > y.out + y.in; });
+    for (const auto& l : next)
+      if (a_[l.other] == from && std::find(group.begin(), group.end(), l.other) == group.end() &&
           group.size() < size) {
-        group.push_back(k);
-        group_size += size_[k];
+        group.push_back(l.other);
+        group_size += size_[l.other];
       }
   }
   if (group.size() < 2)
@@ -292,11 +255,14 @@ bool placement_search::move_group(std::size_t size, std::mt19937_64& rng) {
   return true;
 }
 
-void placement_search::iterate(std::size_t rounds, std::mt19937_64& rng) {
+void placement_search::iterate(budget limit, std::mt19937_64& rng) {
   if (n_ < 2 || m_ < 2)
     return;
   descend();
-  const auto save = [&] { return state{a_, load_, share_, t_, u_, cost_}; };
+  const auto save = [&] {
+    work_ += 2 * n_ * m_; // copying t and u
+    return state{a_, load_, share_, t_, u_, cost_};
+  };
   const auto restore = [&](const state& x) {
     a_ = x.a;
     load_ = x.load;
@@ -304,11 +270,16 @@ void placement_search::iterate(std::size_t rounds, std::mt19937_64& rng) {
     t_ = x.t;
     u_ = x.u;
     cost_ = x.cost;
+    forget_swaps();
+    work_ += 2 * n_ * m_;
   };
   auto current = save();
   auto best = current;
   std::size_t since_best = 0;
-  for (std::size_t r = 0; r < rounds; ++r) {
+  const auto work_limit = limit.work > std::numeric_limits<std::uint64_t>::max() - work_
+                            ? std::numeric_limits<std::uint64_t>::max()
+                            : work_ + limit.work;
+  for (std::size_t r = 0; r < limit.rounds && work_ < work_limit; ++r) {
     if (since_best >= stall_rounds) {
       // The walk is stuck in one basin: start over from a random placement (made to fit) and
       // carry on from wherever its descent lands, good or not. The best stays aside.
@@ -414,9 +385,9 @@ std::optional<std::vector<std::size_t>> construct_fitting(const problem& p, bool
       if (load[j] + p.size[i] > p.capacity[j] * (1 + 1e-12))
         continue;
       double conn = 0;
-      for (std::size_t k = 0; k < p.n; ++k)
-        if (placed[k])
-          conn += p.chat(i, k) * p.dhat(j, a[k]) + p.chat(k, i) * p.dhat(a[k], j);
+      for (const auto& l : p.links_of(i))
+        if (placed[l.other])
+          conn += l.out * p.dhat(j, a[l.other]) + l.in * p.dhat(a[l.other], j);
       double bal = 0;
       if (p.balance) {
         const double before = share[j] - p.phat[j], after = before + p.qhat[i];

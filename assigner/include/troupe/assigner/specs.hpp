@@ -60,8 +60,9 @@ struct assigner_options {
   std::optional<xt::xtensor<double, 2>> initial_logits;
   /// Device distances, m x m, instead of the gpu/cpu defaults.
   std::optional<xt::xtensor<double, 2>> distance;
-  /// Perturbation rounds of the discrete search after the gradient phase; unset: scaled to
-  /// the problem (about half a second at 64 modules on 8 devices).
+  /// Perturbation rounds of the discrete search after the gradient phase; unset: a budget of
+  /// work scaled to the problem (about 0.6 s up to 64 modules, a second from about 100 on, the
+  /// same search for the same seed whatever the machine's load).
   std::optional<int> search_rounds;
 };
 
