@@ -201,6 +201,9 @@ assignment assign(const std::vector<module_spec>& modules, const std::vector<dev
   bool exhausted = false;
   if (auto built = detail::construct_fitting(p, exhausted))
     consider(*built, nullptr);
+  // Along the connections, one run per device: at n = 128 and 256 the search from there ended
+  // 8 % lower than from the other starts (mean J against the 60 s search, three seeds).
+  consider(detail::contiguous_runs(p), nullptr);
   if (!best)
     throw capacity_error(
       exhausted ? "no placement of the " + std::to_string(p.n) + " modules fits the devices' memory"

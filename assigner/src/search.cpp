@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <queue>
 
 namespace troupe::detail {
 
@@ -419,6 +420,61 @@ std::optional<std::vector<std::size_t>> construct_fitting(const problem& p, bool
     return a;
   exhausted = budget > 0;
   return std::nullopt;
+}
+
+namespace {
+
+/// Kahn's algorithm over the links that go forward (out > 0), smallest index first; modules left
+/// on a cycle follow in index order.
+std::vector<std::size_t> order_along_connections(const problem& p) {
+  std::vector<std::size_t> waiting(p.n, 0);
+  for (std::size_t i = 0; i < p.n; ++i)
+    for (const auto& l : p.links_of(i))
+      if (l.in > 0)
+        ++waiting[i];
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t i = 0; i < p.n; ++i)
+    if (waiting[i] == 0)
+      ready.push(i);
+  std::vector<std::size_t> order;
+  std::vector<bool> placed(p.n, false);
+  while (order.size() < p.n) {
+    if (ready.empty()) // a cycle: take the first module not yet placed
+      for (std::size_t i = 0; i < p.n; ++i)
+        if (!placed[i]) {
+          ready.push(i);
+          break;
+        }
+    const auto i = ready.top();
+    ready.pop();
+    if (placed[i])
+      continue;
+    placed[i] = true;
+    order.push_back(i);
+    for (const auto& l : p.links_of(i))
+      if (l.out > 0 && !placed[l.other] && --waiting[l.other] == 0)
+        ready.push(l.other);
+  }
+  return order;
+}
+
+} // namespace
+
+std::vector<std::size_t> contiguous_runs(const problem& p) {
+  std::vector<std::size_t> a(p.n, 0);
+  double total_power = 0;
+  for (double x : p.phat)
+    total_power += x;
+  std::size_t device = 0;
+  double done = 0, target = p.phat.empty() ? 0 : p.phat[0];
+  for (std::size_t i : order_along_connections(p)) {
+    // Next device once this one has its share (a module going where more of it falls).
+    while (device + 1 < p.m && (p.phat[device] == 0 || done + p.qhat[i] / 2 > target))
+      target += p.phat[++device];
+    a[i] = total_power > 0 ? device : i * p.m / p.n;
+    done += p.qhat[i];
+  }
+  return a;
 }
 
 } // namespace troupe::detail

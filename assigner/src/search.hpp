@@ -138,4 +138,10 @@ std::optional<std::vector<std::size_t>> enumerate_best(const problem& p,
 /// none exists or none was found within the search limit (`exhausted` says which).
 std::optional<std::vector<std::size_t>> construct_fitting(const problem& p, bool& exhausted);
 
+/// The modules in an order along their connections (a topological order where the connections
+/// allow one, module index breaking ties), cut into one run per device, each run holding about
+/// the device's share of the compute: few connections cross, and the compute is balanced. May
+/// not fit.
+std::vector<std::size_t> contiguous_runs(const problem& p);
+
 } // namespace troupe::detail

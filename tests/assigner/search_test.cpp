@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -92,6 +93,50 @@ TEST(placement_search, kept_swaps_are_the_best_of_all_after_every_move) {
     ++compared;
   }
   EXPECT_GT(compared, 100);
+}
+
+} // namespace
+} // namespace troupe::detail
+
+namespace troupe::detail {
+namespace {
+
+problem chain_problem(const std::vector<std::size_t>& along, std::vector<device_spec> devices,
+                      std::vector<connection> extra = {}) {
+  std::vector<module_spec> modules;
+  for (std::size_t i = 0; i < along.size(); ++i)
+    modules.push_back({"m" + std::to_string(i), 1 << 20, 1.0});
+  for (std::size_t x = 1; x < along.size(); ++x)
+    extra.push_back({along[x - 1], along[x], 1.0});
+  return make_problem(modules, devices, extra, assigner_options{});
+}
+
+std::vector<device_spec> gpus(std::size_t count) {
+  std::vector<device_spec> devices;
+  for (std::size_t j = 0; j < count; ++j)
+    devices.push_back({"cuda:" + std::to_string(j), device_kind::gpu, 1e12});
+  return devices;
+}
+
+TEST(contiguous_runs, cut_the_modules_along_their_connections_into_equal_shares) {
+  // The chain visits the modules in a scrambled index order: runs follow the chain.
+  std::vector<std::size_t> along(12);
+  for (std::size_t x = 0; x < along.size(); ++x)
+    along[x] = (x * 5) % 12;
+  const auto p = chain_problem(along, gpus(3));
+  const auto a = contiguous_runs(p);
+  for (std::size_t x = 0; x < along.size(); ++x)
+    EXPECT_EQ(a[along[x]], x / 4) << "the " << x << "th module along the chain";
+}
+
+TEST(contiguous_runs, give_a_device_without_compute_nothing_and_survive_a_cycle) {
+  auto devices = gpus(2);
+  devices.push_back({"cpu", device_kind::cpu, 1e12}); // power 0 (machin's cpu_weight)
+  std::swap(devices[1], devices[2]);
+  const auto p = chain_problem({0, 1, 2, 3, 4, 5}, devices, {{5, 0, 1.0}}); // 5 -> 0 closes it
+  const auto a = contiguous_runs(p);
+  const std::vector<std::size_t> expected{0, 0, 0, 2, 2, 2};
+  EXPECT_EQ(a, expected);
 }
 
 } // namespace
