@@ -31,7 +31,8 @@ void install_join_main(worker_main main) noexcept;
 
 struct runtime_options {
   /// Threads of the actor scheduler, which runs troupe's dispatchers (pool workers have threads
-  /// of their own). Default: 2. Command line: `--troupe-scheduler-threads=N`.
+  /// of their own). Default: 1 on a machine of two cores or fewer, else 2. Command line:
+  /// `--troupe-scheduler-threads=N`.
   std::optional<int> scheduler_threads;
 };
 
