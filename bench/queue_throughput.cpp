@@ -97,28 +97,42 @@ double socket_seconds(std::size_t bytes, int messages) {
   return s;
 }
 
+struct stream_timing {
+  double start;  // seconds a message while the stream starts (its segments are new)
+  double steady; // seconds a message after that
+};
+
 /// Seconds per message through queue<xarray<float>> (copy mode), producer in a child process;
-/// the consumer takes a new array each time (get) or reuses one (get_into).
-double copy_mode_seconds(std::size_t floats, int messages, std::size_t depth, bool reuse) {
+/// the consumer takes a new array each time (get) or reuses one (get_into). A stream of large
+/// tensors makes a new segment for each of its first messages until the ones the consumer hands
+/// back as spares go round (depth + 2 of them: the queue's, the one being written, the one being
+/// read); those messages are timed on their own, as the stream's start.
+stream_timing copy_mode_seconds(std::size_t floats, int messages, std::size_t depth, bool reuse) {
   const auto name = fresh_name("bench-copy");
   auto q = troupe::queue<xt::xarray<float>>::create(name, {.max_messages = depth});
+  const int starting = static_cast<int>(depth) + 2;
   const auto child = spawn([&] {
     auto out = troupe::queue<xt::xarray<float>>::open(name);
     const xt::xarray<float> tensor = xt::ones<float>({floats});
-    for (int m = 0; m < messages; ++m)
+    for (int m = 0; m < 1 + starting + messages; ++m)
       out.put(tensor);
   });
-  xt::xarray<float> reused = q.get(); // the producer is up; time the steady state
-  const auto start = clock_type::now();
-  for (int m = 1; m < messages; ++m)
-    if (reuse)
-      q.get_into(reused);
-    else
-      (void)q.get();
-  const double s = seconds_since(start) / (messages - 1);
+  xt::xarray<float> reused = q.get(); // the producer is up
+  const auto receive = [&](int count) {
+    const auto start = clock_type::now();
+    for (int m = 0; m < count; ++m)
+      if (reuse)
+        q.get_into(reused);
+      else
+        (void)q.get();
+    return seconds_since(start) / count;
+  };
+  stream_timing timing{};
+  timing.start = receive(starting);
+  timing.steady = receive(messages);
   reap(child);
   q.unlink();
-  return s;
+  return timing;
 }
 
 /// Seconds per message through queue<shared_tensor<float>> (the same tensor, again and again).
@@ -217,13 +231,14 @@ int main() {
               "queue depth 256 (1 KiB), 8 (1 MiB), 2 (64 MiB)\n");
   std::printf("%-7s %-22s %14s %10s %12s\n", "size", "transport", "msg/s", "GB/s", "vs memcpy");
   double k1_msgs = 0, k1_ratio_to_socket = 0, m1_fraction = 0, m64_fraction = 0,
-         m64_get_fraction = 0, m64_get_us = 0;
+         m64_get_fraction = 0, m64_get_us = 0, m64_start_ms = 0;
   for (const auto& c : cases) {
     const auto floats = c.bytes / sizeof(float);
     const double mem = memcpy_seconds(c.bytes);
     const double uds = socket_seconds(c.bytes, std::max(4, c.messages / 4));
-    const double copy_new = copy_mode_seconds(floats, c.messages, c.depth, false);
-    const double copy = copy_mode_seconds(floats, c.messages, c.depth, true);
+    const auto copy_new_timing = copy_mode_seconds(floats, c.messages, c.depth, false);
+    const double copy_new = copy_new_timing.steady;
+    const double copy = copy_mode_seconds(floats, c.messages, c.depth, true).steady;
     const double shared = shared_mode_seconds(floats, c.messages, c.depth);
     const auto row = [&](const char* what, double s) {
       std::printf("%-7s %-22s %14.0f %10.2f %11.2fx\n", c.label, what, 1 / s,
@@ -244,6 +259,7 @@ int main() {
       m64_fraction = mem / copy;
       m64_get_fraction = mem / copy_new;
       m64_get_us = copy_new * 1e6;
+      m64_start_ms = copy_new_timing.start * 1e3;
     }
   }
   const double handoff = shared_handoff_us((64u << 20) / sizeof(float), 200);
@@ -256,12 +272,13 @@ int main() {
   // stay with the process (troupe::retain_freed_memory), against memcpy in the same state.
   troupe::retain_freed_memory(256u << 20);
   const double m64_retained_fraction =
-    memcpy_seconds(64u << 20) / copy_mode_seconds((64u << 20) / sizeof(float), 24, 2, false);
+    memcpy_seconds(64u << 20) / copy_mode_seconds((64u << 20) / sizeof(float), 24, 2, false).steady;
   std::printf("queue_1k_msgs_per_s %.0f msg/s\n", k1_msgs);
   std::printf("queue_1k_ratio_to_unix_socket %.3f x\n", k1_ratio_to_socket);
   std::printf("queue_1m_copy_get_into_fraction_of_memcpy %.3f ratio\n", m1_fraction);
   std::printf("queue_64m_copy_get_into_fraction_of_memcpy %.3f ratio\n", m64_fraction);
   std::printf("queue_64m_get_fraction_of_memcpy %.3f ratio\n", m64_get_fraction);
+  std::printf("queue_64m_get_stream_start_ms %.1f ms\n", m64_start_ms);
   std::printf("queue_64m_get_retained_fraction_of_memcpy %.3f ratio\n", m64_retained_fraction);
   std::printf("queue_shared_64m_handoff_us %.1f us\n", handoff);
   std::printf("queue_shared_64m_first_read_us %.1f us\n", first_read);

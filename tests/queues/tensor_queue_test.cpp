@@ -14,6 +14,10 @@
 #include <csignal>
 #include <sys/mman.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 
 namespace {
@@ -69,6 +73,35 @@ TEST(tensor_queue, get_into_reuses_the_receivers_array_when_the_shape_matches) {
   q.get_into(into);
   EXPECT_EQ(into, xt::ones<float>({3})) << "another shape: resized";
   EXPECT_THROW(q.get_into(into, 10ms), troupe::timeout_error);
+  q.unlink();
+}
+
+/// The VmFlags of this process's mapping that holds `address` ("" if none).
+std::string mapping_flags(const void* address) {
+  std::ifstream smaps{"/proc/self/smaps"};
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t from = 0, to = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &from, &to) == 2 && line.find(':') > line.find(' '))
+      inside = from <= at && at < to;
+    else if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line;
+  }
+  return "";
+}
+
+TEST(tensor_queue, a_large_received_array_is_advised_to_huge_pages_before_the_copy) {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage"))
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  auto q = troupe::queue<xt::xarray<float>>::create(unique_name("hugepages"));
+  const xt::xarray<float> big = xt::ones<float>({4u << 20}); // 16 MiB
+  q.put(big);
+  const auto got = q.get();
+  EXPECT_EQ(got, big);
+  // A fresh array faulted in 4 KiB at a time cost 30 ms at 64 MiB here, 7 ms in 2 MiB pages.
+  EXPECT_NE(mapping_flags(got.data() + got.size() / 2).find(" hg"), std::string::npos)
+    << mapping_flags(got.data() + got.size() / 2);
   q.unlink();
 }
 
