@@ -5,10 +5,10 @@
 //
 // This process is member 0 and starts member 1 (itself again). They form two worlds in turn:
 // one over TCP alone (world_options::shared_memory = false), one with same-host members'
-// shared-memory inboxes (the default). In each, every round times tiny rpc_sync calls call by
-// call in turn with raw CAF requests to an echo actor member 1 publishes through the same
-// middleman, then a window of pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there
-// and back. The last lines are `name value unit`, read by tooling.
+// shared-memory inboxes (the default). In each, every round times tiny rpc_sync calls in turn
+// with raw CAF requests to an echo actor member 1 publishes through the same middleman (call by
+// call over TCP, block by block through shared memory: see tiny_calls), then a window of
+// pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there and back. The last lines are `name value unit`, read by tooling.
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/distributed/world.hpp"
@@ -38,6 +38,7 @@ using clock_type = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr int calls_per_block = 200;
+constexpr int spaced_calls = 20;
 constexpr int pipelined_calls = 4000;
 constexpr int window = 256;
 
@@ -83,23 +84,52 @@ int serve(int port) {
 }
 
 struct figures {
-  std::vector<double> troupe_us, raw_us, calls_per_s, tensor_ms;
+  std::vector<double> troupe_us, raw_us, spaced_us, calls_per_s, tensor_ms;
 };
 
-void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const caf::actor& raw,
-               const xt::xarray<float>& tensor, figures& out) {
+/// Tiny rpc_sync calls and raw CAF requests. Over TCP they alternate call by call, so that both
+/// meet the same state of the network stack. Through shared memory they take turns by block:
+/// a call that follows a raw CAF request finds the other process's threads on cold, halted
+/// cores (this VM wakes one in tens of microseconds), which measures the interleaving, not the
+/// call (calls 1 ms apart are timed on their own, as `spaced`).
+void tiny_calls(troupe::rpc_group& group, caf::scoped_actor& self, const caf::actor& raw,
+                bool by_block, figures& out) {
   std::vector<double> troupe_block, raw_block;
-  for (int i = 0; i < calls_per_block; ++i) {
-    auto start = clock_type::now();
+  const auto call_troupe = [&](int i) {
+    const auto start = clock_type::now();
     (void)group.rpc_sync("rank-1", rpc_bench_add, i, 1);
     troupe_block.push_back(since_us(start));
-    start = clock_type::now();
+  };
+  const auto call_raw = [&](int i) {
+    const auto start = clock_type::now();
     self->request(raw, caf::infinite, std::int32_t{i}, std::int32_t{1})
       .receive([](std::int32_t) {}, [](caf::error&) { std::abort(); });
     raw_block.push_back(since_us(start));
+  };
+  for (int i = 0; i < calls_per_block; ++i) {
+    call_troupe(i);
+    if (!by_block)
+      call_raw(i);
   }
+  for (int i = 0; by_block && i < calls_per_block; ++i)
+    call_raw(i);
   out.troupe_us.push_back(median(troupe_block));
   out.raw_us.push_back(median(raw_block));
+  if (!by_block)
+    return;
+  std::vector<double> spaced;
+  for (int i = 0; i < spaced_calls; ++i) {
+    std::this_thread::sleep_for(1ms);
+    const auto start = clock_type::now();
+    (void)group.rpc_sync("rank-1", rpc_bench_add, i, 1);
+    spaced.push_back(since_us(start));
+  }
+  out.spaced_us.push_back(median(spaced));
+}
+
+void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const caf::actor& raw,
+               const xt::xarray<float>& tensor, bool shared_memory, figures& out) {
+  tiny_calls(group, self, raw, shared_memory, out);
 
   const auto start = clock_type::now();
   std::vector<troupe::async_result<int>> in_flight;
@@ -140,7 +170,7 @@ figures measure(int port, bool shared_memory, int rounds) {
   caf::scoped_actor self{*state.system};
   const xt::xarray<float> tensor = xt::ones<float>({std::size_t{262144}}); // 1 MiB
   for (int round = 0; round < rounds; ++round)
-    one_round(group, self, raw, tensor, out);
+    one_round(group, self, raw, tensor, shared_memory, out);
   group.barrier();
   return out;
 }
@@ -161,6 +191,8 @@ int lead(int rounds) {
   std::printf("%-42s %10.1f us\n", "troupe rpc_sync, tiny task, shared memory",
               median(local.troupe_us));
   std::printf("%-42s %10.1f us\n", "raw CAF request/response (same run)", median(local.raw_us));
+  std::printf("%-42s %10.1f us\n", "troupe rpc_sync, shared memory, 1 ms apart",
+              median(local.spaced_us));
   std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, TCP",
               median(tcp.calls_per_s));
   std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, shm",

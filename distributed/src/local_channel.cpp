@@ -23,10 +23,15 @@ local_channel::local_channel(world_core& core, const std::string& world_id)
   : core_(core), world_id_(world_id),
     requests_(queue<local_message>::create(inbox_name(core.options.rank, false), inbox_options())),
     replies_(queue<local_message>::create(inbox_name(core.options.rank, true), inbox_options())) {
+  // Each reader hands what it reads to another thread (an executor, a waiting caller), which
+  // needs the core a reader watching its inbox would hold: 65-100 us a local rpc_sync on two
+  // cores with the watching, 10-25 us without.
+  requests_.spin_while_waiting(false);
+  replies_.spin_while_waiting(false);
   for (int rank = 0; rank < core.options.world_size; ++rank)
     lost_.push_back(std::make_unique<std::atomic<bool>>(false));
-  readers_.emplace_back([this] { settle_replies(); });
-  readers_.emplace_back([this] { serve_requests(); });
+  replies_reader_ = std::thread{[this] { settle_replies(); }};
+  core_.post([this] { read_request(); });
 }
 
 local_channel::~local_channel() { stop(); }
@@ -128,8 +133,7 @@ void local_channel::stop() noexcept {
     return;
   requests_.close();
   replies_.close();
-  for (auto& reader : readers_)
-    reader.join();
+  replies_reader_.join();
   std::map<std::uint64_t, std::pair<int, bytes_result>> pending;
   {
     std::lock_guard guard{mutex_};
@@ -137,6 +141,11 @@ void local_channel::stop() noexcept {
   }
   for (auto& [_, entry] : pending)
     entry.second->set_error(std::make_exception_ptr(state_error("the world has stopped")));
+  {
+    // The calls failed above may have been what kept the executor from reaching the read.
+    std::unique_lock guard{mutex_};
+    requests_read_.wait(guard, [this] { return !reading_requests_; });
+  }
   for (auto* inbox : {&requests_, &replies_}) {
     try {
       inbox->unlink();
@@ -202,36 +211,46 @@ void local_channel::settle_replies() {
     settle(*reply);
 }
 
-void local_channel::serve_requests() {
-  while (auto request = next_of(requests_, [](const std::exception&) {})) {
-    if (request->from < 0 || request->from >= core_.options.world_size)
-      continue;
-    core_.post([this, request = std::move(*request)]() mutable {
-      auto answer = core_.run(request.group,
-                              incoming_call{static_cast<call_kind>(request.kind),
-                                            std::move(request.key), std::move(request.name),
-                                            std::move(request.type), std::move(request.payload)});
-      local_message reply;
-      reply.is_reply = true;
-      reply.id = request.id;
-      reply.from = core_.options.rank;
-      reply.status = static_cast<std::uint8_t>(answer.status);
-      reply.text = std::move(answer.text);
-      reply.payload = to_wire(answer.payload);
-      try {
-        (void)put(request.from, true, reply); // a caller that is gone has no use for it
-      } catch (const std::exception& e) {
-        // An answer too large for the shared memory left: the caller gets that, not silence.
-        local_message failure = std::move(reply);
-        failure.status = static_cast<std::uint8_t>(reply_status::state_error);
-        failure.text = std::string{"the answer could not be sent: "} + e.what();
-        failure.payload.clear();
-        try {
-          (void)put(request.from, true, failure);
-        } catch (...) {
-        }
-      }
-    });
+void local_channel::read_request() {
+  auto request = next_of(requests_, [](const std::exception&) {});
+  while (request && (request->from < 0 || request->from >= core_.options.world_size))
+    request = next_of(requests_, [](const std::exception&) {});
+  if (!request) {
+    std::lock_guard guard{mutex_};
+    reading_requests_ = false;
+    requests_read_.notify_all();
+    return;
+  }
+  // Another executor thread reads the next request while this one answers: the call starts
+  // without waiting for a second thread to wake (a local rpc_sync: ~30 us -> ~20 us here).
+  core_.post([this] { read_request(); });
+  answer(*request);
+}
+
+void local_channel::answer(local_message& request) {
+  auto outcome = core_.run(request.group,
+                           incoming_call{static_cast<call_kind>(request.kind),
+                                         std::move(request.key), std::move(request.name),
+                                         std::move(request.type), std::move(request.payload)});
+  local_message reply;
+  reply.is_reply = true;
+  reply.id = request.id;
+  reply.from = core_.options.rank;
+  reply.status = static_cast<std::uint8_t>(outcome.status);
+  reply.text = std::move(outcome.text);
+  reply.payload = to_wire(outcome.payload);
+  try {
+    (void)put(request.from, true, reply); // a caller that is gone has no use for it
+  } catch (const std::exception& e) {
+    // An answer too large for the shared memory left: the caller gets that, not silence.
+    local_message failure = std::move(reply);
+    failure.status = static_cast<std::uint8_t>(reply_status::state_error);
+    failure.text = std::string{"the answer could not be sent: "} + e.what();
+    failure.payload.clear();
+    try {
+      (void)put(request.from, true, failure);
+    } catch (...) {
+    }
   }
 }
 

@@ -1,10 +1,10 @@
 // Calls between members on one host, through troupe's shared-memory queues instead of loopback
-// TCP. Each member has two inboxes, named after the world and its rank: requests, whose reader
-// hands each call to the world's executor, which puts the answer into the caller's replies
-// inbox, whose reader hands replies to their waiting results. No actor hop on either side;
-// replies never wait behind long calls, so calls may nest. One reader per inbox: a queue wakes
-// every waiting reader for each message, and on two cores the losers' spinning costs more than
-// the executor's hop. A peer whose inbox this process cannot open is on another host (or not
+// TCP. Each member has two inboxes, named after the world and its rank: requests, read by one
+// of the world's executor threads at a time, which hands the reading on to another and answers
+// the call itself, putting the answer into the caller's replies inbox; and replies, whose
+// reader thread hands them to their waiting results. No actor hop on either side; replies never
+// wait behind long calls, so calls may nest. One reader per inbox: a queue wakes every waiting
+// reader for each message, and on two cores the losers' spinning costs more than it saves. A peer whose inbox this process cannot open is on another host (or not
 // ready yet): its calls go through the member actor over CAF.
 //
 // Liveness still comes from CAF: when the member actor sees a member lost, lost() fails the
@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -68,7 +69,9 @@ private:
   std::string inbox_name(int rank, bool replies) const;
   peer* peer_of(int rank);
   bool put(int rank, bool reply, const local_message& message);
-  void serve_requests();
+  /// On an executor thread: waits for the next request, posts the next read, answers it.
+  void read_request();
+  void answer(local_message& request);
   void settle_replies();
   void settle(local_message& reply);
 
@@ -81,7 +84,9 @@ private:
   std::map<std::uint64_t, std::pair<int, bytes_result>> pending_;
   std::uint64_t next_id_ = 0;
   std::atomic<bool> stopping_{false};
-  std::vector<std::thread> readers_;
+  std::thread replies_reader_;
+  bool reading_requests_ = true; // a read_request is posted or running (under mutex_)
+  std::condition_variable requests_read_;
 };
 
 } // namespace troupe::detail

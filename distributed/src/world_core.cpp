@@ -48,7 +48,9 @@ endpoint listen_address(const world_options& options, const endpoint& rank0) {
 world_core::world_core(runtime_state& state, world_options opts)
   : rt(state), options(checked(std::move(opts))),
     rank0_address(parse_endpoint(options.address, "world_options::address")),
-    tls(options.tls.has_value()), executor_(static_cast<std::size_t>(options.rpc_threads)) {}
+    tls(options.tls.has_value()),
+    // One more thread with shared memory: at any time one of them waits on the inbox.
+    executor_(static_cast<std::size_t>(options.rpc_threads) + (options.shared_memory ? 1 : 0)) {}
 
 world_core::~world_core() { stop(); }
 
@@ -169,7 +171,7 @@ void world_core::stop() noexcept {
     }
   }
   if (channel_)
-    channel_->stop(); // its reader is the only other one to post work: joined here
+    channel_->stop(); // its request reader is the only other one to post work: done here
   executor_.join();
   if (member) {
     caf::scoped_actor self{*rt.system};

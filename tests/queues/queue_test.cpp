@@ -6,6 +6,9 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xrandom.hpp>
 
+#include <time.h>
+
+#include <chrono>
 #include <map>
 #include <set>
 #include <thread>
@@ -163,6 +166,38 @@ TEST(queue, get_times_out_and_try_get_does_not_wait) {
   EXPECT_FALSE(s.q.try_get().has_value());
   s.q.put(5);
   EXPECT_EQ(s.q.try_get(), 5);
+}
+
+/// CPU time this thread spends getting `count` values that another thread puts 1 ms apart.
+std::chrono::nanoseconds cpu_time_of_waiting_gets(troupe::queue<int>& q, int count) {
+  const auto thread_cpu = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return std::chrono::seconds{t.tv_sec} + std::chrono::nanoseconds{t.tv_nsec};
+  };
+  std::thread sender{[&] {
+    for (int i = 0; i < count; ++i) {
+      std::this_thread::sleep_for(1ms);
+      q.put(i);
+    }
+  }};
+  const auto start = thread_cpu();
+  for (int i = 0; i < count; ++i)
+    EXPECT_EQ(q.get(5s), i);
+  const auto spent = thread_cpu() - start;
+  sender.join();
+  return spent;
+}
+
+TEST(queue, a_handle_told_not_to_spin_sleeps_at_once_when_it_must_wait) {
+  scoped_queue<int> s{"nospin"};
+  // Watching the queue for up to 50 us before each sleep costs that much CPU a wait; sleeping
+  // at once costs only the system calls.
+  const auto spinning = cpu_time_of_waiting_gets(s.q, 100);
+  s.q.spin_while_waiting(false);
+  const auto sleeping = cpu_time_of_waiting_gets(s.q, 100);
+  EXPECT_GE(spinning, 100 * 50us);
+  EXPECT_LT(sleeping * 2, spinning);
 }
 
 TEST(queue, close_refuses_puts_lets_receivers_drain_then_reports_closed) {

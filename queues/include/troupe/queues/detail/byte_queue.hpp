@@ -42,6 +42,9 @@ public:
   /// queue is closed and drained.
   std::optional<std::vector<std::byte>> get(deadline until);
 
+  /// Whether this handle's waits watch the queue before sleeping (see queue::spin_while_waiting).
+  void spin_while_waiting(bool on) noexcept;
+
   void close();
   bool closed() const;
   std::size_t size() const;
