@@ -72,15 +72,18 @@ bool local_channel::put(int rank, bool reply, const local_message& message) {
   }
 }
 
-std::optional<bytes_result> local_channel::call(int rank, const std::string& group,
-                                                call_request& request) {
-  if (stopping_.load() || peer_of(rank) == nullptr)
-    return std::nullopt;
-  auto reply = std::make_shared<result_state<reply_bytes>>();
+bool local_channel::call(int rank, const std::string& group, call_request& request,
+                         const bytes_result& reply) {
+  auto* to = stopping_.load() ? nullptr : peer_of(rank);
+  if (to == nullptr)
+    return false;
   if (lost_[static_cast<std::size_t>(rank)]->load()) {
     reply->set_error(std::make_exception_ptr(peer_lost(core_.label(rank) + " was lost")));
-    return reply;
+    return true;
   }
+  // Large tensors among the arguments are copied once, into segments of the callee's inbox,
+  // and from there once more, into the task's arguments.
+  segment_store tensors{queue_internals::ring(*to->requests)};
   local_message message;
   message.from = core_.options.rank;
   message.kind = static_cast<std::uint8_t>(request.kind);
@@ -88,26 +91,34 @@ std::optional<bytes_result> local_channel::call(int rank, const std::string& gro
   message.key = std::move(request.key);
   message.name = std::move(request.name);
   message.type = std::move(request.type);
-  message.payload = to_wire(request.payload);
+  if (request.encode) {
+    tensor_store_scope scope{tensors};
+    message.payload = to_wire(request.encode());
+  } else {
+    message.payload = to_wire(request.payload);
+  }
   {
     std::lock_guard guard{mutex_};
     message.id = next_id_++;
     pending_.emplace(message.id, std::pair{rank, reply});
   }
+  tensors.hold_for_queue();
   bool sent = false;
   try {
     sent = put(rank, false, message);
   } catch (...) { // too large for the shared memory there is, say: the caller hears it
+    tensors.release_for_queue();
     std::lock_guard guard{mutex_};
     pending_.erase(message.id);
     throw;
   }
   if (!sent) {
+    tensors.release_for_queue();
     std::lock_guard guard{mutex_};
     if (pending_.erase(message.id) != 0)
       reply->set_error(std::make_exception_ptr(peer_lost(core_.label(rank) + " was lost")));
   }
-  return reply;
+  return true;
 }
 
 void local_channel::lost(int rank, const std::string& why) {
@@ -166,10 +177,15 @@ void local_channel::settle(local_message& reply) {
     pending_.erase(at);
   }
   const auto status = static_cast<reply_status>(reply.status);
-  if (status != reply_status::ok)
+  if (status != reply_status::ok) {
     waiting->set_error(exception_for(status, reply.text));
-  else
-    waiting->set_value(std::move(reply.payload));
+    return;
+  }
+  // An outcome's large tensors wait in this inbox's segments; the call's decoding (typed_call
+  // put it in place before the call went out) runs here and reads them.
+  segment_store tensors{queue_internals::ring(replies_)};
+  tensor_store_scope scope{tensors};
+  waiting->set_value(std::move(reply.payload));
 }
 
 namespace {
@@ -227,11 +243,33 @@ void local_channel::read_request() {
   answer(*request);
 }
 
+namespace {
+
+/// Calls whose outcome the caller decodes as the reply arrives (typed_call), so that it may
+/// hold tensors in the caller's reply inbox's segments; kept and fetched values stay inline.
+bool decoded_on_arrival(call_kind kind) {
+  return kind == call_kind::task || kind == call_kind::service || kind == call_kind::on_value;
+}
+
+} // namespace
+
 void local_channel::answer(local_message& request) {
-  auto outcome = core_.run(request.group,
-                           incoming_call{static_cast<call_kind>(request.kind),
-                                         std::move(request.key), std::move(request.name),
-                                         std::move(request.type), std::move(request.payload)});
+  const auto kind = static_cast<call_kind>(request.kind);
+  segment_store arguments{queue_internals::ring(requests_)};
+  auto* caller = decoded_on_arrival(kind) ? peer_of(request.from) : nullptr;
+  std::optional<segment_store> outcome_tensors;
+  if (caller != nullptr)
+    outcome_tensors.emplace(queue_internals::ring(*caller->replies));
+  auto tensors = outcome_tensors ? crossing_store{*outcome_tensors, arguments}
+                                 : crossing_store{arguments};
+  served outcome;
+  {
+    tensor_store_scope scope{tensors};
+    outcome = core_.run(request.group, incoming_call{kind, std::move(request.key),
+                                                     std::move(request.name),
+                                                     std::move(request.type),
+                                                     std::move(request.payload)});
+  }
   local_message reply;
   reply.is_reply = true;
   reply.id = request.id;
@@ -239,8 +277,17 @@ void local_channel::answer(local_message& request) {
   reply.status = static_cast<std::uint8_t>(outcome.status);
   reply.text = std::move(outcome.text);
   reply.payload = to_wire(outcome.payload);
+  // A failed call's answer carries no outcome: segments its encoding may have begun go now.
+  const bool carries_tensors = outcome_tensors && outcome.status == reply_status::ok;
+  if (carries_tensors)
+    outcome_tensors->hold_for_queue();
+  if (!reply_to(request.from, reply) && carries_tensors)
+    outcome_tensors->release_for_queue();
+}
+
+bool local_channel::reply_to(int rank, local_message& reply) {
   try {
-    (void)put(request.from, true, reply); // a caller that is gone has no use for it
+    return put(rank, true, reply); // a caller that is gone has no use for it
   } catch (const std::exception& e) {
     // An answer too large for the shared memory left: the caller gets that, not silence.
     local_message failure = std::move(reply);
@@ -248,9 +295,10 @@ void local_channel::answer(local_message& request) {
     failure.text = std::string{"the answer could not be sent: "} + e.what();
     failure.payload.clear();
     try {
-      (void)put(request.from, true, failure);
+      (void)put(rank, true, failure);
     } catch (...) {
     }
+    return false;
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "world_core.hpp"
 
+#include "troupe/queues/detail/segment_store.hpp"
 #include "troupe/queues/queue.hpp"
 
 #include <atomic>
@@ -51,8 +52,9 @@ public:
   local_channel(world_core& core, const std::string& world_id);
   ~local_channel();
 
-  /// Sends a call to `rank` through its inbox; nullopt if its inbox cannot be opened here.
-  std::optional<bytes_result> call(int rank, const std::string& group, call_request& request);
+  /// Sends a call to `rank` through its inbox, its reply to arrive in `reply`; false (nothing
+  /// sent) if that inbox cannot be opened here.
+  bool call(int rank, const std::string& group, call_request& request, const bytes_result& reply);
 
   /// `rank` is gone: fail what is pending on it, stop waiting to put to it.
   void lost(int rank, const std::string& why);
@@ -72,6 +74,9 @@ private:
   /// On an executor thread: waits for the next request, posts the next read, answers it.
   void read_request();
   void answer(local_message& request);
+  /// Puts an answer into `rank`'s replies inbox; false if it did not go (an answer too large
+  /// for the shared memory left goes as an error instead).
+  bool reply_to(int rank, local_message& reply);
   void settle_replies();
   void settle(local_message& reply);
 

@@ -36,16 +36,21 @@ int member_rank(const group_state& group, std::string_view name) {
 std::string member_label(const group_state& group, int rank) { return group.core->label(rank); }
 
 bytes_result start_call(group_state& group, int rank, call_request request,
-                        std::optional<std::chrono::milliseconds> timeout) {
-  if (!timeout)
-    if (auto local = group.live_core().local_call(rank, group.name, request))
-      return *local;
+                        std::optional<std::chrono::milliseconds> timeout, bytes_result reply) {
+  if (!reply)
+    reply = std::make_shared<result_state<reply_bytes>>();
+  if (!timeout && group.live_core().local_call(rank, group.name, request, reply))
+    return reply;
+  if (request.encode) {
+    tensor_store_pause inline_tensors; // a network message carries its tensors itself
+    request.payload = request.encode();
+  }
   return group.live_core().send(
     rank,
     caf::make_message(call_atom::value, static_cast<std::uint8_t>(request.kind), group.name,
                       std::move(request.key), std::move(request.name), std::move(request.type),
                       to_wire(request.payload)),
-    timeout);
+    timeout, std::move(reply));
 }
 
 reply_bytes await_call(const bytes_result& reply) {

@@ -139,14 +139,12 @@ void world_core::open_inbox() {
   }
 }
 
-std::optional<bytes_result> world_core::local_call(int rank, const std::string& group,
-                                                   call_request& request) {
+bool world_core::local_call(int rank, const std::string& group, call_request& request,
+                            const bytes_result& reply) {
   std::shared_lock guard{stop_mutex};
   if (stopped_)
     throw state_error("the world has stopped");
-  if (!channel_)
-    return std::nullopt;
-  return channel_->call(rank, group, request);
+  return channel_ && channel_->call(rank, group, request, reply);
 }
 
 void world_core::post(std::function<void()> work) { boost::asio::post(executor_, std::move(work)); }
@@ -182,8 +180,10 @@ void world_core::stop() noexcept {
 }
 
 bytes_result world_core::send(int to, caf::message message,
-                              std::optional<std::chrono::milliseconds> timeout) {
-  auto reply = std::make_shared<result_state<reply_bytes>>();
+                              std::optional<std::chrono::milliseconds> timeout,
+                              bytes_result reply) {
+  if (!reply)
+    reply = std::make_shared<result_state<reply_bytes>>();
   std::shared_lock guard{stop_mutex};
   if (stopped_)
     throw state_error("the world has stopped");

@@ -57,8 +57,10 @@ public:
   void stop() noexcept;
   void shutdown() noexcept override { stop(); }
 
-  /// Sends `message` to member `to` through the member actor; state_error once stopped.
-  bytes_result send(int to, caf::message message, std::optional<std::chrono::milliseconds> timeout);
+  /// Sends `message` to member `to` through the member actor; its reply arrives in `reply` (a
+  /// new result if null), which it returns. state_error once stopped.
+  bytes_result send(int to, caf::message message, std::optional<std::chrono::milliseconds> timeout,
+                    bytes_result reply = nullptr);
 
   /// Runs a call from another member (on an executor thread); the answer goes back through the
   /// member actor.
@@ -68,10 +70,10 @@ public:
   /// Runs a call from another member; what it answers.
   served run(const std::string& group, const incoming_call& request);
 
-  /// Sends a call through the shared-memory inbox of `rank` when it is on this host (and the
-  /// call has no timeout, which only the member actor keeps); nullopt otherwise.
-  std::optional<bytes_result> local_call(int rank, const std::string& group,
-                                         call_request& request);
+  /// Sends a call through the shared-memory inbox of `rank` when it is on this host, its reply
+  /// to arrive in `reply`; false (nothing sent) when `rank` is not reachable that way.
+  bool local_call(int rank, const std::string& group, call_request& request,
+                  const bytes_result& reply);
 
   // Called by the member actor.
   /// Every member is known (and `names` is filled in): the constructor may return.

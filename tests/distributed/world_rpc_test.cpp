@@ -2,8 +2,24 @@
 // starts members "1" and "2", which play the same role.
 #include "world_test_support.hpp"
 
+#include "troupe/actors/tensor_serialization.hpp"
+
+#include <unistd.h>
+
+#include <xtensor/xrandom.hpp>
+
 #include <filesystem>
 #include <set>
+
+TROUPE_TASK(echo_tensor, [](xt::xarray<float> t) { return t; });
+TROUPE_TASK(scaled_pair, [](xt::xarray<double> a, xt::xarray<double> b, double k) {
+  return std::pair{xt::xarray<double>(a * k), xt::xarray<double>(b * k)};
+});
+/// The task's own use of serialize: its bytes must stand on their own wherever they go.
+TROUPE_TASK(encoded_here, [](xt::xarray<float> t) { return troupe::serialize(t); });
+TROUPE_TASK(scale_stored, [](xt::xarray<float>& stored, float k) {
+  return xt::xarray<float>(stored * k);
+});
 
 namespace troupe::testing {
 namespace {
@@ -233,6 +249,59 @@ TEST_F(world_rpc, machin_test_world_cases_on_three_processes) {
     EXPECT_EQ(member_inboxes(), (std::set<std::string>{".0.q", ".0.r"})) << "left behind";
   }
   EXPECT_TRUE(member_inboxes().empty()) << "left behind";
+}
+
+/// This process's shared-memory segments (troupe.seg.<pid>.*).
+int own_segments() {
+  const auto prefix = "troupe.seg." + std::to_string(getpid()) + ".";
+  int found = 0;
+  for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"})
+    found += entry.path().filename().string().starts_with(prefix) ? 1 : 0;
+  return found;
+}
+
+TEST(world_shared_memory, large_tensors_go_both_ways_through_segments_and_leave_nothing) {
+  troupe::runtime rt;
+  const xt::xarray<float> big = xt::random::rand<float>({512, 512}); // 1 MiB
+  const xt::xarray<double> a = xt::random::rand<double>({300, 100}), b = xt::ones<double>({7});
+  for (const bool shared_memory : {true, false}) {
+    SCOPED_TRACE(shared_memory ? "shared memory" : "TCP");
+    auto options = member_options(0, 1, free_port());
+    options.shared_memory = shared_memory;
+    {
+      troupe::world world{rt, options};
+      auto group = world.create_rpc_group("tensors", {"0"});
+      const int before = own_segments();
+      EXPECT_EQ(group.rpc_sync("0", echo_tensor, big), big);
+      // The arguments went into a segment of the callee's request inbox and the outcome into
+      // one of the caller's reply inbox; each stays there as a spare for the next call.
+      EXPECT_EQ(own_segments() - before, shared_memory ? 2 : 0);
+      for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(group.rpc_sync("0", echo_tensor, big * float(i)), big * float(i));
+      EXPECT_EQ(own_segments() - before, shared_memory ? 2 : 0) << "spares are reused";
+      const auto [ka, kb] = group.rpc_async("0", scaled_pair, a, b, 2.0).get(10s);
+      EXPECT_EQ(ka, a * 2.0);
+      EXPECT_EQ(kb, b * 2.0);
+      group.register_service("echo", [](xt::xarray<float> t) { return t; });
+      EXPECT_EQ(group.registered_sync<xt::xarray<float>>("echo", big), big);
+      group.pair("stored", big);
+      EXPECT_EQ(group.get_paired<xt::xarray<float>>("stored").rpc_sync(scale_stored, 3.f),
+                big * 3.f);
+      EXPECT_EQ(group.get_paired<xt::xarray<float>>("stored").to_here(), big);
+      EXPECT_EQ(group.remote("0", echo_tensor, big).to_here(), big) << "kept outcomes are inline";
+    }
+    EXPECT_EQ(own_segments(), 0) << "left behind";
+  }
+}
+
+TEST(world_shared_memory, what_a_task_serializes_itself_holds_its_tensors) {
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 1, free_port())};
+  auto group = world.create_rpc_group("inline", {"0"});
+  const xt::xarray<float> big = xt::random::rand<float>({1 << 18});
+  const auto bytes = group.rpc_sync("0", encoded_here, big);
+  EXPECT_EQ(troupe::deserialize<xt::xarray<float>>(bytes), big)
+    << "read here, with no shared memory to fetch from";
 }
 
 TEST(world_shared_memory, can_be_turned_off) {

@@ -64,6 +64,8 @@ TROUPE_TASK(scaled, [](xt::xarray<float> x, float by) {
   xt::xarray<float> y = x * by;
   return y;
 });
+/// The task's own use of serialize: its bytes must stand on their own wherever they go.
+TROUPE_TASK(encoded_in_worker, [](xt::xarray<float> x) { return troupe::serialize(x); });
 
 /// A context that cannot travel (no serialize member): it must be made in the worker.
 struct device {
@@ -280,6 +282,14 @@ TEST_F(process_pool_test, large_tensors_travel_through_segments_both_ways) {
   }
   EXPECT_EQ(troupe::testing::shm_objects_of(workers), 0)
     << "the pool's queues and segments went with it";
+}
+
+TEST_F(process_pool_test, what_a_task_serializes_itself_holds_its_tensors) {
+  troupe::process_pool pool{rt, {.workers = 1}};
+  const xt::xarray<float> big = xt::ones<float>({1u << 20}) * 5.f; // 4 MiB: a segment's size
+  const auto bytes = pool.apply(encoded_in_worker, big);
+  EXPECT_EQ(troupe::deserialize<xt::xarray<float>>(bytes), big)
+    << "read here, with no worker's segments to fetch from";
 }
 
 TEST_F(process_pool_test, context_values_are_sent_to_their_workers) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "troupe/actors/serialization.hpp"
+#include "troupe/actors/tensor_store.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -179,6 +180,9 @@ std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> requ
   chunk_outcomes<R> out;
   std::uint64_t index = 0;
   const auto call = [&](auto&... a) -> decltype(auto) {
+    // The arguments came through the active store and the outcome goes through it; what the
+    // task's own code serializes (a call it makes, a file it writes) does not.
+    tensor_store_pause pause;
     if constexpr (std::is_void_v<Context>)
       return std::invoke(fn, a...);
     else

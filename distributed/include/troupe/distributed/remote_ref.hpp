@@ -92,11 +92,11 @@ private:
                   "the task's first parameter is not this reference's value type");
     using R = std::remove_cvref_t<typename detail::callable_traits<F>::result>;
     detail::call_request request{
-      detail::call_kind::on_value, place_->key, t.name, detail::type_name<T>(),
-      detail::encode_arguments<detail::context_task_args<F>>(std::forward<A>(args)...)};
-    return detail::typed_result<R>(
-      detail::start_call(*place_->group, place_->owner, std::move(request), timeout),
-      place_->owner_name);
+      detail::call_kind::on_value, place_->key, t.name, detail::type_name<T>(), {}, [&] {
+        return detail::encode_arguments<detail::context_task_args<F>>(std::forward<A>(args)...);
+      }};
+    return detail::typed_call<R>(*place_->group, place_->owner, std::move(request), timeout,
+                                 place_->owner_name);
   }
 
   std::shared_ptr<place> place_;

@@ -187,11 +187,10 @@ private:
   async_result<R> call_service(const std::string& key,
                                std::optional<std::chrono::milliseconds> timeout, A&&... args) {
     const int owner = detail::find_owner(*state_, detail::key_table::services, key);
-    detail::call_request request{detail::call_kind::service, key, {}, {},
-                                 service_arguments(std::forward<A>(args)...)};
-    return detail::typed_result<R>(
-      detail::start_call(*state_, owner, std::move(request), timeout),
-      detail::member_label(*state_, owner));
+    detail::call_request request{detail::call_kind::service, key, {}, {}, {},
+                                 [&] { return service_arguments(std::forward<A>(args)...); }};
+    return detail::typed_call<R>(*state_, owner, std::move(request), timeout,
+                                 detail::member_label(*state_, owner));
   }
 
   template <class F, class... A>
@@ -199,11 +198,10 @@ private:
                                        std::optional<std::chrono::milliseconds> timeout,
                                        const task<F>& t, A&&... args) {
     const int rank = detail::member_rank(*state_, to);
-    detail::call_request request{detail::call_kind::task, {}, t.name, {},
-                                 encode<F>(std::forward<A>(args)...)};
-    return detail::typed_result<result_of<F>>(
-      detail::start_call(*state_, rank, std::move(request), timeout),
-      detail::member_label(*state_, rank));
+    detail::call_request request{detail::call_kind::task, {}, t.name, {}, {},
+                                 [&] { return encode<F>(std::forward<A>(args)...); }};
+    return detail::typed_call<result_of<F>>(*state_, rank, std::move(request), timeout,
+                                            detail::member_label(*state_, rank));
   }
 
   std::shared_ptr<detail::group_state> state_;

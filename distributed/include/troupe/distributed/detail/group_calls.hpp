@@ -50,6 +50,10 @@ struct call_request {
   std::string name; // a task's name
   std::string type; // the value type the caller expects (fetch, on_value)
   bytes payload;
+  /// If set, makes the payload once the call's way is known: to a member on this host, the
+  /// large tensors among the arguments go straight into its inbox's shared memory. Called
+  /// before start_call returns (it may hold references to the caller's arguments).
+  std::function<bytes()> encode;
 };
 
 /// The group's member called `name`, as a world rank; invalid_argument if it is no member.
@@ -58,9 +62,10 @@ int member_rank(const group_state& group, std::string_view name);
 std::string member_label(const group_state& group, int rank);
 
 /// Sends `request` to the member of world rank `rank`; the reply's payload, or peer_lost,
-/// timeout_error, key_error, ... arrives in the result.
+/// timeout_error, key_error, ... arrives in `reply` (a new result if null), which it returns.
 bytes_result start_call(group_state& group, int rank, call_request request,
-                        std::optional<std::chrono::milliseconds> timeout);
+                        std::optional<std::chrono::milliseconds> timeout,
+                        bytes_result reply = nullptr);
 
 /// Blocks for a call's reply payload.
 reply_bytes await_call(const bytes_result& reply);
@@ -115,19 +120,38 @@ template <class R>
 async_result<R> typed_result(const bytes_result& reply, std::string origin) {
   auto typed = std::make_shared<result_state<R>>();
   reply->on_value([typed, origin](const reply_bytes& payload) {
+    std::optional<stored_t<R>> value;
+    std::exception_ptr failure;
     try {
       if constexpr (std::is_void_v<R>) {
         decode_outcome<R>(as_bytes(payload), origin);
-        typed->set_value({});
+        value.emplace();
       } else {
-        typed->set_value(decode_outcome<R>(as_bytes(payload), origin));
+        value.emplace(decode_outcome<R>(as_bytes(payload), origin));
       }
     } catch (...) {
-      typed->set_error(std::current_exception());
+      failure = std::current_exception();
     }
+    tensor_store_pause users_callbacks; // these run the caller's on_result/on_error callbacks
+    if (failure)
+      typed->set_error(std::move(failure));
+    else
+      typed->set_value(std::move(*value));
   });
   reply->on_error([typed](std::exception_ptr error) { typed->set_error(std::move(error)); });
   return async_result<R>{typed};
+}
+
+/// Sends a call whose reply decodes as R. The decoding is in place before the call goes out, so
+/// it runs on the thread that delivers the reply, which makes the reply's tensors readable
+/// there (a same-host member's answer may hold them in shared memory until then).
+template <class R>
+async_result<R> typed_call(group_state& group, int rank, call_request request,
+                           std::optional<std::chrono::milliseconds> timeout, std::string origin) {
+  auto reply = std::make_shared<result_state<reply_bytes>>();
+  auto typed = typed_result<R>(reply, std::move(origin));
+  (void)start_call(group, rank, std::move(request), timeout, reply);
+  return typed;
 }
 
 } // namespace troupe::detail

@@ -116,21 +116,24 @@ private:
 };
 
 /// For a two-queue conversation: tensors a message carries out go into `out`'s segments, tensors
-/// a message brought in are fetched from `in`'s.
+/// a message brought in are fetched from `in`'s. Without `out`, what goes out stays inline.
 class crossing_store final : public tensor_store {
 public:
-  crossing_store(segment_store& out, segment_store& in) : out_(out), in_(in) {}
-  bool takes(std::size_t bytes) const override { return out_.takes(bytes); }
-  std::string keep(const void* data, std::size_t bytes) override { return out_.keep(data, bytes); }
+  crossing_store(segment_store& out, segment_store& in) : out_(&out), in_(in) {}
+  explicit crossing_store(segment_store& in) : out_(nullptr), in_(in) {}
+  bool takes(std::size_t bytes) const override { return out_ != nullptr && out_->takes(bytes); }
+  std::string keep(const void* data, std::size_t bytes) override {
+    return out_->keep(data, bytes); // only after takes() said yes
+  }
   void fetch(const std::string& handle, void* out, std::size_t bytes) override {
     in_.fetch(handle, out, bytes);
   }
   std::size_t kept_bytes(const std::string& handle) override { return in_.kept_bytes(handle); }
-  segment_store* outgoing_segments() noexcept override { return &out_; }
+  segment_store* outgoing_segments() noexcept override { return out_; }
   segment_store* incoming_segments() noexcept override { return &in_; }
 
 private:
-  segment_store& out_;
+  segment_store* out_;
   segment_store& in_;
 };
 
