@@ -59,11 +59,8 @@ local_channel::peer* local_channel::peer_of(int rank) {
   }
 }
 
-bool local_channel::put(int rank, bool reply, const local_message& message) {
-  auto* to = peer_of(rank);
-  if (to == nullptr)
-    return false;
-  auto& inbox = reply ? *to->replies : *to->requests;
+bool local_channel::put(peer& to, int rank, bool reply, const local_message& message) {
+  auto& inbox = reply ? *to.replies : *to.requests;
   const auto& gone = *lost_[static_cast<std::size_t>(rank)];
   try {
     return inbox.put_while(message, [&] { return !gone.load() && !stopping_.load(); });
@@ -105,7 +102,7 @@ bool local_channel::call(int rank, const std::string& group, call_request& reque
   tensors.hold_for_queue();
   bool sent = false;
   try {
-    sent = put(rank, false, message);
+    sent = put(*to, rank, false, message);
   } catch (...) { // too large for the shared memory there is, say: the caller hears it
     tensors.release_for_queue();
     std::lock_guard guard{mutex_};
@@ -256,9 +253,9 @@ bool decoded_on_arrival(call_kind kind) {
 void local_channel::answer(local_message& request) {
   const auto kind = static_cast<call_kind>(request.kind);
   segment_store arguments{queue_internals::ring(requests_)};
-  auto* caller = decoded_on_arrival(kind) ? peer_of(request.from) : nullptr;
+  auto* caller = peer_of(request.from); // null: its inbox is gone, and so is whoever waits
   std::optional<segment_store> outcome_tensors;
-  if (caller != nullptr)
+  if (caller != nullptr && decoded_on_arrival(kind))
     outcome_tensors.emplace(queue_internals::ring(*caller->replies));
   auto tensors = outcome_tensors ? crossing_store{*outcome_tensors, arguments}
                                  : crossing_store{arguments};
@@ -270,6 +267,8 @@ void local_channel::answer(local_message& request) {
                                                      std::move(request.type),
                                                      std::move(request.payload)});
   }
+  if (caller == nullptr)
+    return;
   local_message reply;
   reply.is_reply = true;
   reply.id = request.id;
@@ -281,13 +280,13 @@ void local_channel::answer(local_message& request) {
   const bool carries_tensors = outcome_tensors && outcome.status == reply_status::ok;
   if (carries_tensors)
     outcome_tensors->hold_for_queue();
-  if (!reply_to(request.from, reply) && carries_tensors)
+  if (!reply_to(*caller, request.from, reply) && carries_tensors)
     outcome_tensors->release_for_queue();
 }
 
-bool local_channel::reply_to(int rank, local_message& reply) {
+bool local_channel::reply_to(peer& caller, int rank, local_message& reply) {
   try {
-    return put(rank, true, reply); // a caller that is gone has no use for it
+    return put(caller, rank, true, reply); // a caller that is gone has no use for it
   } catch (const std::exception& e) {
     // An answer too large for the shared memory left: the caller gets that, not silence.
     local_message failure = std::move(reply);
@@ -295,7 +294,7 @@ bool local_channel::reply_to(int rank, local_message& reply) {
     failure.text = std::string{"the answer could not be sent: "} + e.what();
     failure.payload.clear();
     try {
-      (void)put(rank, true, failure);
+      (void)put(caller, rank, true, failure);
     } catch (...) {
     }
     return false;

@@ -4,8 +4,11 @@
 // the call itself, putting the answer into the caller's replies inbox; and replies, whose
 // reader thread hands them to their waiting results. No actor hop on either side; replies never
 // wait behind long calls, so calls may nest. One reader per inbox: a queue wakes every waiting
-// reader for each message, and on two cores the losers' spinning costs more than it saves. A peer whose inbox this process cannot open is on another host (or not
-// ready yet): its calls go through the member actor over CAF.
+// reader for each message, and on two cores the losers' spinning costs more than it saves.
+// Large tensors skip the messages: a call's go into segments of the callee's request inbox,
+// an answer's into segments of the caller's reply inbox, each read once into its destination.
+// A peer whose inbox this process cannot open is on another host (or not ready yet): its calls
+// go through the member actor over CAF.
 //
 // Liveness still comes from CAF: when the member actor sees a member lost, lost() fails the
 // calls pending here on it, and puts to it stop waiting for room.
@@ -70,13 +73,13 @@ private:
 
   std::string inbox_name(int rank, bool replies) const;
   peer* peer_of(int rank);
-  bool put(int rank, bool reply, const local_message& message);
+  bool put(peer& to, int rank, bool reply, const local_message& message);
   /// On an executor thread: waits for the next request, posts the next read, answers it.
   void read_request();
   void answer(local_message& request);
   /// Puts an answer into `rank`'s replies inbox; false if it did not go (an answer too large
   /// for the shared memory left goes as an error instead).
-  bool reply_to(int rank, local_message& reply);
+  bool reply_to(peer& caller, int rank, local_message& reply);
   void settle_replies();
   void settle(local_message& reply);
 
