@@ -191,12 +191,13 @@ std::chrono::nanoseconds cpu_time_of_waiting_gets(troupe::queue<int>& q, int cou
 
 TEST(queue, a_handle_told_not_to_spin_sleeps_at_once_when_it_must_wait) {
   scoped_queue<int> s{"nospin"};
-  // Watching the queue for up to 50 us before each sleep costs that much CPU a wait; sleeping
-  // at once costs only the system calls.
+  // Watching the queue for up to 50 us (of wall time) before each sleep costs up to that much
+  // CPU a wait, less only if the watcher is preempted; sleeping at once costs only the system
+  // calls (here: 6.6 ms against 0.9 ms).
   const auto spinning = cpu_time_of_waiting_gets(s.q, 100);
   s.q.spin_while_waiting(false);
   const auto sleeping = cpu_time_of_waiting_gets(s.q, 100);
-  EXPECT_GE(spinning, 100 * 50us);
+  EXPECT_GE(spinning, 100 * 10us);
   EXPECT_LT(sleeping * 2, spinning);
 }
 
