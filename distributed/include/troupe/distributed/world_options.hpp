@@ -28,7 +28,8 @@ struct world_options {
   bool allow_insecure = false;
   /// How long the constructor waits for the whole world to join.
   std::chrono::milliseconds timeout{60'000};
-  /// Threads that run calls other members make on this one.
+  /// Threads that run calls other members make on this one (one more with shared_memory: at
+  /// any time one of them waits on this member's inbox).
   int rpc_threads = 4;
   /// Members on one host call each other through shared-memory inboxes; false: always TCP
   /// (for a /dev/shm too small to hold them, say).
