@@ -99,9 +99,9 @@ bool local_channel::call(int rank, const std::string& group, call_request& reque
     message.id = next_id_++;
     pending_.emplace(message.id, std::pair{rank, reply});
   }
-  tensors.hold_for_queue();
   bool sent = false;
   try {
+    tensors.hold_for_queue();
     sent = put(*to, rank, false, message);
   } catch (...) { // too large for the shared memory there is, say: the caller hears it
     tensors.release_for_queue();
@@ -237,7 +237,19 @@ void local_channel::read_request() {
   // Another executor thread reads the next request while this one answers: the call starts
   // without waiting for a second thread to wake (a local rpc_sync: ~30 us -> ~20 us here).
   core_.post([this] { read_request(); });
-  answer(*request);
+  try {
+    answer(*request);
+  } catch (const std::exception& e) {
+    // Nothing may leave an executor's job, and the caller, who has no timeout, must hear.
+    local_message failure;
+    failure.is_reply = true;
+    failure.id = request->id;
+    failure.from = core_.options.rank;
+    failure.status = static_cast<std::uint8_t>(reply_status::state_error);
+    failure.text = std::string{"the call could not be answered: "} + e.what();
+    if (auto* caller = peer_of(request->from))
+      (void)reply_to(*caller, request->from, failure);
+  }
 }
 
 namespace {
@@ -278,8 +290,14 @@ void local_channel::answer(local_message& request) {
   reply.payload = to_wire(outcome.payload);
   // A failed call's answer carries no outcome: segments its encoding may have begun go now.
   const bool carries_tensors = outcome_tensors && outcome.status == reply_status::ok;
-  if (carries_tensors)
-    outcome_tensors->hold_for_queue();
+  if (carries_tensors) {
+    try {
+      outcome_tensors->hold_for_queue();
+    } catch (...) { // a segment's holder table full, or locked by a frozen process
+      outcome_tensors->release_for_queue();
+      throw; // read_request answers with the error
+    }
+  }
   if (!reply_to(*caller, request.from, reply) && carries_tensors)
     outcome_tensors->release_for_queue();
 }

@@ -147,8 +147,8 @@ private:
       detail::tensor_store_scope scope{store};
       message = serialize(value);
     }
-    store.hold_for_queue();
     try {
+      store.hold_for_queue(); // may fail part way (a frozen holder): what it held goes back
       if (core_->put(message, until, keep_waiting))
         return true;
     } catch (...) {
