@@ -7,23 +7,11 @@
 #include "address_index.hpp"
 #include "part_runner.hpp"
 
-#include <condition_variable>
 #include <limits>
-#include <mutex>
-#include <unordered_map>
 
 namespace troupe::graph {
 
-namespace {
-
-/// How many parts each part waits for, and the parts waiting for each: what both the ordering
-/// and the running of parts count down.
-struct part_waits {
-  std::map<part_id, std::size_t> waiting;
-  std::map<part_id, std::vector<part_id>> needed_by;
-};
-
-part_waits waits_of(const std::map<part_id, graph_part>& parts) {
+detail::part_waits detail::waits_of(const std::map<part_id, graph_part>& parts) {
   part_waits w;
   for (const auto& [pid, p] : parts) {
     w.waiting[pid] = p.needed_pids.size();
@@ -32,6 +20,8 @@ part_waits waits_of(const std::map<part_id, graph_part>& parts) {
   }
   return w;
 }
+
+namespace {
 
 bool is_named_input(const node_ptr& n) {
   return n->what() == kind::placeholder || n->what() == kind::size_param;
@@ -158,7 +148,7 @@ private:
   /// Kahn's order over needed_pids; among ready parts, the one whose sorted output names come
   /// first (then the lower pid).
   void order_parts() {
-    auto [waiting, needed_by] = waits_of(result_.parts);
+    auto [waiting, needed_by] = detail::waits_of(result_.parts);
     const auto key = [&](part_id pid) {
       const auto& names = result_.parts.at(pid).output_names;
       return std::pair{std::vector<std::string>(names.begin(), names.end()), pid};
@@ -232,100 +222,13 @@ tensor_map execute_partition(const graph_partition& partition, tensor_map inputs
   return inputs;
 }
 
-namespace detail {
-
-tensor_map run_parts(const graph_partition& partition, tensor_map inputs,
-                     const part_starter& start) {
-  std::mutex mutex;
-  std::condition_variable part_done;
-  auto [waiting, needed_by] = waits_of(partition.parts);
-  std::vector<part_id> ready;
-  for (auto pid : partition.toposorted_part_ids)
-    if (waiting[pid] == 0)
-      ready.push_back(pid);
-  std::size_t running = 0, finished = 0;
-  std::exception_ptr failure;
-  const auto done = [&](part_id pid, tensor_map out, std::exception_ptr error) {
-    std::lock_guard guard{mutex};
-    --running;
-    ++finished;
-    if (error && !failure)
-      failure = error;
-    for (auto& [name, value] : out)
-      inputs.insert_or_assign(name, std::move(value));
-    bool news = (failure && running == 0) || finished == partition.parts.size();
-    for (auto user : needed_by[pid])
-      if (--waiting[user] == 0) {
-        ready.push_back(user);
-        news = true;
-      }
-    if (news) // else the caller's thread would wake for nothing, taking a core from the parts
-      part_done.notify_all();
-  };
-  std::unique_lock lock{mutex};
-  while (finished < partition.parts.size()) {
-    // Start what is ready without the lock: a part may finish, and report, before start returns.
-    std::vector<std::pair<part_id, tensor_map>> starting;
-    while (!failure && !ready.empty()) {
-      const auto pid = ready.front();
-      ready.erase(ready.begin());
-      ++running;
-      tensor_map part_inputs;
-      for (const auto& name : partition.parts.at(pid).all_input_names())
-        if (auto at = inputs.find(name); at != inputs.end())
-          part_inputs.emplace(name, at->second);
-      starting.emplace_back(pid, std::move(part_inputs));
-    }
-    lock.unlock();
-    for (auto& [pid, part_inputs] : starting) {
-      const auto id = pid;
-      try {
-        start(id, std::move(part_inputs), [&done, id](tensor_map out, std::exception_ptr error) {
-          done(id, std::move(out), std::move(error));
-        });
-      } catch (...) {
-        done(id, {}, std::current_exception());
-      }
-    }
-    lock.lock();
-    if (failure && running == 0)
-      std::rethrow_exception(failure);
-    if (finished < partition.parts.size() && ready.empty())
-      part_done.wait(lock);
-  }
-  if (failure)
-    std::rethrow_exception(failure);
-  return inputs;
-}
-
-/// The outputs node of part `pid`: its outputs by name.
-node_ptr part_outputs(const graph_partition& partition, part_id pid) {
-  std::map<std::string, node_ptr> named;
-  for (const auto& name : partition.parts.at(pid).output_names)
-    named.emplace(name, partition.var_name_to_result.at(name));
-  return make_outputs(named);
-}
-
-} // namespace detail
-
 tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
                              thread_pool& pool) {
-  return detail::run_parts(partition, std::move(inputs),
-                           [&](part_id pid, tensor_map part_inputs,
-                               std::function<void(tensor_map, std::exception_ptr)> done) {
-                             (void)pool.apply_async([&partition, pid,
-                                                     part_inputs = std::move(part_inputs),
-                                                     done = std::move(done)] {
-                               tensor_map out;
-                               std::exception_ptr error;
-                               try {
-                                 out = evaluate(detail::part_outputs(partition, pid), part_inputs);
-                               } catch (...) {
-                                 error = std::current_exception();
-                               }
-                               done(std::move(out), error);
-                             });
-                           });
+  return detail::run_parts_in_loops(partition, std::move(inputs), pool.size(),
+                                    [&pool](std::function<void()> loop,
+                                            std::function<void(std::exception_ptr)> lost) {
+                                      pool.apply_async(std::move(loop)).on_error(std::move(lost));
+                                    });
 }
 
 } // namespace troupe::graph

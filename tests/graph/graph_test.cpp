@@ -10,7 +10,11 @@
 
 #include <xtensor/xrandom.hpp>
 
+#include <future>
+#include <map>
 #include <random>
+#include <thread>
+#include <unordered_map>
 
 namespace troupe::graph {
 namespace {
@@ -439,6 +443,65 @@ TEST(graph_partition, parts_run_on_a_pool_as_soon_as_their_inputs_are_there) {
   auto out = make_outputs({{"a", x + 1.0}, {"b", x * 2.0}});
   auto parts = find_partition(out, [](const node_ptr& n) -> part_id { return n->name() == "add"; });
   EXPECT_THROW(execute_partition(parts, {}, pool), troupe::invalid_argument) << "no input x";
+}
+
+/// `count` parts, part i computing "o<i>" from x, or from part i - 1 when `chained`.
+graph_partition parts_of(int count, bool chained) {
+  auto x = placeholder("x", {3});
+  std::map<std::string, node_ptr> named;
+  std::unordered_map<const node*, part_id> part;
+  node_ptr last = x;
+  for (int i = 0; i < count; ++i) {
+    auto y = (chained ? last : x) * (2.0 + i);
+    part.emplace(y.get(), i);
+    named["o" + std::to_string(i)] = last = y;
+  }
+  return find_partition(make_outputs(named), [&](const node_ptr& n) { return part.at(n.get()); });
+}
+
+/// Tasks the pool ran, counted once its workers have stopped.
+std::size_t tasks_run(troupe::thread_pool& pool) {
+  pool.close();
+  pool.join();
+  std::size_t tasks = 0;
+  for (const auto& w : pool.stats())
+    tasks += w.tasks;
+  return tasks;
+}
+
+TEST(graph_partition, a_pool_runs_parts_in_one_task_per_worker_not_one_per_part) {
+  troupe::runtime rt;
+  const tensor_map inputs{{"x", xt::xarray<double>{1, 2, 3}}};
+  troupe::thread_pool for_chain{rt, {.workers = 2}};
+  const auto chain = execute_partition(parts_of(6, true), inputs, for_chain);
+  EXPECT_TRUE(xt::allclose(chain.at("o5"), xt::xarray<double>{5040, 10080, 15120}));
+  EXPECT_EQ(tasks_run(for_chain), 1u) << "a chain of parts runs on one worker, part after part";
+  troupe::thread_pool for_independent{rt, {.workers = 2}};
+  const auto independent = execute_partition(parts_of(16, false), inputs, for_independent);
+  EXPECT_TRUE(xt::allclose(independent.at("o15"), xt::xarray<double>{17, 34, 51}));
+  EXPECT_EQ(tasks_run(for_independent), 2u) << "16 independent parts: one task per worker";
+}
+
+TEST(graph_partition, a_pool_terminated_under_a_partition_fails_it_rather_than_hang) {
+  troupe::runtime rt;
+  troupe::thread_pool pool{rt, {.workers = 1}};
+  std::promise<void> release;
+  // The worker holds two tasks at a time: one waiting at the gate and one more, so the
+  // partition's loop waits in the pool's backlog, which terminate() empties before the gate
+  // opens (the pool's messages are handled in order).
+  auto occupied = pool.apply_async([gate = release.get_future().share()] { gate.wait(); });
+  auto queued = pool.apply_async([] {});
+  auto run = std::async(std::launch::async, [&] {
+    return execute_partition(parts_of(2, false), {{"x", xt::xarray<double>{1, 2, 3}}}, pool);
+  });
+  // Should the partition come after terminate(), it finds the pool closed: the same outcome.
+  std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  pool.terminate();
+  release.set_value();
+  ASSERT_EQ(run.wait_for(std::chrono::seconds{10}), std::future_status::ready);
+  EXPECT_THROW(run.get(), troupe::pool_closed);
+  queued.wait();
+  occupied.wait();
 }
 
 TEST(graph_partition, a_random_dag_of_a_hundred_thousand_nodes_partitions_and_runs) {
