@@ -96,8 +96,8 @@ private:
       return rewritten_[at];
     auto& cut = cuts_[at];
     if (!cut) {
-      const auto name = cut_name(cut_count_++);
-      cut = placeholder(name, child->shape(), child->type());
+      cut = placeholder(cut_name(cut_count_++), child->shape(), child->type());
+      const auto& name = cut->name();
       result_.var_name_to_result.emplace_hint(result_.var_name_to_result.end(), name,
                                               rewritten_[at]);
       auto& outputs = part(producer).output_names;
@@ -122,9 +122,12 @@ private:
   /// "_pt_part_ph_<n>", n zero-padded to as many digits as the DAG's size has: names made later
   /// sort later, so most go in at the end of their sets, without a search.
   std::string cut_name(std::size_t n) const {
-    auto digits = std::to_string(n);
-    return "_pt_part_ph_" + std::string(cut_digits_ - std::min(cut_digits_, digits.size()), '0') +
-           digits;
+    static constexpr std::string_view prefix = "_pt_part_ph_";
+    const auto digits = std::to_string(n);
+    std::string name;
+    name.reserve(prefix.size() + std::max(cut_digits_, digits.size()));
+    name.append(prefix).append(cut_digits_ - std::min(cut_digits_, digits.size()), '0');
+    return name.append(digits);
   }
 
   void add_outputs(const node_ptr& outputs, std::span<const std::uint32_t> positions) {
