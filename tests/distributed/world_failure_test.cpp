@@ -102,12 +102,15 @@ protected:
 };
 
 /// Member 2 dies (or freezes) while member 0 waits on a call to it.
+/// With `shared_memory` off here, this member's calls go over TCP (the others keep theirs on).
 void lose_member_during_call(int port, troupe::runtime& rt, int signal,
-                             std::chrono::milliseconds limit) {
+                             std::chrono::milliseconds limit, bool shared_memory = true) {
   auto observer = observer_expecting(1, 3, port, "2");
   member_process victim{"victim", member_environment(2, 3, port)};
   {
-    troupe::world world{rt, member_options(0, 3, port)};
+    auto options = member_options(0, 3, port);
+    options.shared_memory = shared_memory;
+    troupe::world world{rt, options};
     loss_recorder losses{world};
     auto group = world.create_rpc_group("group", everyone(3));
     auto call = group.rpc_async("2", sleep_ms, 30'000);
@@ -130,6 +133,10 @@ TEST_F(world_failure, a_killed_member_fails_the_call_pending_on_it) {
 
 TEST_F(world_failure, a_frozen_member_fails_the_call_pending_on_it) {
   lose_member_during_call(port, rt, SIGSTOP, 6s);
+}
+
+TEST_F(world_failure, a_killed_member_fails_the_call_pending_on_it_over_tcp) {
+  lose_member_during_call(port, rt, SIGKILL, 3s, false);
 }
 
 TEST_F(world_failure, losing_rank_0_fails_every_pending_group_operation) {

@@ -316,5 +316,24 @@ TEST(world_shared_memory, can_be_turned_off) {
   EXPECT_TRUE(member_inboxes().empty());
 }
 
+TEST(world_tcp_calls, time_out_naming_the_member_and_a_late_answer_is_dropped) {
+  troupe::runtime rt;
+  auto options = member_options(0, 1, free_port());
+  options.shared_memory = false; // calls to itself go through its member actor, as over TCP
+  troupe::world world{rt, options};
+  auto group = world.create_rpc_group("self", {"0"});
+  try {
+    group.rpc_sync("0", 200ms, sleep_ms, 600);
+    ADD_FAILURE() << "a call past its timeout returned";
+  } catch (const troupe::timeout_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("within 200 ms"), std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find("'0'"), std::string::npos) << e.what();
+  }
+  // Answered after the timed-out call's late answer (600) comes: that one must settle nothing.
+  auto later = group.rpc_async("0", sleep_ms, 700);
+  EXPECT_EQ(later.get(5s), 700);
+  EXPECT_EQ(group.rpc_sync("0", add_numbers, 2, 3), 5);
+}
+
 } // namespace
 } // namespace troupe::testing
