@@ -94,11 +94,30 @@ std::vector<node_ptr> topological_order(const node_ptr& root) {
 }
 
 node_map<node_set> get_users(const node_ptr& root) {
+  // By position first, each node's users counted, so that every set and the map are made at
+  // their size once: growing them as users turned up rehashed a million-node map and a million
+  // sets over and over, a cache miss each.
+  const auto order = detail::index_order(root);
+  const auto count = order.nodes.size();
+  std::vector<std::uint32_t> first_user(count + 1, 0);
+  for (auto child : order.child_positions)
+    ++first_user[child + 1];
+  for (std::size_t i = 0; i < count; ++i)
+    first_user[i + 1] += first_user[i];
+  std::vector<std::uint32_t> user_positions(order.child_positions.size());
+  auto next = first_user;
+  for (std::uint32_t user = 0; user < count; ++user)
+    for (auto child : order.children_of(user))
+      user_positions[next[child]++] = user;
   node_map<node_set> users;
-  for (const auto& n : topological_order(root)) {
-    users.try_emplace(n);
-    for (const auto& child : n->children())
-      users[child].insert(n);
+  users.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    node_set of_this(first_user[i + 1] - first_user[i]);
+    for (auto at = first_user[i]; at < first_user[i + 1]; ++at)
+      of_this.insert(order.nodes[user_positions[at]]);
+    // Structurally equal nodes are one key, as with node_map anywhere: their users merge.
+    if (auto [entry, added] = users.try_emplace(order.nodes[i], std::move(of_this)); !added)
+      entry->second.insert(of_this.begin(), of_this.end());
   }
   return users;
 }

@@ -197,6 +197,15 @@ TEST(graph_analysis, users_of_y_equals_a_plus_1) {
   EXPECT_TRUE(users.at(y).empty());
   EXPECT_EQ(users.at(a).size(), 1u);
   EXPECT_TRUE(users.at(a).contains(y));
+
+  // Two structurally equal copies of a + 1 are one key, their users merged; a node that reads
+  // the same child twice is one user of it.
+  auto twice = a * a;
+  auto first = a + one, second = a + one;
+  auto out = make_outputs({{"f", first * 2.0}, {"s", second * 3.0}, {"t", twice}});
+  const auto merged = get_users(out);
+  EXPECT_EQ(merged.at(first).size(), 2u);
+  EXPECT_EQ(merged.at(a).size(), 2u) << "a + 1 (both copies) and a * a";
 }
 
 // §2c 3.
