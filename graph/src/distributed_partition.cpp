@@ -307,25 +307,27 @@ private:
   void build_part(part_id pid) {
     auto& part = part_at(pid);
     for (const auto& [name, at] : wanted_[pid]) {
-      result_.name_to_output[name] = rewrite_in_part(at, pid);
+      result_.name_to_output[name] = rewrite_in_part(at, pid, part);
       part.output_names.insert(name);
     }
-    std::map<std::string, node_ptr> named; // one walk for all: the outputs share their nodes
-    for (const auto& name : part.output_names)
-      named.emplace(name, result_.name_to_output.at(name));
-    for (const auto& n : topological_order(make_outputs(named))) {
-      if (n->what() != kind::placeholder && n->what() != kind::size_param)
-        continue;
-      if (receives_.contains(n->name()) || promoted_names_.contains(n->name()))
-        part.partition_input_names.insert(n->name());
-      else
-        part.user_input_names.insert(n->name());
-    }
+  }
+
+  /// A placeholder or size parameter part `pid` reads (and those of its shape): a receive's or
+  /// a kept array's is a partition input, any other the user's.
+  void note_input(const node_ptr& n, distributed_graph_part& part) const {
+    if (n->what() != kind::placeholder && n->what() != kind::size_param)
+      return;
+    if (receives_.contains(n->name()) || promoted_names_.contains(n->name()))
+      part.partition_input_names.insert(n->name());
+    else
+      part.user_input_names.insert(n->name());
+    for (const auto& parameter : n->children())
+      part.user_input_names.insert(parameter->name());
   }
 
   /// Node `root` as part `pid` computes it, without recursion: positions increase from
   /// children to users, so one pass over the positions reached, in order, builds them.
-  node_ptr rewrite_in_part(std::uint32_t root, part_id pid) {
+  node_ptr rewrite_in_part(std::uint32_t root, part_id pid, distributed_graph_part& part) {
     const auto made = [&](std::uint32_t at) { return made_by_[at] == pid; };
     std::vector<std::uint32_t> reached;
     std::vector<std::uint32_t> stack{root};
@@ -351,6 +353,7 @@ private:
       if (!made(at)) {
         made_[at] = as_in_part(at, pid);
         made_by_[at] = pid;
+        note_input(made_[at], part); // the leaves of what the part computes: what it reads
       }
     return made_[root];
   }

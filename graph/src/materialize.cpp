@@ -21,27 +21,32 @@ void require_outputs(const node_ptr& outputs, const char* what) {
 namespace detail {
 
 std::vector<bool> mpms_choice(const indexed_order& order) {
+  // Children by their positions in the order, never looked up by address: at a million nodes
+  // each lookup is a cache miss.
   const auto count = order.nodes.size();
   std::vector<std::size_t> successors(count, 0);
+  std::vector<std::uint32_t> readers(count, 0);
   std::vector<bool> is_output(count, false);
-  for (const auto& n : order.nodes)
-    for (const auto& child : n->children()) {
-      const auto at = order.index.find(child.get());
-      if (n->what() == kind::outputs)
+  for (std::uint32_t i = 0; i < count; ++i)
+    for (auto at : order.children_of(i)) {
+      ++readers[at];
+      if (order.nodes[i]->what() == kind::outputs)
         is_output[at] = true;
       else
         ++successors[at];
     }
   // Each node's materialized predecessors, as positions; a materialized node stands for itself.
+  // A node's list is freed once its last reader has read it.
   std::vector<std::vector<std::uint32_t>> materialized(count);
   std::vector<bool> chosen(count, false);
   for (std::uint32_t i = 0; i < count; ++i) {
     const auto& n = order.nodes[i];
     std::vector<std::uint32_t> preds;
-    for (const auto& child : n->children()) {
-      const auto& more = materialized[order.index.find(child.get())];
-      preds.insert(preds.end(), more.begin(), more.end());
-    }
+    for (auto at : order.children_of(i))
+      preds.insert(preds.end(), materialized[at].begin(), materialized[at].end());
+    for (auto at : order.children_of(i))
+      if (--readers[at] == 0)
+        std::vector<std::uint32_t>{}.swap(materialized[at]);
     std::sort(preds.begin(), preds.end());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     const bool stored = is_input(*n) || is_output[i] || n->tags().contains(stored_tag);
@@ -62,9 +67,10 @@ node_ptr materialize_with_mpms(const node_ptr& outputs) {
     const auto& n = order.nodes[i];
     std::vector<node_ptr> children;
     bool changed = false;
-    for (const auto& child : n->children()) {
-      children.push_back(rewritten[order.index.find(child.get())]);
-      changed = changed || children.back() != child;
+    const auto positions = order.children_of(i);
+    for (std::size_t k = 0; k < positions.size(); ++k) {
+      children.push_back(rewritten[positions[k]]);
+      changed = changed || children.back() != n->children()[k];
     }
     auto result = changed ? n->with_children(std::move(children)) : n;
     rewritten[i] = chosen[i] ? result->with_tag(stored_tag) : std::move(result);
