@@ -15,6 +15,8 @@
 #include <cereal/types/vector.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <optional>
 #include <span>
 
 namespace troupe::graph {
@@ -27,17 +29,28 @@ using detail::describe;
 enum class failure : std::uint8_t { none, not_supported, duplicate_send, duplicate_recv };
 
 /// What a rank tells the others: its sends (each with the receives its data needs), its
-/// receives, or why it cannot go on.
+/// receives, or why it cannot go on. A send whose data needs every receive an earlier send's
+/// needs, and more, lists only the more and `extends` that send: where each exchange feeds the
+/// next, full lists would grow with the square of the exchanges.
 struct local_comms {
   std::map<comm_id, std::vector<comm_id>> sends;
+  std::map<comm_id, comm_id> extends;
   std::vector<comm_id> recvs;
   failure why = failure::none;
   std::string text;
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(sends, recvs, why, text);
+    ar(sends, extends, recvs, why, text);
   }
 };
+
+/// Why this rank cannot go on, for the others.
+local_comms failed(failure why, std::string text) {
+  local_comms comms;
+  comms.why = why;
+  comms.text = std::move(text);
+  return comms;
+}
 
 /// This rank's sends and receives in `order`, with their nodes.
 struct found_comms {
@@ -53,12 +66,12 @@ void find_receives(const detail::indexed_order& order, int rank, found_comms& fo
     const comm_id id{static_cast<int>(n->ints()[0]), rank, n->name()};
     const auto [at, fresh] = found.recv_nodes.emplace(id, n);
     if (id.src == rank) {
-      found.info = {
-        {}, {}, failure::not_supported, "a receive from this rank itself " + describe(id)};
+      found.info =
+        failed(failure::not_supported, "a receive from this rank itself " + describe(id));
       return;
     }
     if (!fresh && !(*at->second == *n)) {
-      found.info = {{}, {}, failure::duplicate_recv, "two receives " + describe(id)};
+      found.info = failed(failure::duplicate_recv, "two receives " + describe(id));
       return;
     }
   }
@@ -93,12 +106,25 @@ public:
     }
   }
 
-  std::vector<comm_id> receives_of(std::uint32_t i, const std::vector<comm_id>& recvs) const {
+  const std::vector<std::uint64_t>& bits(std::uint32_t i) const { return sets_[i]; }
+
+  /// Node i's receives that are not in `known` (bits of a set like bits()).
+  std::vector<comm_id> receives_beyond(std::uint32_t i, const std::vector<std::uint64_t>& known,
+                                       const std::vector<comm_id>& recvs) const {
     std::vector<comm_id> out;
-    for (std::size_t bit = 0; bit < recvs.size(); ++bit)
-      if (sets_[i][bit / 64] >> (bit % 64) & 1)
-        out.push_back(recvs[bit]);
+    for (std::size_t w = 0; w < words_; ++w)
+      for (auto word = sets_[i][w] & ~(w < known.size() ? known[w] : 0); word != 0;
+           word &= word - 1)
+        out.push_back(recvs[w * 64 + static_cast<std::size_t>(std::countr_zero(word))]);
     return out;
+  }
+
+  /// Whether every receive of `known` is one of node i's.
+  bool covers(std::uint32_t i, const std::vector<std::uint64_t>& known) const {
+    for (std::size_t w = 0; w < words_ && w < known.size(); ++w)
+      if ((known[w] & ~sets_[i][w]) != 0)
+        return false;
+    return true;
   }
 
   /// Node i is done with its children's sets.
@@ -117,6 +143,27 @@ private:
   std::map<comm_id, std::uint32_t> bit_of_;
 };
 
+/// Records each send's receives in a local_comms: as a difference from the send recorded just
+/// before it when its data needs all of that one's receives (see local_comms::extends).
+class send_lists {
+public:
+  void record(const comm_id& id, std::uint32_t data, const receive_sets& needs,
+              local_comms& info) {
+    if (last_ && needs.covers(data, last_needs_)) {
+      info.sends[id] = needs.receives_beyond(data, last_needs_, info.recvs);
+      info.extends.emplace(id, *last_);
+    } else {
+      info.sends[id] = needs.receives_beyond(data, {}, info.recvs);
+    }
+    last_ = id;
+    last_needs_ = needs.bits(data);
+  }
+
+private:
+  std::optional<comm_id> last_;
+  std::vector<std::uint64_t> last_needs_;
+};
+
 found_comms find_comms(const detail::indexed_order& order, int rank) {
   found_comms found;
   find_receives(order, rank, found);
@@ -124,6 +171,7 @@ found_comms find_comms(const detail::indexed_order& order, int rank) {
   if (info.why != failure::none)
     return found;
   receive_sets needs{order, info.recvs, rank};
+  send_lists lists;
   for (std::uint32_t i = 0; i < order.nodes.size(); ++i) {
     needs.build(i);
     const auto& n = order.nodes[i];
@@ -131,14 +179,15 @@ found_comms find_comms(const detail::indexed_order& order, int rank) {
       const comm_id id{rank, static_cast<int>(n->ints()[0]), n->name()};
       const auto [at, fresh] = found.send_nodes.emplace(id, n);
       if (id.dest == rank) {
-        info = {{}, {}, failure::not_supported, "a send to this rank itself " + describe(id)};
+        info = failed(failure::not_supported, "a send to this rank itself " + describe(id));
         return found;
       }
       if (!fresh && !(*at->second == *n)) {
-        info = {{}, {}, failure::duplicate_send, "two sends " + describe(id)};
+        info = failed(failure::duplicate_send, "two sends " + describe(id));
         return found;
       }
-      info.sends[id] = needs.receives_of(order.children_of(i)[1], info.recvs);
+      if (fresh) // a structurally equal copy needs the same
+        lists.record(id, order.children_of(i)[1], needs, info);
     }
     needs.release_children(i);
   }
@@ -158,9 +207,11 @@ found_comms find_comms(const detail::indexed_order& order, int rank) {
 
 /// Every communication's level: 0 for a send that needs no receive, else one more than the
 /// highest level of the receives it needs. cycle_error if sends wait on each other.
-std::map<comm_id, int> levels_of(const std::map<comm_id, std::vector<comm_id>>& sends) {
+std::map<comm_id, int> levels_of(const std::map<comm_id, std::vector<comm_id>>& sends,
+                                 const std::map<comm_id, comm_id>& extends) {
   try {
-    return detail::batch_levels<comm_id>(sends, [](const comm_id& id) { return describe(id); });
+    return detail::batch_levels<comm_id>(
+      sends, [](const comm_id& id) { return describe(id); }, nullptr, extends);
   } catch (const cycle_error& e) {
     throw cycle_error(std::string{"find_distributed_partition: the sends wait on each other's "
                                   "receives: "} +
@@ -180,6 +231,7 @@ public:
     auto found = find_comms(order_, rank_);
     const auto everyone = detail::all_gather_bytes(group, serialize(found.info));
     std::map<comm_id, std::vector<comm_id>> sends;
+    std::map<comm_id, comm_id> extends;
     std::set<comm_id> recvs;
     std::set<std::string> tags;
     for (std::size_t r = 0; r < everyone.size(); ++r) {
@@ -190,13 +242,14 @@ public:
         sends[id] = needs;
         tags.insert(id.tag);
       }
+      extends.insert(info.extends.begin(), info.extends.end());
       for (const auto& id : info.recvs) {
         recvs.insert(id);
         tags.insert(id.tag);
       }
     }
     check_partners(sends, recvs);
-    const auto level = levels_of(sends);
+    const auto level = levels_of(sends, extends);
     std::map<std::string, std::int64_t> wire_tag;
     for (const auto& tag : tags)
       wire_tag.emplace(tag, static_cast<std::int64_t>(wire_tag.size()));

@@ -173,7 +173,8 @@ private:
   /// Wakes the caller's thread only when it has something to do: else it would take a core
   /// from the parts.
   void wake_caller_locked() {
-    const bool startable = max_loops_ == 0 ? !failure_ && !ready_.empty() : loops_wanted_locked() > 0;
+    const bool startable =
+      max_loops_ == 0 ? !failure_ && !ready_.empty() : loops_wanted_locked() > 0;
     if (startable || settled_locked())
       caller_.notify_one();
   }

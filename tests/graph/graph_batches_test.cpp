@@ -61,5 +61,28 @@ TEST(graph_batches, a_long_chain_needs_no_deep_stack) {
   EXPECT_EQ(batches(needs), 300'000);
 }
 
+// An item that extends another needs what that one needs (not that one itself): the same
+// levels as its full list, which grows item after item where each exchange feeds the next.
+TEST(graph_batches, an_item_extending_another_has_the_level_of_its_full_list) {
+  // Full lists: 1 needs {0}, 2 needs {0, 1}, 3 needs {0, 1, 2}; 4 needs {0, 1} plus 3 extends.
+  const needs_map full{{0, {}}, {1, {0}}, {2, {0, 1}}, {3, {0, 1, 2}}, {4, {}}, {5, {4}}};
+  const needs_map differences{{0, {}}, {1, {0}}, {2, {1}}, {3, {2}}, {4, {}}, {5, {4}}};
+  const std::map<int, int> extends{{2, 1}, {3, 2}, {4, 3}};
+  const auto want = batch_levels<int>(full, name);
+  const auto got = batch_levels<int>(differences, name, nullptr, extends);
+  for (int item : {0, 1, 2, 3})
+    EXPECT_EQ(got.at(item), want.at(item)) << item;
+  EXPECT_EQ(got.at(4), 3) << "4 needs what 3 needs, 0 to 2: one level above 2";
+  EXPECT_EQ(want.at(4), 0) << "without it, nothing";
+  EXPECT_EQ(got.at(5), 4);
+}
+
+TEST(graph_batches, a_circle_through_an_extension_is_a_cycle_error) {
+  // 1 extends 2, so it needs 0, whose sender needs 1.
+  const needs_map needs{{0, {1}}, {1, {}}, {2, {0}}};
+  EXPECT_THROW(batch_levels<int>(needs, name, nullptr, {{1, 2}}), cycle_error);
+  EXPECT_NO_THROW(batch_levels<int>(needs, name, nullptr, {{2, 1}})) << "2 extends 1: fine";
+}
+
 } // namespace
 } // namespace troupe::graph::detail
