@@ -8,7 +8,13 @@
 // shared-memory inboxes (the default). In each, every round times tiny rpc_sync calls in turn
 // with raw CAF requests to an echo actor member 1 publishes through the same middleman (call by
 // call over TCP, block by block through shared memory: see tiny_calls), then a window of
-// pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there and back. The last lines are `name value unit`, read by tooling.
+// pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there and back. Over TCP a third
+// contender runs in the same turns: the raw echo again, in an actor with a thread of its own.
+// CAF runs an actor that a message from the network wakes on the multiplexer thread itself, so
+// the raw echo never leaves the thread that read the request; a troupe task cannot (it would
+// stop every connection's reads and heartbeats while it runs), and the detached echo pays the
+// same hand-off to another thread and back. The last lines are `name value unit`, read by
+// tooling.
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/distributed/world.hpp"
@@ -73,20 +79,26 @@ int serve(int port) {
   auto& state = troupe::runtime_state_of(rt);
   auto echo = state.system->spawn(raw_echo, std::int32_t{1});
   const auto raw_port = troupe::detail::publish(state, echo, {"127.0.0.1", 0}, false);
+  auto detached_echo = state.system->spawn<caf::detached>(raw_echo, std::int32_t{1});
+  const auto detached_port =
+    troupe::detail::publish(state, detached_echo, {"127.0.0.1", 0}, false);
   for (const bool shared_memory : {false, true}) {
     troupe::world world{rt, options_for(1, shared_memory ? port + 1 : port, shared_memory)};
     auto group = world.create_rpc_group("bench", world.members());
     group.pair("raw_port", static_cast<int>(raw_port));
+    group.pair("detached_port", static_cast<int>(detached_port));
     group.barrier(); // the port is paired
     group.barrier(); // member 0 is done
   }
   troupe::detail::unpublish(state, echo, raw_port);
+  troupe::detail::unpublish(state, detached_echo, detached_port);
   caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(detached_echo, caf::exit_reason::user_shutdown);
   return 0;
 }
 
 struct figures {
-  std::vector<double> troupe_us, raw_us, spaced_us, calls_per_s, tensor_ms;
+  std::vector<double> troupe_us, raw_us, detached_us, spaced_us, calls_per_s, tensor_ms;
 };
 
 /// Tiny rpc_sync calls and raw CAF requests. Over TCP they alternate call by call, so that both
@@ -94,29 +106,38 @@ struct figures {
 /// a call that follows a raw CAF request finds the other process's threads on cold, halted
 /// cores (this VM wakes one in tens of microseconds), which measures the interleaving, not the
 /// call (calls 1 ms apart are timed on their own, as `spaced`).
-void tiny_calls(troupe::rpc_group& group, caf::scoped_actor& self, const caf::actor& raw,
+/// The raw CAF echoes member 1 publishes: on the network thread, and on a thread of its own.
+struct raw_echoes {
+  caf::actor inline_echo, detached_echo;
+};
+
+void tiny_calls(troupe::rpc_group& group, caf::scoped_actor& self, const raw_echoes& raw,
                 bool by_block, figures& out) {
-  std::vector<double> troupe_block, raw_block;
+  std::vector<double> troupe_block, raw_block, detached_block;
   const auto call_troupe = [&](int i) {
     const auto start = clock_type::now();
     (void)group.rpc_sync("rank-1", rpc_bench_add, i, 1);
     troupe_block.push_back(since_us(start));
   };
-  const auto call_raw = [&](int i) {
+  const auto call_raw = [&](const caf::actor& echo, int i, std::vector<double>& block) {
     const auto start = clock_type::now();
-    self->request(raw, caf::infinite, std::int32_t{i}, std::int32_t{1})
+    self->request(echo, caf::infinite, std::int32_t{i}, std::int32_t{1})
       .receive([](std::int32_t) {}, [](caf::error&) { std::abort(); });
-    raw_block.push_back(since_us(start));
+    block.push_back(since_us(start));
   };
   for (int i = 0; i < calls_per_block; ++i) {
     call_troupe(i);
-    if (!by_block)
-      call_raw(i);
+    if (!by_block) {
+      call_raw(raw.inline_echo, i, raw_block);
+      call_raw(raw.detached_echo, i, detached_block);
+    }
   }
   for (int i = 0; by_block && i < calls_per_block; ++i)
-    call_raw(i);
+    call_raw(raw.inline_echo, i, raw_block);
   out.troupe_us.push_back(median(troupe_block));
   out.raw_us.push_back(median(raw_block));
+  if (!detached_block.empty())
+    out.detached_us.push_back(median(detached_block));
   if (!by_block)
     return;
   std::vector<double> spaced;
@@ -129,7 +150,7 @@ void tiny_calls(troupe::rpc_group& group, caf::scoped_actor& self, const caf::ac
   out.spaced_us.push_back(median(spaced));
 }
 
-void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const caf::actor& raw,
+void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const raw_echoes& raw,
                const xt::xarray<float>& tensor, bool shared_memory, figures& out) {
   tiny_calls(group, self, raw, shared_memory, out);
 
@@ -165,10 +186,12 @@ figures measure(int port, bool shared_memory, int rounds) {
   troupe::world world{rt, options_for(0, port, shared_memory)};
   auto group = world.create_rpc_group("bench", world.members());
   group.barrier();
-  const auto raw_port = group.get_paired<int>("raw_port").to_here();
   auto& state = troupe::runtime_state_of(rt);
-  auto raw = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(raw_port)},
-                                     false, clock_type::now() + 10s);
+  const auto echo_at = [&](const std::string& key) {
+    const auto port = static_cast<std::uint16_t>(group.get_paired<int>(key).to_here());
+    return troupe::detail::connect(state, {"127.0.0.1", port}, false, clock_type::now() + 10s);
+  };
+  const raw_echoes raw{echo_at("raw_port"), echo_at("detached_port")};
   caf::scoped_actor self{*state.system};
   const xt::xarray<float> tensor = xt::ones<float>({std::size_t{262144}}); // 1 MiB
   for (int round = 0; round < rounds; ++round)
@@ -186,10 +209,12 @@ int lead(int rounds) {
   ::waitpid(peer, &status, 0);
 
   const double tcp_us = median(tcp.troupe_us), raw_us = median(tcp.raw_us);
+  const double detached_us = median(tcp.detached_us);
   std::printf("rpc: 2 processes on 127.0.0.1, %d rounds a world, contenders interleaved, "
               "medians\n", rounds);
   std::printf("%-42s %10.1f us\n", "troupe rpc_sync, tiny task, TCP", tcp_us);
   std::printf("%-42s %10.1f us\n", "raw CAF request/response (same run)", raw_us);
+  std::printf("%-42s %10.1f us\n", "raw CAF, echo on a thread of its own", detached_us);
   std::printf("%-42s %10.1f us\n", "troupe rpc_sync, tiny task, shared memory",
               median(local.troupe_us));
   std::printf("%-42s %10.1f us\n", "raw CAF request/response (same run)", median(local.raw_us));
@@ -204,6 +229,7 @@ int lead(int rounds) {
               median(local.tensor_ms));
   std::printf("rpc_sync_tcp_median_us %.1f us\n", tcp_us);
   std::printf("rpc_sync_tcp_ratio_to_raw_caf %.2f x\n", tcp_us / raw_us);
+  std::printf("rpc_sync_tcp_ratio_to_raw_caf_off_network_thread %.2f x\n", tcp_us / detached_us);
   std::printf("rpc_sync_local_median_us %.1f us\n", median(local.troupe_us));
   std::printf("rpc_async_calls_per_s %.0f calls/s\n", median(local.calls_per_s));
   std::printf("rpc_1m_tensor_ms %.2f ms\n", median(local.tensor_ms));
