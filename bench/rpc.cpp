@@ -7,8 +7,9 @@
 // one over TCP alone (world_options::shared_memory = false), one with same-host members'
 // shared-memory inboxes (the default). In each, every round times tiny rpc_sync calls in turn
 // with raw CAF requests to an echo actor member 1 publishes through the same middleman (call by
-// call over TCP, block by block through shared memory: see tiny_calls), then a window of
-// pipelined rpc_async calls, then rpc_sync of a 1 MiB tensor there and back. Over TCP a third
+// call over TCP, block by block through shared memory: see tiny_calls), then tiny
+// registered_sync calls to a service member 1 offers, then a window of pipelined
+// rpc_async calls, then rpc_sync of a 1 MiB tensor there and back. Over TCP a third
 // contender runs in the same turns: the raw echo again, in an actor with a thread of its own.
 // CAF runs an actor that a message from the network wakes on the multiplexer thread itself, so
 // the raw echo never leaves the thread that read the request; a troupe task cannot (it would
@@ -87,6 +88,7 @@ int serve(int port) {
     auto group = world.create_rpc_group("bench", world.members());
     group.pair("raw_port", static_cast<int>(raw_port));
     group.pair("detached_port", static_cast<int>(detached_port));
+    group.register_service("add", [](int a, int b) { return a + b; });
     group.barrier(); // the port is paired
     group.barrier(); // member 0 is done
   }
@@ -98,7 +100,8 @@ int serve(int port) {
 }
 
 struct figures {
-  std::vector<double> troupe_us, raw_us, detached_us, spaced_us, calls_per_s, tensor_ms;
+  std::vector<double> troupe_us, raw_us, detached_us, spaced_us, registered_us, calls_per_s,
+    tensor_ms;
 };
 
 /// Tiny rpc_sync calls and raw CAF requests. Over TCP they alternate call by call, so that both
@@ -153,6 +156,14 @@ void tiny_calls(troupe::rpc_group& group, caf::scoped_actor& self, const raw_ech
 void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const raw_echoes& raw,
                const xt::xarray<float>& tensor, bool shared_memory, figures& out) {
   tiny_calls(group, self, raw, shared_memory, out);
+
+  std::vector<double> registered_block;
+  for (int i = 0; i < calls_per_block; ++i) {
+    const auto start = clock_type::now();
+    (void)group.registered_sync<int>("add", i, 1);
+    registered_block.push_back(since_us(start));
+  }
+  out.registered_us.push_back(median(registered_block));
 
   const auto start = clock_type::now();
   std::vector<troupe::async_result<int>> in_flight;
@@ -220,6 +231,9 @@ int lead(int rounds) {
   std::printf("%-42s %10.1f us\n", "raw CAF request/response (same run)", median(local.raw_us));
   std::printf("%-42s %10.1f us\n", "troupe rpc_sync, shared memory, 1 ms apart",
               median(local.spaced_us));
+  std::printf("%-42s %10.1f us\n", "troupe registered_sync, TCP", median(tcp.registered_us));
+  std::printf("%-42s %10.1f us\n", "troupe registered_sync, shared memory",
+              median(local.registered_us));
   std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, TCP",
               median(tcp.calls_per_s));
   std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, shm",
@@ -231,6 +245,7 @@ int lead(int rounds) {
   std::printf("rpc_sync_tcp_ratio_to_raw_caf %.2f x\n", tcp_us / raw_us);
   std::printf("rpc_sync_tcp_ratio_to_raw_caf_off_network_thread %.2f x\n", tcp_us / detached_us);
   std::printf("rpc_sync_local_median_us %.1f us\n", median(local.troupe_us));
+  std::printf("rpc_registered_sync_local_median_us %.1f us\n", median(local.registered_us));
   std::printf("rpc_async_calls_per_s %.0f calls/s\n", median(local.calls_per_s));
   std::printf("rpc_1m_tensor_ms %.2f ms\n", median(local.tensor_ms));
   return 0;

@@ -246,6 +246,18 @@ void send_request(member_actor* self, outgoing_request& request) {
       });
 }
 
+/// Rank 0: a service's key was withdrawn (or a member tried to): every member that remembers
+/// its owner forgets it. Sent before the answer to the member that withdrew it, so a member that
+/// hears of the withdrawal through rank 0 (a barrier, a lookup) has forgotten the owner by then.
+void tell_withdrawn(member_actor* self, const std::string& group, const std::string& key) {
+  auto& st = self->state;
+  st.core->service_owners.forget(group, key);
+  const auto me = static_cast<std::size_t>(st.core->options.rank);
+  for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
+    if (rank != me && st.peers[rank] && !st.lost[rank])
+      self->send(st.peers[rank], withdrawn_atom::value, group, key);
+}
+
 reply_result accept_call(member_actor* self, std::uint8_t kind, std::string group,
                          std::string key, std::string name, std::string type,
                          wire_bytes payload) {
@@ -353,8 +365,16 @@ caf::behavior member(member_actor* self, world_core* core) {
     [self](key_atom, std::uint8_t op, std::uint8_t table, std::string& group, std::string& key,
            std::int32_t rank) {
       const handling scope{self};
-      return self->state.groups.keys(static_cast<key_operation>(op),
-                                     static_cast<key_table>(table), group, key, rank);
+      auto reply = self->state.groups.keys(static_cast<key_operation>(op),
+                                           static_cast<key_table>(table), group, key, rank);
+      if (static_cast<key_operation>(op) == key_operation::remove &&
+          static_cast<key_table>(table) == key_table::services)
+        tell_withdrawn(self, group, key);
+      return reply;
+    },
+    [self](withdrawn_atom, std::string& group, std::string& key) {
+      const handling scope{self};
+      self->state.core->service_owners.forget(group, key);
     },
   };
 }

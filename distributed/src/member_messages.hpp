@@ -21,11 +21,12 @@ using call_atom = caf::atom_constant<caf::atom("call")>;       // a call (call_r
 using group_atom = caf::atom_constant<caf::atom("group")>;     // rank 0: a group's rendezvous
 using key_atom = caf::atom_constant<caf::atom("key")>;         // rank 0: the key tables
 using leave_atom = caf::atom_constant<caf::atom("leave")>;     // a member stops on purpose
+using withdrawn_atom = caf::atom_constant<caf::atom("withdrawn")>; // rank 0: a service's key went
 
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 1;
+inline constexpr std::uint32_t wire_version = 2;
 
 enum class reply_status : std::uint8_t {
   ok,

@@ -76,6 +76,16 @@ int find_owner(group_state& group, key_table table, const std::string& key) {
   return deserialize<int>(as_bytes(ask_keys(group, key_operation::lookup, table, key)));
 }
 
+int service_owner(group_state& group, const std::string& key) {
+  auto& owners = group.live_core().service_owners;
+  if (auto known = owners.find(group.name, key))
+    return *known;
+  const auto asked_at = owners.generation();
+  const int owner = find_owner(group, key_table::services, key);
+  owners.remember(group.name, key, owner, asked_at);
+  return owner;
+}
+
 bool has_key(group_state& group, key_table table, const std::string& key) {
   try {
     find_owner(group, table, key);

@@ -150,6 +150,7 @@ bool world_core::local_call(int rank, const std::string& group, call_request& re
 void world_core::post(std::function<void()> work) { boost::asio::post(executor_, std::move(work)); }
 
 void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept {
+  service_owners.forget_rank(rank);
   if (channel_)
     channel_->lost(rank, why);
   if (!left)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "member_messages.hpp"
+#include "service_owners.hpp"
 
 #include "troupe/actors/network.hpp"
 #include "troupe/distributed/world_options.hpp"
@@ -101,6 +102,9 @@ public:
   std::map<std::pair<std::string, std::string>, chunk_invoker> services;
   std::map<std::string, bytes> kept;
   std::uint64_t next_kept = 0;
+
+  /// Who offers the services this member calls (asked of rank 0 once).
+  detail::service_owners service_owners;
 
   std::atomic<int> collective_groups{0}; // created so far, here as on every member
 

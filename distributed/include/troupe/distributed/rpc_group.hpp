@@ -139,7 +139,7 @@ public:
   /// The service's result, computed now and kept on the member that registered it.
   template <class R, class... A>
   remote_ref<R> registered_remote(const std::string& key, A&&... args) {
-    return keep<R>(detail::find_owner(*state_, detail::key_table::services, key),
+    return keep<R>(detail::service_owner(*state_, key),
                    {detail::call_kind::keep, key, {}, {},
                     service_arguments(std::forward<A>(args)...)},
                    std::nullopt);
@@ -147,7 +147,7 @@ public:
   template <class R, class Rep, class Period, class... A>
   remote_ref<R> registered_remote(const std::string& key,
                                   std::chrono::duration<Rep, Period> timeout, A&&... args) {
-    return keep<R>(detail::find_owner(*state_, detail::key_table::services, key),
+    return keep<R>(detail::service_owner(*state_, key),
                    {detail::call_kind::keep, key, {}, {},
                     service_arguments(std::forward<A>(args)...)},
                    std::chrono::ceil<std::chrono::milliseconds>(timeout));
@@ -186,7 +186,7 @@ private:
   template <class R, class... A>
   async_result<R> call_service(const std::string& key,
                                std::optional<std::chrono::milliseconds> timeout, A&&... args) {
-    const int owner = detail::find_owner(*state_, detail::key_table::services, key);
+    const int owner = detail::service_owner(*state_, key);
     detail::call_request request{detail::call_kind::service, key, {}, {}, {},
                                  [&] { return service_arguments(std::forward<A>(args)...); }};
     return detail::typed_call<R>(*state_, owner, std::move(request), timeout,

@@ -72,6 +72,8 @@ reply_bytes await_call(const bytes_result& reply);
 
 /// The world rank of the member that registered `key`; key_error naming the key and group.
 int find_owner(group_state& group, key_table table, const std::string& key);
+/// find_owner for a service, asked of rank 0 only when this member does not know the owner yet.
+int service_owner(group_state& group, const std::string& key);
 
 /// A value this member pairs: the object, its type, and how to encode it for fetches.
 struct paired_value {

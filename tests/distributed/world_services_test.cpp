@@ -1,0 +1,120 @@
+// Registered services: a member remembers which member offers each service it has called, so a
+// call asks rank 0 for the owner only the first time; a service withdrawn, or whose owner is
+// lost, is looked up again and found where it went.
+#include "world_test_support.hpp"
+
+#include <signal.h>
+
+#include <functional>
+
+namespace troupe::testing {
+namespace {
+
+const std::vector<std::string> everyone{"0", "1", "2"};
+
+/// Rank 0: forms the world and the group, then waits for the test to end it.
+TROUPE_ROLE(services_rank0) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("services", everyone);
+    std::this_thread::sleep_for(60s);
+  });
+}
+
+/// Rank 2: offers "offset" (x + 200) and "withdraw_offset", then serves until the test's member
+/// (rank 1) leaves.
+TROUPE_ROLE(service_host) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("services", everyone);
+    group.register_service("offset", [](int x) { return x + 200; });
+    group.register_service("withdraw_offset", [&group]() {
+      group.deregister("offset");
+      return true;
+    });
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < until) {
+      try {
+        group.rpc_sync("1", add_numbers, 1, 1);
+      } catch (const troupe::peer_lost&) {
+        return;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    require(false, "the test's member left");
+  });
+}
+
+/// Polls `done` every 20 ms until it holds; false if it still does not after 10 s.
+bool eventually(const std::function<bool()>& done) {
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until)
+      return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+/// True once calling `probe` throws peer_lost.
+bool lost(const std::function<void()>& probe) {
+  try {
+    probe();
+    return false;
+  } catch (const troupe::peer_lost&) {
+    return true;
+  }
+}
+
+class world_services : public ::testing::Test {
+protected:
+  int port = free_port();
+  troupe::runtime rt;
+  member_process rank0{"services_rank0", member_environment(0, 3, port)};
+  member_process host{"service_host", member_environment(2, 3, port)};
+};
+
+TEST_F(world_services, a_registered_call_asks_rank_0_for_the_owner_only_the_first_time) {
+  {
+    troupe::world world{rt, member_options(1, 3, port)};
+    auto group = world.create_rpc_group("services", everyone);
+    ASSERT_TRUE(eventually([&] { return group.is_registered("offset"); }));
+    EXPECT_EQ(group.registered_sync<int>("offset", 1), 201);
+    rank0.signal(SIGKILL);
+    ASSERT_TRUE(eventually([&] { return lost([&] { group.is_registered("offset"); }); }))
+      << "rank 0's loss was seen";
+    // Rank 0 holds the key tables: asked again, it would fail these with peer_lost.
+    EXPECT_EQ(group.registered_sync<int>("offset", 2), 202);
+    EXPECT_EQ(group.registered_async<int>("offset", 3).get(10s), 203);
+    EXPECT_EQ(group.registered_remote<int>("offset", 4).to_here(), 204);
+  }
+  EXPECT_EQ(host.exit_code(30s), 0);
+}
+
+TEST_F(world_services, a_withdrawn_service_is_looked_up_again_where_it_went) {
+  {
+    troupe::world world{rt, member_options(1, 3, port)};
+    auto group = world.create_rpc_group("services", everyone);
+    ASSERT_TRUE(eventually([&] { return group.is_registered("offset"); }));
+    EXPECT_EQ(group.registered_sync<int>("offset", 1), 201);
+    EXPECT_TRUE(group.registered_sync<bool>("withdraw_offset"));
+    group.register_service("offset", [](int x) { return x + 100; });
+    EXPECT_EQ(group.registered_sync<int>("offset", 1), 101);
+    EXPECT_EQ(group.registered_async<int>("offset", 2).get(10s), 102);
+  }
+  EXPECT_EQ(host.exit_code(30s), 0);
+}
+
+TEST_F(world_services, a_lost_owners_service_is_looked_up_again_where_it_went) {
+  troupe::world world{rt, member_options(1, 3, port)};
+  auto group = world.create_rpc_group("services", everyone);
+  ASSERT_TRUE(eventually([&] { return group.is_registered("offset"); }));
+  EXPECT_EQ(group.registered_sync<int>("offset", 1), 201);
+  host.signal(SIGKILL);
+  ASSERT_TRUE(eventually([&] { return lost([&] { group.rpc_sync("2", add_numbers, 1, 1); }); }));
+  // Rank 0 forgets a lost member's keys when it sees the loss itself.
+  ASSERT_TRUE(eventually([&] { return !group.is_registered("offset"); }));
+  group.register_service("offset", [](int x) { return x + 100; });
+  EXPECT_EQ(group.registered_sync<int>("offset", 1), 101);
+}
+
+} // namespace
+} // namespace troupe::testing
