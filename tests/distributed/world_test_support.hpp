@@ -83,6 +83,21 @@ inline void expect_timeout_naming(troupe::runtime& rt, const troupe::world_optio
   }
 }
 
+/// In a member process: returns once `member` has left the world (a call to it is peer_lost),
+/// checked every 20 ms; fails the role if it is still there after 20 s.
+inline void wait_until_gone(troupe::rpc_group& group, const std::string& member) {
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < until) {
+    try {
+      group.rpc_sync(member, add_numbers, 1, 1);
+    } catch (const troupe::peer_lost&) {
+      return;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  require(false, "member '" + member + "' left");
+}
+
 /// Options for this test process as member `rank` of a world of `size` on `port`.
 inline troupe::world_options member_options(int rank, int size, int port) {
   troupe::world_options options;
