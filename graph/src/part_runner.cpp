@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -19,12 +20,18 @@ struct ready_part {
 };
 
 /// Every member takes the lock itself, or says `_locked` and expects it held. The caller's thread
-/// sleeps until it has something to start, or everything is settled.
-class part_schedule {
+/// sleeps until it has something to start, or everything is settled. Shared with the loops it
+/// launches: a loop may start after the caller has returned (queued behind other work), and then
+/// finds nothing to take.
+class part_schedule : public std::enable_shared_from_this<part_schedule> {
 public:
-  /// `max_loops` 0: parts are started one by one (run_parts); else loops take them.
-  part_schedule(const graph_partition& partition, tensor_map inputs, std::size_t max_loops)
-    : partition_(partition), values_(std::move(inputs)), max_loops_(max_loops) {
+  /// `max_loops` 0: parts are started one by one (run_parts); else loops take them, one of them
+  /// on the caller's thread if `caller_helps`.
+  part_schedule(const graph_partition& partition, tensor_map inputs, std::size_t max_loops,
+                bool caller_helps)
+    : partition_(partition), part_count_(partition.parts.size()), values_(std::move(inputs)),
+      max_loops_(max_loops),
+      caller_helps_(caller_helps) {
     auto [waiting, needed_by] = waits_of(partition.parts);
     waiting_ = std::move(waiting);
     needed_by_ = std::move(needed_by);
@@ -48,9 +55,10 @@ public:
       for (auto& [pid, part_inputs] : starting) {
         const auto id = pid;
         try {
-          start(id, std::move(part_inputs), [this, id](tensor_map out, std::exception_ptr error) {
-            finish(id, std::move(out), std::move(error));
-          });
+          start(id, std::move(part_inputs),
+                [schedule = shared_from_this(), id](tensor_map out, std::exception_ptr error) {
+                  schedule->finish(id, std::move(out), std::move(error));
+                });
         } catch (...) {
           finish(id, {}, std::current_exception());
         }
@@ -70,8 +78,10 @@ public:
       }
       loops_ += count;
       lock.unlock();
-      for (std::size_t i = 0; i < count; ++i)
+      for (std::size_t i = caller_helps_ ? 1 : 0; i < count; ++i)
         launch_loop(launch);
+      if (caller_helps_)
+        loop();
       lock.lock();
     }
     return result_locked();
@@ -110,18 +120,22 @@ private:
   }
 
   void launch_loop(const loop_launcher& launch) {
-    const auto lost = [this](std::exception_ptr error) {
-      std::lock_guard guard{mutex_};
-      --loops_;
-      if (!failure_)
-        failure_ = std::move(error);
-      wake_caller_locked();
+    const auto lost = [schedule = shared_from_this()](std::exception_ptr error) {
+      schedule->lose_loop(std::move(error));
     };
     try {
-      launch([this] { loop(); }, lost);
+      launch([schedule = shared_from_this()] { schedule->loop(); }, lost);
     } catch (...) {
       lost(std::current_exception());
     }
+  }
+
+  void lose_loop(std::exception_ptr error) {
+    std::lock_guard guard{mutex_};
+    --loops_;
+    if (!failure_)
+      failure_ = std::move(error);
+    wake_caller_locked();
   }
 
   /// A loop's body: it takes parts until none is ready, and never throws (its launcher would
@@ -164,10 +178,11 @@ private:
     return std::min(ready_.size() - idle, max_loops_ - loops_);
   }
 
-  /// Nothing runs or will: a loop launched may still run after the last part finished, and
-  /// reads the schedule when it does.
+  /// No part runs, and none will start: all are done, or one failed. A loop launched may not
+  /// have started yet (it may wait behind the very task that runs this partition): it holds
+  /// nothing up, and takes nothing when it runs.
   bool settled_locked() const {
-    return loops_ == 0 && running_ == 0 && (failure_ || finished_ == partition_.parts.size());
+    return running_ == 0 && (failure_ || finished_ == part_count_);
   }
 
   /// Wakes the caller's thread only when it has something to do: else it would take a core
@@ -185,7 +200,8 @@ private:
     return std::move(values_);
   }
 
-  const graph_partition& partition_;
+  const graph_partition& partition_; // the caller's: read only for parts taken before settling
+  const std::size_t part_count_;
   std::mutex mutex_;
   std::condition_variable caller_;
   std::map<part_id, std::size_t> waiting_;
@@ -193,6 +209,7 @@ private:
   std::deque<part_id> ready_;
   tensor_map values_;
   const std::size_t max_loops_;
+  const bool caller_helps_;
   std::size_t running_ = 0, finished_ = 0, loops_ = 0;
   std::exception_ptr failure_;
 };
@@ -201,13 +218,15 @@ private:
 
 tensor_map run_parts(const graph_partition& partition, tensor_map inputs,
                      const part_starter& start) {
-  return part_schedule{partition, std::move(inputs), 0}.run(start);
+  return std::make_shared<part_schedule>(partition, std::move(inputs), 0, false)->run(start);
 }
 
 tensor_map run_parts_in_loops(const graph_partition& partition, tensor_map inputs,
-                              std::size_t max_loops, const loop_launcher& launch) {
-  return part_schedule{partition, std::move(inputs), std::max<std::size_t>(max_loops, 1)}.run(
-    launch);
+                              std::size_t max_loops, bool caller_helps,
+                              const loop_launcher& launch) {
+  return std::make_shared<part_schedule>(partition, std::move(inputs),
+                                         std::max<std::size_t>(max_loops, 1), caller_helps)
+    ->run(launch);
 }
 
 node_ptr part_outputs(const graph_partition& partition, part_id pid) {

@@ -36,9 +36,12 @@ using loop_launcher =
 /// The same on threads of this process: up to `max_loops` loops, each launched by `launch`,
 /// take ready parts one after another and evaluate them, and end when none is ready. A chain of
 /// parts then runs on one thread, and independent parts cost one launch per thread, not one
-/// per part.
+/// per part. If `caller_helps`, the calling thread runs one of the loops itself rather than
+/// wait: a caller that is a task of the pool the loops go to would otherwise wait for loops
+/// queued behind it (for ever, with one worker).
 tensor_map run_parts_in_loops(const graph_partition& partition, tensor_map inputs,
-                              std::size_t max_loops, const loop_launcher& launch);
+                              std::size_t max_loops, bool caller_helps,
+                              const loop_launcher& launch);
 
 /// The outputs node of part `pid`: its output names and what computes each.
 node_ptr part_outputs(const graph_partition& partition, part_id pid);

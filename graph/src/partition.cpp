@@ -2,6 +2,7 @@
 
 #include "troupe/graph/analysis.hpp"
 #include "troupe/graph/errors.hpp"
+#include "troupe/pools/this_worker.hpp"
 #include "troupe/pools/thread_pool.hpp"
 
 #include "address_index.hpp"
@@ -227,7 +228,9 @@ tensor_map execute_partition(const graph_partition& partition, tensor_map inputs
 
 tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
                              thread_pool& pool) {
-  return detail::run_parts_in_loops(partition, std::move(inputs), pool.size(),
+  // Inside a pool's task, this thread would only wait: it runs parts too.
+  const bool caller_helps = this_worker().has_value();
+  return detail::run_parts_in_loops(partition, std::move(inputs), pool.size(), caller_helps,
                                     [&pool](std::function<void()> loop,
                                             std::function<void(std::exception_ptr)> lost) {
                                       pool.apply_async(std::move(loop)).on_error(std::move(lost));

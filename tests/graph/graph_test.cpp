@@ -10,6 +10,7 @@
 
 #include <xtensor/xrandom.hpp>
 
+#include <atomic>
 #include <future>
 #include <map>
 #include <random>
@@ -489,6 +490,33 @@ TEST(graph_partition, a_pool_runs_parts_in_one_task_per_worker_not_one_per_part)
   const auto independent = execute_partition(parts_of(16, false), inputs, for_independent);
   EXPECT_TRUE(xt::allclose(independent.at("o15"), xt::xarray<double>{17, 34, 51}));
   EXPECT_EQ(tasks_run(for_independent), 2u) << "16 independent parts: one task per worker";
+}
+
+TEST(graph_partition, a_pools_own_task_may_run_a_partition_on_that_pool) {
+  troupe::runtime rt;
+  const tensor_map inputs{{"x", xt::xarray<double>{1, 2, 3}}};
+  const auto partition = parts_of(8, false);
+  const xt::xarray<double> o7{9, 18, 27};
+  // One worker: the parts' loop would queue behind the very task that waits for it.
+  troupe::thread_pool one{rt, {.workers = 1}};
+  auto alone = one.apply_async([&] { return execute_partition(partition, inputs, one).at("o7"); });
+  EXPECT_TRUE(xt::allclose(alone.get(std::chrono::seconds{10}), o7));
+  // Two workers, both in such a task at once: the loop each launches queues behind the other.
+  troupe::thread_pool two{rt, {.workers = 2}};
+  std::atomic<int> arrived{0};
+  std::promise<void> both;
+  const auto both_arrived = both.get_future().share();
+  const auto meet_then_run = [&] {
+    if (++arrived == 2)
+      both.set_value();
+    both_arrived.wait_for(std::chrono::seconds{10});
+    return execute_partition(partition, inputs, two).at("o7");
+  };
+  auto first = two.apply_async(meet_then_run);
+  auto second = two.apply_async(meet_then_run);
+  EXPECT_TRUE(xt::allclose(first.get(std::chrono::seconds{10}), o7));
+  EXPECT_TRUE(xt::allclose(second.get(std::chrono::seconds{10}), o7));
+  EXPECT_EQ(arrived.load(), 2);
 }
 
 TEST(graph_partition, a_pool_terminated_under_a_partition_fails_it_rather_than_hang) {
