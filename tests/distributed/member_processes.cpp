@@ -1,6 +1,7 @@
 #include "member_processes.hpp"
 
 #include "troupe/actors/network.hpp"
+#include "troupe/queues/shm_segment.hpp"
 
 #include <gtest/gtest.h>
 
@@ -80,6 +81,15 @@ int member_process::exit_code(std::chrono::milliseconds limit) {
 void member_process::signal(int number) {
   if (pid_ > 0)
     ::kill(pid_, number);
+}
+
+void member_process::kill_and_collect() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  troupe::collect_orphan_segments();
 }
 
 std::map<std::string, std::string> member_environment(int rank, int size, int port) {

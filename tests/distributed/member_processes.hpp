@@ -40,6 +40,9 @@ public:
   /// if signal N ended it.
   int exit_code(std::chrono::milliseconds limit);
   void signal(int number);
+  /// Kills and reaps it, then unlinks the shared memory it left behind (its inboxes): what a
+  /// killed member held is collected only once it is gone, and only when something looks.
+  void kill_and_collect();
 
 private:
   int pid_ = -1;

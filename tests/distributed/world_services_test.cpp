@@ -12,11 +12,11 @@ namespace {
 
 const std::vector<std::string> everyone{"0", "1", "2"};
 
-/// Rank 0: forms the world and the group, then waits for the test to end it.
+/// Rank 0: forms the world and the group, then waits for the test's member (rank 1) to leave.
 TROUPE_ROLE(services_rank0) {
   return as_member([](troupe::world& world) {
     auto group = world.create_rpc_group("services", everyone);
-    std::this_thread::sleep_for(60s);
+    wait_until_gone(group, "1");
   });
 }
 
@@ -97,17 +97,21 @@ TEST_F(world_services, a_withdrawn_service_is_looked_up_again_where_it_went) {
     EXPECT_EQ(group.registered_async<int>("offset", 2).get(10s), 102);
   }
   EXPECT_EQ(host.exit_code(30s), 0);
+  EXPECT_EQ(rank0.exit_code(30s), 0);
 }
 
 TEST_F(world_services, a_lost_owners_service_is_looked_up_again_where_it_went) {
-  troupe::world world{rt, member_options(1, 3, port)};
-  auto group = with_offset_known(world);
-  host.signal(SIGKILL);
-  ASSERT_TRUE(eventually([&] { return lost([&] { group.rpc_sync("2", add_numbers, 1, 1); }); }));
-  // Rank 0 forgets a lost member's keys when it sees the loss itself.
-  ASSERT_TRUE(eventually([&] { return !group.is_registered("offset"); }));
-  group.register_service("offset", [](int x) { return x + 100; });
-  EXPECT_EQ(group.registered_sync<int>("offset", 1), 101);
+  {
+    troupe::world world{rt, member_options(1, 3, port)};
+    auto group = with_offset_known(world);
+    host.signal(SIGKILL);
+    ASSERT_TRUE(eventually([&] { return lost([&] { group.rpc_sync("2", add_numbers, 1, 1); }); }));
+    // Rank 0 forgets a lost member's keys when it sees the loss itself.
+    ASSERT_TRUE(eventually([&] { return !group.is_registered("offset"); }));
+    group.register_service("offset", [](int x) { return x + 100; });
+    EXPECT_EQ(group.registered_sync<int>("offset", 1), 101);
+  }
+  EXPECT_EQ(rank0.exit_code(30s), 0);
 }
 
 } // namespace
