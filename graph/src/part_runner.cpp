@@ -30,8 +30,7 @@ public:
   part_schedule(const graph_partition& partition, tensor_map inputs, std::size_t max_loops,
                 bool caller_helps)
     : partition_(partition), part_count_(partition.parts.size()), values_(std::move(inputs)),
-      max_loops_(max_loops),
-      caller_helps_(caller_helps) {
+      max_loops_(max_loops), caller_helps_(caller_helps) {
     auto [waiting, needed_by] = waits_of(partition.parts);
     waiting_ = std::move(waiting);
     needed_by_ = std::move(needed_by);
@@ -167,7 +166,7 @@ private:
       }
     }
     --loops_;
-    wake_caller_locked(); // under the lock: once it is released the schedule may be gone
+    wake_caller_locked(); // under the lock, as every change the caller reads
   }
 
   /// Loops to launch: one for each ready part that no loop already launched will take.
