@@ -1,7 +1,5 @@
 #include "service_owners.hpp"
 
-#include <map>
-
 namespace troupe::detail {
 
 std::optional<int> service_owners::find(const std::string& group, const std::string& key) const {
