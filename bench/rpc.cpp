@@ -3,13 +3,15 @@
 //
 //   build/bench/rpc [rounds]
 //
-// This process is member 0 and starts member 1 (itself again). They form two worlds in turn:
-// one over TCP alone (world_options::shared_memory = false), one with same-host members'
-// shared-memory inboxes (the default). In each, every round times tiny rpc_sync calls in turn
-// with raw CAF requests to an echo actor member 1 publishes through the same middleman (call by
-// call over TCP, block by block through shared memory: see tiny_calls), then tiny
-// registered_sync calls to a service member 1 offers, then a window of pipelined
-// rpc_async calls, then rpc_sync of a 1 MiB tensor there and back. Over TCP a third
+// This process is rank 1 and starts rank 0 (itself again), which keeps the world's key tables,
+// as in a world of many members. They form two worlds in turn: one over TCP alone
+// (world_options::shared_memory = false), one with same-host members' shared-memory inboxes
+// (the default). In each, every round times tiny rpc_sync calls in turn with raw CAF requests
+// to an echo actor rank 0 publishes through the same middleman (call by call over TCP, block
+// by block through shared memory: see tiny_calls), then tiny registered_sync calls to a
+// service rank 0 offers, and lookups of its key (is_registered: the round trip to rank 0 a
+// registered call skips once it knows the owner), then a window of pipelined rpc_async calls,
+// then rpc_sync of a 1 MiB tensor there and back. Over TCP a third
 // contender runs in the same turns: the raw echo again, in an actor with a thread of its own.
 // CAF runs an actor that a message from the network wakes on the multiplexer thread itself, so
 // the raw echo never leaves the thread that read the request; a troupe task cannot (it would
@@ -74,7 +76,7 @@ caf::behavior raw_echo(caf::event_based_actor*, std::int32_t /*rank*/) {
   return {[](std::int32_t a, std::int32_t b) { return a + b; }};
 }
 
-/// Member 1: serves the world, and publishes a raw echo actor on the next port for the floor.
+/// Rank 0: serves the world, and publishes the raw echo actors the calls are compared with.
 int serve(int port) {
   troupe::runtime rt;
   auto& state = troupe::runtime_state_of(rt);
@@ -84,13 +86,13 @@ int serve(int port) {
   const auto detached_port =
     troupe::detail::publish(state, detached_echo, {"127.0.0.1", 0}, false);
   for (const bool shared_memory : {false, true}) {
-    troupe::world world{rt, options_for(1, shared_memory ? port + 1 : port, shared_memory)};
+    troupe::world world{rt, options_for(0, shared_memory ? port + 1 : port, shared_memory)};
     auto group = world.create_rpc_group("bench", world.members());
     group.pair("raw_port", static_cast<int>(raw_port));
     group.pair("detached_port", static_cast<int>(detached_port));
     group.register_service("add", [](int a, int b) { return a + b; });
     group.barrier(); // the port is paired
-    group.barrier(); // member 0 is done
+    group.barrier(); // rank 1 is done
   }
   troupe::detail::unpublish(state, echo, raw_port);
   troupe::detail::unpublish(state, detached_echo, detached_port);
@@ -100,8 +102,8 @@ int serve(int port) {
 }
 
 struct figures {
-  std::vector<double> troupe_us, raw_us, detached_us, spaced_us, registered_us, calls_per_s,
-    tensor_ms;
+  std::vector<double> troupe_us, raw_us, detached_us, spaced_us, registered_us, lookup_us,
+    calls_per_s, tensor_ms;
 };
 
 /// Tiny rpc_sync calls and raw CAF requests. Over TCP they alternate call by call, so that both
@@ -109,7 +111,7 @@ struct figures {
 /// a call that follows a raw CAF request finds the other process's threads on cold, halted
 /// cores (this VM wakes one in tens of microseconds), which measures the interleaving, not the
 /// call (calls 1 ms apart are timed on their own, as `spaced`).
-/// The raw CAF echoes member 1 publishes: on the network thread, and on a thread of its own.
+/// The raw CAF echoes rank 0 publishes: on the network thread, and on a thread of its own.
 struct raw_echoes {
   caf::actor inline_echo, detached_echo;
 };
@@ -119,7 +121,7 @@ void tiny_calls(troupe::rpc_group& group, caf::scoped_actor& self, const raw_ech
   std::vector<double> troupe_block, raw_block, detached_block;
   const auto call_troupe = [&](int i) {
     const auto start = clock_type::now();
-    (void)group.rpc_sync("rank-1", rpc_bench_add, i, 1);
+    (void)group.rpc_sync("rank-0", rpc_bench_add, i, 1);
     troupe_block.push_back(since_us(start));
   };
   const auto call_raw = [&](const caf::actor& echo, int i, std::vector<double>& block) {
@@ -147,28 +149,37 @@ void tiny_calls(troupe::rpc_group& group, caf::scoped_actor& self, const raw_ech
   for (int i = 0; i < spaced_calls; ++i) {
     std::this_thread::sleep_for(1ms);
     const auto start = clock_type::now();
-    (void)group.rpc_sync("rank-1", rpc_bench_add, i, 1);
+    (void)group.rpc_sync("rank-0", rpc_bench_add, i, 1);
     spaced.push_back(since_us(start));
   }
   out.spaced_us.push_back(median(spaced));
+}
+
+/// The median time of `calls_per_block` calls of `call(i)`, in microseconds.
+template <class Call>
+double median_of_calls(Call&& call) {
+  std::vector<double> times;
+  for (int i = 0; i < calls_per_block; ++i) {
+    const auto start = clock_type::now();
+    call(i);
+    times.push_back(since_us(start));
+  }
+  return median(std::move(times));
 }
 
 void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const raw_echoes& raw,
                const xt::xarray<float>& tensor, bool shared_memory, figures& out) {
   tiny_calls(group, self, raw, shared_memory, out);
 
-  std::vector<double> registered_block;
-  for (int i = 0; i < calls_per_block; ++i) {
-    const auto start = clock_type::now();
+  out.registered_us.push_back(median_of_calls([&](int i) {
     (void)group.registered_sync<int>("add", i, 1);
-    registered_block.push_back(since_us(start));
-  }
-  out.registered_us.push_back(median(registered_block));
+  }));
+  out.lookup_us.push_back(median_of_calls([&](int) { (void)group.is_registered("add"); }));
 
   const auto start = clock_type::now();
   std::vector<troupe::async_result<int>> in_flight;
   for (int i = 0; i < pipelined_calls; ++i) {
-    in_flight.push_back(group.rpc_async("rank-1", rpc_bench_add, i, 1));
+    in_flight.push_back(group.rpc_async("rank-0", rpc_bench_add, i, 1));
     if (in_flight.size() == window) {
       for (auto& r : in_flight)
         (void)r.get();
@@ -182,7 +193,7 @@ void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const raw_echo
   std::vector<double> tensor_block;
   for (int i = 0; i < 10; ++i) {
     auto t0 = clock_type::now();
-    auto back = group.rpc_sync("rank-1", rpc_bench_echo, tensor);
+    auto back = group.rpc_sync("rank-0", rpc_bench_echo, tensor);
     tensor_block.push_back(since_us(t0) / 1000);
     if (back.size() != tensor.size())
       std::abort();
@@ -190,11 +201,11 @@ void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const raw_echo
   out.tensor_ms.push_back(median(tensor_block));
 }
 
-/// Member 0's part in one world: `rounds` rounds against member 1.
+/// Rank 1's part in one world: `rounds` rounds against rank 0.
 figures measure(int port, bool shared_memory, int rounds) {
   figures out;
   troupe::runtime rt;
-  troupe::world world{rt, options_for(0, port, shared_memory)};
+  troupe::world world{rt, options_for(1, port, shared_memory)};
   auto group = world.create_rpc_group("bench", world.members());
   group.barrier();
   auto& state = troupe::runtime_state_of(rt);
@@ -234,6 +245,8 @@ int lead(int rounds) {
   std::printf("%-42s %10.1f us\n", "troupe registered_sync, TCP", median(tcp.registered_us));
   std::printf("%-42s %10.1f us\n", "troupe registered_sync, shared memory",
               median(local.registered_us));
+  std::printf("%-42s %10.1f us\n", "key lookup at rank 0 (is_registered)",
+              median(local.lookup_us));
   std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, TCP",
               median(tcp.calls_per_s));
   std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, shm",
@@ -246,6 +259,7 @@ int lead(int rounds) {
   std::printf("rpc_sync_tcp_ratio_to_raw_caf_off_network_thread %.2f x\n", tcp_us / detached_us);
   std::printf("rpc_sync_local_median_us %.1f us\n", median(local.troupe_us));
   std::printf("rpc_registered_sync_local_median_us %.1f us\n", median(local.registered_us));
+  std::printf("rpc_key_lookup_median_us %.1f us\n", median(local.lookup_us));
   std::printf("rpc_async_calls_per_s %.0f calls/s\n", median(local.calls_per_s));
   std::printf("rpc_1m_tensor_ms %.2f ms\n", median(local.tensor_ms));
   return 0;
