@@ -11,13 +11,12 @@
 // by block through shared memory: see tiny_calls), then tiny registered_sync calls to a
 // service rank 0 offers, and lookups of its key (is_registered: the round trip to rank 0 a
 // registered call skips once it knows the owner), then a window of pipelined rpc_async calls,
-// then rpc_sync of a 1 MiB tensor there and back. Over TCP a third
-// contender runs in the same turns: the raw echo again, in an actor with a thread of its own.
-// CAF runs an actor that a message from the network wakes on the multiplexer thread itself, so
-// the raw echo never leaves the thread that read the request; a troupe task cannot (it would
-// stop every connection's reads and heartbeats while it runs), and the detached echo pays the
-// same hand-off to another thread and back. The last lines are `name value unit`, read by
-// tooling.
+// then rpc_sync of a 1 MiB tensor there and back. Over TCP a third contender runs in the same
+// turns: the raw echo again, in an actor with a thread of its own. CAF runs an actor that a
+// message from the network wakes on the multiplexer thread itself, so the raw echo never
+// leaves the thread that read the request; a troupe task cannot (it would stop every
+// connection's reads and heartbeats while it runs), and the detached echo pays the same
+// hand-off to another thread and back. The last lines are `name value unit`, read by tooling.
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/distributed/world.hpp"
@@ -106,16 +105,16 @@ struct figures {
     calls_per_s, tensor_ms;
 };
 
-/// Tiny rpc_sync calls and raw CAF requests. Over TCP they alternate call by call, so that both
-/// meet the same state of the network stack. Through shared memory they take turns by block:
-/// a call that follows a raw CAF request finds the other process's threads on cold, halted
-/// cores (this VM wakes one in tens of microseconds), which measures the interleaving, not the
-/// call (calls 1 ms apart are timed on their own, as `spaced`).
 /// The raw CAF echoes rank 0 publishes: on the network thread, and on a thread of its own.
 struct raw_echoes {
   caf::actor inline_echo, detached_echo;
 };
 
+/// Tiny rpc_sync calls and raw CAF requests. Over TCP they alternate call by call, so that both
+/// meet the same state of the network stack. Through shared memory they take turns by block:
+/// a call that follows a raw CAF request finds the other process's threads on cold, halted
+/// cores (this VM wakes one in tens of microseconds), which measures the interleaving, not the
+/// call (calls 1 ms apart are timed on their own, as `spaced`).
 void tiny_calls(troupe::rpc_group& group, caf::scoped_actor& self, const raw_echoes& raw,
                 bool by_block, figures& out) {
   std::vector<double> troupe_block, raw_block, detached_block;
