@@ -52,10 +52,13 @@ member_process::member_process(member_process&& other) noexcept : pid_(other.pid
   other.pid_ = -1;
 }
 
-member_process::~member_process() {
+member_process::~member_process() { kill_and_reap(); }
+
+void member_process::kill_and_reap() {
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
   }
 }
 
@@ -68,9 +71,7 @@ int member_process::exit_code(std::chrono::milliseconds limit) {
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
+      kill_and_reap();
       return -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
@@ -84,11 +85,7 @@ void member_process::signal(int number) {
 }
 
 void member_process::kill_and_collect() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  kill_and_reap();
   troupe::collect_orphan_segments();
 }
 

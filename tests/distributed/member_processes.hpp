@@ -45,6 +45,8 @@ public:
   void kill_and_collect();
 
 private:
+  void kill_and_reap();
+
   int pid_ = -1;
 };
 
