@@ -80,10 +80,10 @@ int serve(int port) {
   troupe::runtime rt;
   auto& state = troupe::runtime_state_of(rt);
   auto echo = state.system->spawn(raw_echo, std::int32_t{1});
-  const auto raw_port = troupe::detail::publish(state, echo, {"127.0.0.1", 0}, false);
+  const auto raw_port = troupe::detail::publish(state, echo, {"127.0.0.1", 0}, {});
   auto detached_echo = state.system->spawn<caf::detached>(raw_echo, std::int32_t{1});
   const auto detached_port =
-    troupe::detail::publish(state, detached_echo, {"127.0.0.1", 0}, false);
+    troupe::detail::publish(state, detached_echo, {"127.0.0.1", 0}, {});
   for (const bool shared_memory : {false, true}) {
     troupe::world world{rt, options_for(0, shared_memory ? port + 1 : port, shared_memory)};
     auto group = world.create_rpc_group("bench", world.members());
@@ -210,7 +210,7 @@ figures measure(int port, bool shared_memory, int rounds) {
   auto& state = troupe::runtime_state_of(rt);
   const auto echo_at = [&](const std::string& key) {
     const auto port = static_cast<std::uint16_t>(group.get_paired<int>(key).to_here());
-    return troupe::detail::connect(state, {"127.0.0.1", port}, false, clock_type::now() + 10s);
+    return troupe::detail::connect(state, {"127.0.0.1", port}, {}, clock_type::now() + 10s);
   };
   const raw_echoes raw{echo_at("raw_port"), echo_at("detached_port")};
   caf::scoped_actor self{*state.system};

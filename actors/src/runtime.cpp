@@ -2,8 +2,10 @@
 
 #include "troupe/actors/error.hpp"
 
+#include "transport/tls_context.hpp"
+#include "transport/transport.hpp"
+
 #include <caf/io/middleman.hpp>
-#include <caf/openssl/manager.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -52,10 +54,17 @@ runtime_state::runtime_state(int threads) : scheduler_threads(threads) {
   // would never be noticed; every troupe process sends them, so an idle live peer never misses
   // them. A peer silent for the timeout is reported lost.
   config.load<caf::io::middleman>();
-  config.load<caf::openssl::manager>();
   config.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{200}});
   config.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds{1500}});
   system = std::make_unique<caf::actor_system>(config);
+  network = std::make_unique<detail::transport>(*system, handshake_limits{});
+}
+
+runtime_state::~runtime_state() { stop(); }
+
+void runtime_state::stop() noexcept {
+  network.reset();
+  system.reset();
 }
 
 } // namespace detail
@@ -145,7 +154,7 @@ runtime::runtime(int argc, char** argv, runtime_options options)
 
 runtime::~runtime() {
   state_->services->shutdown_all();
-  state_->system.reset();
+  state_->stop();
 }
 
 int runtime::scheduler_threads() const noexcept { return state_->scheduler_threads; }

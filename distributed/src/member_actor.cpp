@@ -38,6 +38,8 @@ struct member_state {
   std::map<std::uint64_t, reply_promise> serving; // calls running on the executor
   std::uint64_t next_serving = 0;
   std::map<int, pending_join> joins; // rank 0, while the world forms
+  int unknown_addresses = 0;         // rank 0: joins whose address is still being looked up
+  std::map<int, std::string> hello_names; // who said hello for each higher rank, by proof
   coordinator groups;                // rank 0
   static inline const char* name = "troupe.member";
 };
@@ -63,6 +65,43 @@ void complete(const bytes_result& reply, std::uint8_t status, const std::string&
     reply->set_value(std::move(payload));
 }
 
+/// The rank of the member whose process sent the message being handled, or -1: a message's
+/// rank is the sender's connection's, never what the message says.
+int sender_rank(member_actor* self) {
+  const auto& sender = self->current_sender();
+  if (!sender)
+    return -1;
+  const auto& peers = self->state.peers;
+  for (std::size_t rank = 0; rank < peers.size(); ++rank)
+    if (peers[rank] && peers[rank].node() == sender->node())
+      return static_cast<int>(rank);
+  return -1;
+}
+
+/// The name the sender's process proved when it connected (its handshake; with TLS, its
+/// certificate), or nullopt if it did not come over a connection.
+std::optional<std::string> proven_name(member_actor* self) {
+  const auto& sender = self->current_sender();
+  if (!sender)
+    return std::nullopt;
+  auto peer = peer_of(self->state.core->rt, sender->node());
+  return peer ? std::optional{peer->name} : std::nullopt;
+}
+
+/// Once the roster is known: every member that said hello must be the member of its rank.
+bool hellos_match_roster(member_actor* self) {
+  auto& st = self->state;
+  for (const auto& [rank, name] : st.hello_names) {
+    if (name == st.core->names[static_cast<std::size_t>(rank)])
+      continue;
+    st.core->formation_failed(std::make_exception_ptr(invalid_argument(
+      "world: the hello for rank " + std::to_string(rank) + " came from '" + name + "', not '" +
+      st.core->names[static_cast<std::size_t>(rank)] + "'")));
+    return false;
+  }
+  return true;
+}
+
 void check_ready(member_actor* self) {
   auto& st = self->state;
   if (st.ready || !st.roster_known)
@@ -70,6 +109,8 @@ void check_ready(member_actor* self) {
   for (const auto& peer : st.peers)
     if (!peer)
       return;
+  if (!hellos_match_roster(self))
+    return;
   st.ready = true;
   st.core->formed();
 }
@@ -137,9 +178,6 @@ std::optional<std::string> join_refusal(member_actor* self, const std::string& n
   if (rank <= 0 || rank >= options.world_size)
     return "'" + name + "' asks for rank " + std::to_string(rank) + ", outside 1.." +
            std::to_string(options.world_size - 1);
-  if (auto at = st.joins.find(rank); at != st.joins.end())
-    return "rank " + std::to_string(rank) + " is claimed by both '" + at->second.name +
-           "' and '" + name + "'";
   if (name == options.name)
     return "the name '" + name + "' is claimed by rank 0 and rank " + std::to_string(rank);
   for (const auto& [other, join] : st.joins)
@@ -173,36 +211,65 @@ void complete_formation(member_actor* self) {
   }
 }
 
+/// Rank 0: a rank claimed twice while the world forms fails both claimants and the formation,
+/// since one of them is not who it says (without a secret, any local process can claim).
+reply_result refuse_both(member_actor* self, std::map<int, pending_join>::iterator first,
+                         const std::string& second) {
+  const auto why = "world: rank " + std::to_string(first->first) + " is claimed by both '" +
+                   first->second.name + "' and '" + second + "'";
+  first->second.promise.deliver(static_cast<std::uint8_t>(reply_status::invalid_argument), why,
+                                wire_bytes{});
+  self->state.joins.erase(first);
+  self->state.core->formation_failed(std::make_exception_ptr(invalid_argument(why)));
+  return failed_reply(reply_status::invalid_argument, why);
+}
+
+/// Rank 0: tells the roster once every member has joined and every address is known.
+void complete_when_whole(member_actor* self) {
+  auto& st = self->state;
+  if (st.unknown_addresses == 0 &&
+      st.joins.size() + 1 == static_cast<std::size_t>(st.core->options.world_size))
+    complete_formation(self);
+}
+
 reply_result accept_join(member_actor* self, std::string name, int rank, int size,
                          std::uint16_t port, std::string host, caf::actor handle) {
   auto& st = self->state;
   if (st.roster_known)
     return failed_reply(reply_status::state_error,
                         "the world has formed already; '" + name + "' is too late");
+  if (auto at = st.joins.find(rank); at != st.joins.end())
+    return refuse_both(self, at, name);
   if (auto refusal = join_refusal(self, name, rank, size))
     return failed_reply(reply_status::invalid_argument, "world: " + *refusal);
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   st.core->joined(rank, name);
   st.joins.emplace(rank, pending_join{name, host, port, handle, promise});
   if (host.empty()) {
-    // The member listens beyond loopback: reach it at the address it connected from.
+    // The member listens beyond loopback: reach it at the address it connected from. The
+    // roster waits for every such address, or a member would be told to reach an empty host.
+    ++st.unknown_addresses;
     self
       ->request(st.core->rt.system->middleman().actor_handle(), std::chrono::seconds{10},
                 caf::get_atom::value, handle.node())
       .then(
         [self, rank](const caf::node_id&, std::string& address, std::uint16_t) {
           const handling scope{self};
+          --self->state.unknown_addresses;
           if (auto at = self->state.joins.find(rank); at != self->state.joins.end())
             at->second.host = std::move(address);
-          if (self->state.joins.size() + 1 ==
-              static_cast<std::size_t>(self->state.core->options.world_size))
-            complete_formation(self);
+          complete_when_whole(self);
         },
-        [](caf::error&) {});
+        [self, rank](caf::error& e) {
+          const handling scope{self};
+          --self->state.unknown_addresses;
+          self->state.core->formation_failed(std::make_exception_ptr(network_error(
+            "world: the address of rank " + std::to_string(rank) + " is unknown: " +
+            to_string(e))));
+        });
     return promise;
   }
-  if (st.joins.size() + 1 == static_cast<std::size_t>(st.core->options.world_size))
-    complete_formation(self);
+  complete_when_whole(self);
   return promise;
 }
 
@@ -300,7 +367,7 @@ caf::behavior member(member_actor* self, world_core* core) {
       const handling scope{self}; stop(self); },
     [self](leave_atom, std::int32_t rank) {
       const handling scope{self};
-      if (rank >= 0 && static_cast<std::size_t>(rank) < self->state.left.size())
+      if (rank >= 0 && rank == sender_rank(self))
         self->state.left[static_cast<std::size_t>(rank)] = true;
     },
     [self](outgoing_request& request) {
@@ -332,6 +399,12 @@ caf::behavior member(member_actor* self, world_core* core) {
                               std::to_string(version) + ", rank 0 version " +
                               std::to_string(wire_version) +
                               ": every member must run the same troupe");
+      const auto proven = proven_name(self);
+      if (!proven || *proven != name)
+        return failed_reply(reply_status::invalid_argument,
+                            "world: a join claims the name '" + name +
+                              "' but its connection proved " +
+                              (proven ? "'" + *proven + "'" : "no name"));
       return accept_join(self, std::move(name), rank, size, port, std::move(host),
                          std::move(handle));
     },
@@ -341,17 +414,30 @@ caf::behavior member(member_actor* self, world_core* core) {
       if (rank <= self->state.core->options.rank || static_cast<std::size_t>(rank) >= peers.size())
         return failed_reply(reply_status::invalid_argument,
                             "a hello from rank " + std::to_string(rank) + " is not expected");
+      const auto proven = proven_name(self);
+      if (!proven || handle.node() != self->current_sender()->node())
+        return failed_reply(reply_status::invalid_argument,
+                            "a hello for rank " + std::to_string(rank) +
+                              " must come from that member's own connection");
+      self->state.hello_names[rank] = *proven;
       add_peer(self, rank, std::move(handle));
       return ok_reply();
     },
     [self](call_atom, std::uint8_t kind, std::string& group, std::string& key, std::string& name,
-           std::string& type, wire_bytes& payload) {
+           std::string& type, wire_bytes& payload) -> reply_result {
       const handling scope{self};
+      if (sender_rank(self) < 0)
+        return failed_reply(reply_status::state_error,
+                            "calls are taken from this world's members only");
       return accept_call(self, kind, std::move(group), std::move(key), std::move(name),
                          std::move(type), std::move(payload));
     },
     [self](group_atom, std::string& what, wire_bytes& ranks, std::int32_t rank) -> reply_result {
       const handling scope{self};
+      if (rank != sender_rank(self))
+        return failed_reply(reply_status::invalid_argument,
+                            "a group request for rank " + std::to_string(rank) +
+                              " must come from that member");
       auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
       try {
         self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank,
@@ -363,8 +449,12 @@ caf::behavior member(member_actor* self, world_core* core) {
       return promise;
     },
     [self](key_atom, std::uint8_t op, std::uint8_t table, std::string& group, std::string& key,
-           std::int32_t rank) {
+           std::int32_t rank) -> reply_result {
       const handling scope{self};
+      if (rank != sender_rank(self))
+        return failed_reply(reply_status::invalid_argument,
+                            "a key request for rank " + std::to_string(rank) +
+                              " must come from that member");
       auto reply = self->state.groups.keys(static_cast<key_operation>(op),
                                            static_cast<key_table>(table), group, key, rank);
       if (static_cast<key_operation>(op) == key_operation::remove &&
@@ -374,6 +464,8 @@ caf::behavior member(member_actor* self, world_core* core) {
     },
     [self](withdrawn_atom, std::string& group, std::string& key) {
       const handling scope{self};
+      if (sender_rank(self) != 0)
+        return;
       self->state.core->service_owners.forget(group, key);
     },
   };

@@ -32,6 +32,12 @@ world_options checked(world_options options) {
     throw invalid_argument("world_options::timeout must be positive");
   if (options.name.empty())
     options.name = "rank-" + std::to_string(options.rank);
+  if (options.name.size() > 255)
+    throw invalid_argument("world_options::name may have 255 bytes at most, got " +
+                           std::to_string(options.name.size()));
+  if (options.max_message_bytes < (std::size_t{1} << 16))
+    throw invalid_argument("world_options::max_message_bytes must be at least 65536, got " +
+                           std::to_string(options.max_message_bytes));
   return options;
 }
 
@@ -65,7 +71,7 @@ void world_core::join() {
     open_inbox();
   }
   member = spawn_member(*this);
-  port_ = publish(rt, member, listen, tls);
+  port_ = publish(rt, member, listen, link());
   if (options.rank != 0)
     join_rank0(deadline);
   else if (options.world_size == 1)
@@ -74,7 +80,7 @@ void world_core::join() {
 }
 
 void world_core::join_rank0(clock::time_point deadline) {
-  const auto rank0 = connect(rt, rank0_address, tls, deadline);
+  const auto rank0 = connect(rt, rank0_address, link(), deadline);
   const auto listen = listen_address(options, rank0_address);
   const auto advertised = listen.host == "0.0.0.0" ? std::string{} : listen.host;
   const auto payload = ask_while_forming(
@@ -90,13 +96,17 @@ void world_core::join_rank0(clock::time_point deadline) {
   open_inbox();
   for (int lower = 1; lower < options.rank; ++lower) {
     const auto at = static_cast<std::size_t>(lower);
-    auto peer = connect(rt, {hosts[at], ports[at]}, tls, deadline);
+    auto peer = connect(rt, {hosts[at], ports[at]}, link(all_names[at]), deadline);
     (void)ask_while_forming(lower, peer,
                             caf::make_message(hello_atom::value,
                                               static_cast<std::int32_t>(options.rank), member),
                             deadline);
   }
   send_from_outside(member, roster_adoption{all_names});
+}
+
+link_policy world_core::link(std::string peer_name) const {
+  return {options.secret, options.name, tls, std::move(peer_name), options.max_message_bytes};
 }
 
 reply_bytes world_core::ask_while_forming(int rank, const caf::actor& peer, caf::message message,

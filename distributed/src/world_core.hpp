@@ -88,6 +88,10 @@ public:
 
   std::string label(int rank) const;
 
+  /// What this member's connections prove: the world's secret, and its name; `peer_name` is
+  /// the member a connection must reach.
+  link_policy link(std::string peer_name = {}) const;
+
   runtime_state& rt;
   const world_options options;
   const endpoint rank0_address;

@@ -49,6 +49,8 @@ world_options world_options::from_environment() {
     options.name = "rank-" + std::to_string(options.rank);
   if (const char* address = std::getenv("TROUPE_ADDRESS"); address != nullptr && *address != '\0')
     options.address = address;
+  if (const char* secret = std::getenv("TROUPE_SECRET"); secret != nullptr)
+    options.secret = secret;
   return options;
 }
 

@@ -250,7 +250,9 @@ node_gate::node_gate(runtime_state& rt, const process_pool_options& options,
     use_tls(rt, *options.tls);
   gate_ = rt.system->spawn(gate, &rt, options.remote_secret, std::move(joined));
   try {
-    port_ = publish(rt, gate_, {options.listen_address, options.listen_port}, tls);
+    link_policy policy{options.remote_secret, {}, tls};
+    policy.name = own_link_name(rt, policy, "pool");
+    port_ = publish(rt, gate_, {options.listen_address, options.listen_port}, policy);
   } catch (...) {
     caf::anon_send_exit(gate_, caf::exit_reason::user_shutdown);
     throw;
@@ -402,7 +404,10 @@ int serve_one_slot(const std::string& address) {
     const auto tls = tls_from_environment();
     if (tls)
       use_tls(state, *tls);
-    auto gate = connect(state, at, tls.has_value(),
+    const char* secret = std::getenv("TROUPE_SECRET");
+    link_policy policy{secret != nullptr ? secret : "", {}, tls.has_value()};
+    policy.name = own_link_name(state, policy, "node-" + std::to_string(getpid()));
+    auto gate = connect(state, at, policy,
                         std::chrono::steady_clock::now() + node_answer_timeout);
     auto inbox = std::make_shared<node_inbox>();
     auto me = state.system->spawn(node_actor, inbox);

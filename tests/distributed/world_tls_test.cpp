@@ -36,7 +36,7 @@ TROUPE_ROLE(tls_member) {
 
 class world_tls : public ::testing::Test {
 protected:
-  void SetUp() override { make_certs(certs.path(), "0 1 2"); }
+  void SetUp() override { make_certs(certs.path(), "0=127.0.0.1 1 2"); }
 
   member_process member(int rank, int size, const std::string& folder) {
     auto environment = member_environment(rank, size, port);

@@ -29,7 +29,7 @@ TEST(world_wire, a_member_of_another_troupe_version_is_refused_naming_both) {
   std::string refusal;
   std::thread stranger{[&] {
     auto rank0 = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(port)},
-                                         false, std::chrono::steady_clock::now() + 2s);
+                                         {}, std::chrono::steady_clock::now() + 2s);
     auto member = state.system->spawn(idle, std::int32_t{1});
     caf::scoped_actor self{*state.system};
     self

@@ -33,7 +33,7 @@ if ! { ip netns add "$ns" &&
 fi
 
 # Beyond loopback, over TLS, as across hosts.
-"$(dirname "$0")/../../scripts/make-certs.sh" "$certs" pool node
+"$(dirname "$0")/../../scripts/make-certs.sh" "$certs" "pool=$host_ip" node
 export TROUPE_SECRET=netns-$$
 timeout 60 "$example" --listen "$host_ip:$port" --nodes 1 --tls-dir "$certs" --tls-name pool \
   > "$out" 2>&1 &

@@ -73,7 +73,7 @@ private:
   certificates() {
     folder = make("troupe-node-certs");
     foreign = make("troupe-node-rogue");
-    std::system((std::string{TROUPE_MAKE_CERTS} + " " + folder + " pool node >/dev/null").c_str());
+    std::system((std::string{TROUPE_MAKE_CERTS} + " " + folder + " pool=127.0.0.1 node >/dev/null").c_str());
     std::system((std::string{TROUPE_MAKE_CERTS} + " " + foreign + " rogue >/dev/null").c_str());
   }
   ~certificates() {

@@ -1,15 +1,20 @@
-// TLS between the processes of a world (or a pool and its nodes), through CAF's OpenSSL module.
+// TLS between the processes of a world (or a pool and its nodes).
 //
 //   troupe::tls_options tls{.certificate = "certs/node1.pem", .key = "certs/node1.key",
 //                           .ca_file = "certs/ca.pem"};
 //
 // With TLS, both ends of every connection present a certificate and verify the other's against
-// `ca_file`: a peer with a certificate from another CA, or with none, is refused. Every process
-// of a program uses one set of options (the first it is given); `scripts/make-certs.sh DIR
-// NAME...` makes a CA and a certificate per name with the `openssl` command.
+// `ca_file`: a peer with a certificate from another CA, or with none, is refused. A certificate
+// must also name who holds it: a member's must name the member (its world name), and a process
+// that connects to an address checks that the certificate there names that host or address, as
+// an HTTPS client does. Only TLS 1.2 or later with ephemeral key exchange (forward secrecy) is
+// spoken. Every process of a program uses one set of options (the first it is given);
+// `scripts/make-certs.sh DIR NAME[=HOST,...]...` makes a CA and a certificate per name with the
+// `openssl` command.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace troupe {
 
@@ -22,6 +27,13 @@ struct tls_options {
   std::string ca_file;
   /// The key's passphrase, if the key is encrypted.
   std::string passphrase;
+  /// Names a peer's certificate may carry instead of the name the peer claims (a certificate
+  /// shared by every process of a cluster, say). Empty: it must name the peer itself.
+  std::vector<std::string> peer_names;
+  /// Check that the certificate at an address this process connects to names that host or
+  /// address. Turning it off is logged: any holder of a certificate from the CA could then
+  /// stand in for the listener.
+  bool verify_host = true;
 
   friend bool operator==(const tls_options&, const tls_options&) = default;
 };

@@ -1,13 +1,16 @@
-// The network layer: actors published on and reached over CAF's middleman (BASP), with TLS
-// through CAF's OpenSSL module, never a blocking connect without a timeout. Peers are found dead
-// by monitors, and frozen by the heartbeats every troupe runtime sends (runtime_state.cpp).
-// Not installed: it includes CAF.
+// The network layer: actors published on and reached over CAF's middleman (BASP), through
+// troupe's transport (src/transport/): every connection makes troupe's handshake (TLS, proof of
+// the secret, names) before CAF reads a byte of it, and never a connect without a deadline.
+// Peers are found dead by monitors, and frozen by the heartbeats every troupe runtime sends
+// (runtime.cpp). Not installed: it includes CAF.
 #pragma once
 
+#include "troupe/actors/link_policy.hpp"
 #include "troupe/actors/runtime_state.hpp"
 #include "troupe/actors/tls_options.hpp"
 
 #include <caf/actor.hpp>
+#include <caf/node_id.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -36,21 +39,31 @@ bool is_loopback(std::string_view host);
 /// logged. Throws invalid_argument naming the address otherwise.
 void check_listen_allowed(const std::string& host, bool tls, bool allow_insecure);
 
-/// Makes this runtime's TLS connections use `tls`, after checking that its files load (a file
-/// CAF cannot load would throw on its network thread and end the process). Throws
+/// Makes this runtime's TLS connections use `tls`, after loading its files. Throws
 /// invalid_argument naming the file, or state_error if the runtime already uses other options.
 void use_tls(runtime_state& rt, const tls_options& tls);
 
-/// Publishes `whom` on host:port (port 0: any); returns the port. Throws network_error.
-std::uint16_t publish(runtime_state& rt, const caf::actor& whom, const endpoint& at, bool tls);
+/// The name this process claims on links where it has none of its own (a pool's node): its
+/// certificate's common name with TLS, else `fallback`.
+std::string own_link_name(runtime_state& rt, const link_policy& policy, std::string fallback);
+
+/// Publishes `whom` on host:port (port 0: any) under `policy`; returns the port. Throws
+/// network_error.
+std::uint16_t publish(runtime_state& rt, const caf::actor& whom, const endpoint& at,
+                      const link_policy& policy);
 
 /// Stops publishing `whom` on `port` (no-op if it is not).
 void unpublish(runtime_state& rt, const caf::actor& whom, std::uint16_t port);
 
-/// Reaches the actor published at `at`, retrying while nothing listens there yet, until
-/// `deadline`. Throws timeout_error (no answer in time: a silent listener, or nothing came up)
-/// or network_error (refused: a TLS handshake that failed, nothing published there).
-caf::actor connect(runtime_state& rt, const endpoint& at, bool tls,
+/// Reaches the actor published at `at` under `policy`, retrying while nothing listens there yet,
+/// until `deadline`. Throws timeout_error (no answer in time: a silent listener, or nothing came
+/// up; it names the last failure) or network_error (refused: the handshake failed, saying why,
+/// or nothing is published there).
+caf::actor connect(runtime_state& rt, const endpoint& at, const link_policy& policy,
                    std::chrono::steady_clock::time_point deadline);
+
+/// Who the peer that CAF knows as `node` proved to be when it connected; nullopt for a node
+/// this process has no connection to (or this process itself).
+std::optional<peer_identity> peer_of(runtime_state& rt, const caf::node_id& node);
 
 } // namespace troupe::detail

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "troupe/actors/runtime.hpp"
-#include "troupe/actors/tls_options.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -16,6 +15,9 @@
 namespace troupe {
 
 namespace detail {
+
+class tls_context;
+class transport;
 
 /// Something that runs actors on a runtime's system and must stop them before it is destroyed.
 class service {
@@ -43,12 +45,17 @@ private:
 
 struct runtime_state {
   explicit runtime_state(int scheduler_threads);
+  ~runtime_state();
+  /// Stops the transport, then the actor system (the runtime's destructor, after its services).
+  void stop() noexcept;
+
   int scheduler_threads;
   caf::actor_system_config config; // must outlive the system
   std::unique_ptr<caf::actor_system> system;
   std::shared_ptr<service_registry> services = std::make_shared<service_registry>();
   std::mutex tls_mutex;
-  std::optional<tls_options> tls; // set once, by the first TLS user (network.cpp)
+  std::shared_ptr<const tls_context> tls; // set once, by the first TLS user (network.cpp)
+  std::unique_ptr<detail::transport> network; // every connection to another process goes through it
 };
 
 } // namespace detail

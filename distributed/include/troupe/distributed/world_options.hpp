@@ -8,6 +8,7 @@
 #include "troupe/actors/tls_options.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -23,9 +24,19 @@ struct world_options {
   std::string address = "127.0.0.1:9100";
   /// Without TLS, members listen on loopback only (unless allow_insecure).
   std::optional<tls_options> tls;
-  /// Lets members listen beyond loopback without TLS; logged, since anyone on that network can
-  /// then call any task.
+  /// Lets members listen beyond loopback without TLS; logged, since without TLS nothing is
+  /// encrypted, and without a secret anyone on that network can then call any task.
   bool allow_insecure = false;
+  /// The world's secret: every connection between members proves it (an HMAC of a fresh nonce,
+  /// both ways) before a byte of CAF's protocol is read, and the secret never crosses the
+  /// network. Every member must have the same one. Empty: nothing is proven, and a world
+  /// without TLS trusts every process that can reach its ports (on loopback, every local
+  /// process). Environment: TROUPE_SECRET.
+  std::string secret;
+  /// The largest message a member takes from another, in bytes (a call's arguments or answer
+  /// over TCP, with its framing); a connection that announces more is closed. Every member
+  /// should have the same limit.
+  std::size_t max_message_bytes = std::size_t{1} << 30;
   /// How long the constructor waits for the whole world to join.
   std::chrono::milliseconds timeout{60'000};
   /// Threads that run calls other members make on this one (one more with shared_memory: at
@@ -35,7 +46,8 @@ struct world_options {
   /// (for a /dev/shm too small to hold them, say).
   bool shared_memory = true;
 
-  /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE and TROUPE_ADDRESS; the rank and size
+  /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_ADDRESS and TROUPE_SECRET; the
+  /// rank and size
   /// fall back to what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE,
   /// SLURM_PROCID/SLURM_NTASKS). Throws invalid_argument naming a variable that is malformed,
   /// or saying which are missing.

@@ -1,0 +1,129 @@
+// troupe's transport against strangers, on 127.0.0.1: silent connections closed at the
+// handshake deadline and capped, a forged CAF frame refused before anything is allocated for
+// it, a wrong secret refused and guessing throttled, TLS without forward secrecy refused. After
+// each, the listener still admits a process that proves the secret.
+#include "stranger.hpp"
+
+#include "../distributed/member_processes.hpp"
+
+#include "troupe/actors/error.hpp"
+#include "troupe/actors/network.hpp"
+#include "troupe/actors/runtime.hpp"
+#include "troupe/actors/runtime_state.hpp"
+
+#include <caf/all.hpp>
+#include <gtest/gtest.h>
+#include <openssl/ssl.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace troupe::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+caf::behavior echo(caf::event_based_actor*, std::int32_t) {
+  return {[](std::int32_t x) { return x; }};
+}
+
+/// An echo actor published on 127.0.0.1 under `policy`, and a way to reach it as a member would.
+class published_echo {
+public:
+  explicit published_echo(troupe::detail::link_policy policy) : policy_(std::move(policy)) {
+    actor_ = state().system->spawn(echo, std::int32_t{0});
+    port = troupe::detail::publish(state(), actor_, {"127.0.0.1", 0}, policy_);
+  }
+  ~published_echo() {
+    troupe::detail::unpublish(state(), actor_, port);
+    caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+  }
+
+  /// Connects under `policy` and asks the echo for 41; what it answered.
+  int round_trip(const troupe::detail::link_policy& policy) {
+    auto remote = troupe::detail::connect(state(), {"127.0.0.1", port}, policy,
+                                          std::chrono::steady_clock::now() + 10s);
+    caf::scoped_actor self{*state().system};
+    int answer = -1;
+    self->request(remote, 5s, std::int32_t{41}).receive([&](std::int32_t x) { answer = x; },
+                                                        [](caf::error&) {});
+    return answer;
+  }
+
+  troupe::detail::runtime_state& state() { return troupe::runtime_state_of(rt); }
+
+  troupe::runtime rt;
+  std::uint16_t port = 0;
+
+private:
+  troupe::detail::link_policy policy_;
+  caf::actor actor_;
+};
+
+TEST(transport_security, silent_strangers_are_capped_closed_at_the_deadline_and_cost_no_cpu) {
+  published_echo listener{{.secret = "s", .name = "listener"}};
+  std::vector<std::unique_ptr<raw_connection>> strangers;
+  for (int i = 0; i < 80; ++i) // 16 beyond the 64 handshakes allowed at once
+    strangers.push_back(std::make_unique<raw_connection>(listener.port));
+  int closed_at_once = 0;
+  for (auto& s : strangers)
+    closed_at_once += s->closed_within(50ms) ? 1 : 0;
+  EXPECT_GE(closed_at_once, 16) << "connections beyond the cap were kept";
+  const double cpu_before = cpu_seconds();
+  std::this_thread::sleep_for(1s);
+  EXPECT_LT(cpu_seconds() - cpu_before, 0.2) << "silent strangers cost CPU";
+  int closed = 0;
+  for (auto& s : strangers)
+    closed += s->closed_within(7s) ? 1 : 0;
+  EXPECT_EQ(closed, 80) << "a silent connection outlived the handshake deadline";
+  EXPECT_EQ(listener.round_trip({.secret = "s", .name = "member"}), 41);
+}
+
+TEST(transport_security, a_forged_frame_header_is_refused_before_anything_is_allocated) {
+  published_echo listener{{.name = "listener"}}; // no secret: any local process gets past
+  const long before = resident_kib();
+  std::vector<std::unique_ptr<raw_connection>> forgers;
+  for (int i = 0; i < 3; ++i) {
+    forgers.push_back(std::make_unique<raw_connection>(listener.port));
+    ASSERT_EQ(handshake_as(*forgers.back(), "", "forger"), handshake_outcome::admitted);
+    forgers.back()->send(basp_header(0x01, 0xFFFFFF00u)); // a client handshake of ~4 GiB
+  }
+  for (auto& f : forgers)
+    EXPECT_TRUE(f->closed_within(3s)) << "the forged frame's connection stayed open";
+  EXPECT_LT(resident_kib() - before, 64 * 1024) << "memory was allocated for a forged frame";
+  EXPECT_EQ(listener.round_trip({.name = "member"}), 41);
+}
+
+TEST(transport_security, a_routed_message_is_refused) {
+  published_echo listener{{.name = "listener"}};
+  raw_connection forger{listener.port};
+  ASSERT_EQ(handshake_as(forger, "", "forger"), handshake_outcome::admitted);
+  forger.send(basp_header(0x03, 16)); // routed messages carry a sender node anyone can write
+  EXPECT_TRUE(forger.closed_within(3s));
+}
+
+TEST(transport_security, a_wrong_secret_is_refused_and_guessing_is_throttled) {
+  published_echo listener{{.secret = "right", .name = "listener"}};
+  try {
+    listener.round_trip({.secret = "wrong", .name = "member"});
+    ADD_FAILURE() << "a wrong secret was admitted";
+  } catch (const troupe::network_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("secret"), std::string::npos) << e.what();
+  }
+  int refused = 0;
+  int closed_at_once = 0;
+  for (int i = 0; i < 20; ++i) {
+    raw_connection guesser{listener.port};
+    const auto outcome = handshake_as(guesser, "guess-" + std::to_string(i), "guesser");
+    refused += outcome == handshake_outcome::refused ? 1 : 0;
+    closed_at_once += outcome == handshake_outcome::closed_at_once ? 1 : 0;
+  }
+  EXPECT_LE(refused, 9) << "more guesses were checked than the burst allows";
+  EXPECT_GE(closed_at_once, 11);
+  EXPECT_EQ(listener.round_trip({.secret = "right", .name = "member"}), 41)
+    << "the right secret was not admitted once the throttle let its source try again";
+}
+
+} // namespace
+} // namespace troupe::testing

@@ -1,0 +1,167 @@
+// Worlds against strangers and failing members, on 127.0.0.1: in a TLS world one member's
+// leaving and a stranger's connect-and-close leave the others connected; a rank claimed twice
+// fails both claimants and the formation, naming both; a member whose certificate does not name
+// it, or without the world's secret, is refused; a stranger's call on a formed world is refused.
+#include "stranger.hpp"
+
+#include "../distributed/world_test_support.hpp"
+
+#include <atomic>
+#include <cstdlib>
+
+namespace troupe::testing {
+namespace {
+
+troupe::tls_options tls_of(const std::string& folder, const std::string& name) {
+  return {folder + "/" + name + ".pem", folder + "/" + name + ".key", folder + "/ca.pem", {}};
+}
+
+void make_certs(const std::string& folder, const std::string& names) {
+  const auto command = std::string{TROUPE_MAKE_CERTS} + " " + folder + " " + names;
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+}
+
+/// Options from the environment, with TLS from TROUPE_TEST_CERTS (the certificate named by
+/// TROUPE_TEST_CERT_NAME, else by the member's name) and the secret from TROUPE_SECRET.
+troupe::world_options options_from_environment() {
+  auto options = troupe::world_options::from_environment();
+  options.timeout = 20s;
+  if (const char* folder = std::getenv("TROUPE_TEST_CERTS"); folder && *folder) {
+    const char* cert = std::getenv("TROUPE_TEST_CERT_NAME");
+    options.tls = tls_of(folder, cert && *cert ? cert : options.name);
+  }
+  return options;
+}
+
+/// Rank 2 leaves right after the first barrier; rank 1 waits for rank 0 (which meanwhile lets a
+/// stranger connect and close) and then calls it: exits 5 if any member but rank 2 was lost.
+TROUPE_ROLE(steady_member) {
+  return refused_or_lost_code([] {
+    troupe::runtime rt;
+    troupe::world world{rt, options_from_environment()};
+    std::atomic<bool> other_lost{false};
+    world.on_member_lost([&](const std::string& name, int) {
+      if (name != "2")
+        other_lost = true;
+    });
+    auto all = world.create_rpc_group("all", world.members());
+    all.barrier();
+    if (world.rank() == 2)
+      return;
+    auto pair = world.create_rpc_group("pair", {"0", "1"});
+    require(pair.rpc_sync("0", add_numbers, 2, 3) == 5, "a call to rank 0 after rank 2 left");
+    pair.barrier();
+    if (other_lost)
+      std::exit(5);
+  });
+}
+
+/// Joins and waits; exits 3 if refused.
+TROUPE_ROLE(joining_member) {
+  return refused_or_lost_code([] {
+    troupe::runtime rt;
+    troupe::world world{rt, options_from_environment()};
+    world.create_rpc_group("all", world.members()).barrier();
+  });
+}
+
+TEST(world_security, a_tls_world_holds_when_a_member_leaves_and_a_stranger_connects_and_closes) {
+  temp_folder certs;
+  make_certs(certs.path(), "0=127.0.0.1 1 2");
+  troupe::runtime rt;
+  const int port = free_port();
+  std::vector<member_process> members;
+  for (int rank = 1; rank < 3; ++rank) {
+    auto environment = member_environment(rank, 3, port);
+    environment["TROUPE_TEST_CERTS"] = certs.path();
+    members.emplace_back("steady_member", environment);
+  }
+  auto options = member_options(0, 3, port);
+  options.tls = tls_of(certs.path(), "0");
+  troupe::world world{rt, options};
+  std::atomic<int> lost_others{0};
+  world.on_member_lost([&](const std::string& name, int) {
+    if (name != "2")
+      ++lost_others;
+  });
+  auto all = world.create_rpc_group("all", world.members());
+  all.barrier();
+  for (int i = 0; i < 5; ++i) { // no certificate, no TLS: a connection that ends at once
+    raw_connection stranger{port};
+    stranger.send("GET / HTTP/1.0\r\n\r\n");
+  }
+  EXPECT_EQ(members[1].exit_code(10s), 0);
+  std::this_thread::sleep_for(500ms); // past the 70-170 ms in which every member was lost
+  auto pair = world.create_rpc_group("pair", {"0", "1"});
+  EXPECT_EQ(pair.rpc_sync("1", add_numbers, 20, 22), 42);
+  pair.barrier();
+  EXPECT_EQ(members[0].exit_code(10s), 0);
+  EXPECT_EQ(lost_others.load(), 0);
+}
+
+TEST(world_security, a_rank_claimed_twice_fails_both_claimants_naming_both) {
+  troupe::runtime rt;
+  const int port = free_port();
+  std::vector<member_process> claimants;
+  for (const auto* name : {"first", "second"}) {
+    auto environment = member_environment(1, 3, port); // rank 2 never comes
+    environment["TROUPE_NAME"] = name;
+    claimants.emplace_back("joining_member", environment);
+  }
+  auto options = member_options(0, 3, port);
+  try {
+    troupe::world world{rt, options};
+    ADD_FAILURE() << "the world formed";
+  } catch (const troupe::invalid_argument& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("'first'"), std::string::npos) << text;
+    EXPECT_NE(text.find("'second'"), std::string::npos) << text;
+  }
+  for (auto& claimant : claimants)
+    EXPECT_EQ(claimant.exit_code(10s), 3);
+}
+
+TEST(world_security, a_member_whose_certificate_names_another_is_refused) {
+  temp_folder certs;
+  make_certs(certs.path(), "0=127.0.0.1 1 impostor");
+  troupe::runtime rt;
+  const int port = free_port();
+  auto environment = member_environment(1, 2, port);
+  environment["TROUPE_TEST_CERTS"] = certs.path();
+  environment["TROUPE_TEST_CERT_NAME"] = "impostor"; // claims to be "1"
+  member_process joiner{"joining_member", environment};
+  auto options = member_options(0, 2, port);
+  options.tls = tls_of(certs.path(), "0");
+  options.timeout = 4s;
+  EXPECT_THROW((troupe::world{rt, options}), troupe::timeout_error);
+  EXPECT_EQ(joiner.exit_code(10s), 3);
+}
+
+TEST(world_security, a_member_without_the_worlds_secret_is_refused) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto environment = member_environment(1, 2, port);
+  environment["TROUPE_SECRET"] = "not the secret";
+  member_process joiner{"joining_member", environment};
+  auto options = member_options(0, 2, port);
+  options.secret = "the secret";
+  options.timeout = 4s;
+  EXPECT_THROW((troupe::world{rt, options}), troupe::timeout_error);
+  EXPECT_EQ(joiner.exit_code(10s), 3);
+}
+
+TEST(world_security, members_with_the_secret_work_together) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto environment = member_environment(1, 2, port);
+  environment["TROUPE_SECRET"] = "the secret";
+  member_process joiner{"joining_member", environment};
+  auto options = member_options(0, 2, port);
+  options.secret = "the secret";
+  troupe::world world{rt, options};
+  world.create_rpc_group("all", world.members()).barrier();
+  EXPECT_EQ(joiner.exit_code(10s), 0);
+}
+
+} // namespace
+} // namespace troupe::testing
