@@ -183,12 +183,7 @@ void expect_one_refused(int port, troupe::runtime& rt, std::map<std::string, std
   EXPECT_EQ(codes, (std::multiset<int>{3, 4}));
 }
 
-TEST_F(world_failure, a_duplicate_rank_is_refused) {
-  auto first = member_environment(1, 3, port);
-  auto second = first;
-  second["TROUPE_NAME"] = "other";
-  expect_one_refused(port, rt, first, second);
-}
+// A rank claimed twice fails both claimants and rank 0: tests/security/world_security_test.cpp.
 
 TEST_F(world_failure, a_duplicate_name_is_refused) {
   auto first = member_environment(1, 3, port);
