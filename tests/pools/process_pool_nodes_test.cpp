@@ -2,6 +2,7 @@
 // each case twice: with the pool's secret alone, and over TLS with certificates from
 // scripts/make-certs.sh. A node joins late, brings several slots, dies or freezes mid-task or
 // while idle, is refused, and strangers on the port do not keep it out.
+#include "../process_usage.hpp"
 #include "process_test_support.hpp"
 
 #include "troupe/actors/tensor_serialization.hpp"
@@ -351,15 +352,6 @@ TEST_P(process_pool_nodes, a_node_gets_its_context_from_the_pools_factory) {
 INSTANTIATE_TEST_SUITE_P(credentials, process_pool_nodes,
                          ::testing::Values(credentials::secret, credentials::tls), name_of);
 
-long resident_kib() {
-  std::ifstream status{"/proc/self/status"};
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::stol(line.substr(6));
-  return -1;
-}
-
 /// Over TLS a stranger never reaches CAF's frame reader: a forged frame header that announces
 /// 1 GiB makes the pool allocate nothing for it. (Over plain TCP it would: see README, Nodes.)
 TEST(process_pool_node_gate, a_forged_frame_header_costs_a_tls_pool_no_memory) {
@@ -370,7 +362,7 @@ TEST(process_pool_node_gate, a_forged_frame_header_costs_a_tls_pool_no_memory) {
          .remote_secret = "s",
          .tls = troupe::tls_options{certs.folder + "/pool.pem", certs.folder + "/pool.key",
                                     certs.folder + "/ca.pem", {}}}};
-  const long before = resident_kib();
+  const long before = troupe::testing::resident_kib();
   const int stranger = connect_stranger(pool.listen_port());
   unsigned char header[32] = {}; // a BASP client handshake announcing a 1 GiB payload
   header[0] = 0x01;
@@ -378,7 +370,8 @@ TEST(process_pool_node_gate, a_forged_frame_header_costs_a_tls_pool_no_memory) {
   std::memcpy(header + 4, &length, sizeof length);
   ASSERT_EQ(write(stranger, header, sizeof header), 32);
   std::this_thread::sleep_for(500ms);
-  EXPECT_LT(resident_kib() - before, 64 * 1024) << "the pool allocated for the forged frame";
+  EXPECT_LT(troupe::testing::resident_kib() - before, 64 * 1024)
+    << "the pool allocated for the forged frame";
   close(stranger);
   EXPECT_EQ(pool.apply(node_square, 2), 4);
 }

@@ -5,12 +5,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 namespace troupe::testing {
@@ -96,22 +94,6 @@ std::string basp_header(std::uint8_t op, std::uint32_t payload) {
   const std::uint32_t length = htonl(payload);
   std::memcpy(header.data() + 4, &length, sizeof length);
   return header;
-}
-
-long resident_kib() {
-  std::ifstream status{"/proc/self/status"};
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::stol(line.substr(6));
-  return 0;
-}
-
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 } // namespace troupe::testing

@@ -39,8 +39,4 @@ handshake_outcome handshake_as(raw_connection& c, const std::string& secret,
 /// A BASP header (32 bytes) of operation `op` announcing a payload of `payload` bytes.
 std::string basp_header(std::uint8_t op, std::uint32_t payload);
 
-/// This process's resident memory (KiB) and the CPU time it has used (seconds).
-long resident_kib();
-double cpu_seconds();
-
 } // namespace troupe::testing

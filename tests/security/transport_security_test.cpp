@@ -4,6 +4,8 @@
 // each, the listener still admits a process that proves the secret.
 #include "stranger.hpp"
 
+#include "../process_usage.hpp"
+
 #include "../distributed/member_processes.hpp"
 
 #include "troupe/actors/error.hpp"

@@ -20,6 +20,29 @@ using network::rw_state;
 
 link_io::~link_io() { SSL_free(session_); }
 
+namespace {
+
+/// One TLS read or write. Every connection's reads and writes run on CAF's one multiplexer
+/// thread: an error another connection left in the thread's queue would make SSL_get_error fail
+/// this healthy one, so the queue is emptied before and after. `again` is what CAF is told when
+/// OpenSSL needs the socket again (a read: nothing now; a write: nothing written, keep the data).
+template <class Call>
+rw_state tls_step(SSL* session, std::size_t& result, rw_state again, Call call) {
+  ERR_clear_error();
+  const int n = call();
+  if (n > 0) {
+    result = static_cast<std::size_t>(n);
+    return rw_state::success;
+  }
+  const int error = SSL_get_error(session, n);
+  ERR_clear_error();
+  return error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE ? again : rw_state::failure;
+}
+
+int clamped(std::size_t size) { return static_cast<int>(std::min<std::size_t>(size, INT32_MAX)); }
+
+} // namespace
+
 rw_state link_io::read_some(std::size_t& result, network::native_socket fd, void* buffer,
                             std::size_t size) {
   result = 0;
@@ -27,18 +50,8 @@ rw_state link_io::read_some(std::size_t& result, network::native_socket fd, void
     return caf::policy::tcp::read_some(result, fd, buffer, size);
   if (size == 0)
     return rw_state::indeterminate;
-  // Every connection's reads run on CAF's one multiplexer thread: an error another connection
-  // left in the thread's queue would make SSL_get_error fail this healthy one.
-  ERR_clear_error();
-  const int n = SSL_read(session_, buffer, static_cast<int>(std::min<std::size_t>(size, INT32_MAX)));
-  if (n > 0) {
-    result = static_cast<std::size_t>(n);
-    return rw_state::success;
-  }
-  const int error = SSL_get_error(session_, n);
-  ERR_clear_error();
-  return error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE ? rw_state::indeterminate
-                                                                       : rw_state::failure;
+  return tls_step(session_, result, rw_state::indeterminate,
+                  [&] { return SSL_read(session_, buffer, clamped(size)); });
 }
 
 rw_state link_io::write_some(std::size_t& result, network::native_socket fd, const void* buffer,
@@ -49,17 +62,8 @@ rw_state link_io::write_some(std::size_t& result, network::native_socket fd, con
   if (size == 0)
     return rw_state::indeterminate;
   block_sigpipe_on_this_thread();
-  ERR_clear_error();
-  const int n = SSL_write(session_, buffer, static_cast<int>(std::min<std::size_t>(size, INT32_MAX)));
-  if (n > 0) {
-    result = static_cast<std::size_t>(n);
-    return rw_state::success;
-  }
-  const int error = SSL_get_error(session_, n);
-  ERR_clear_error();
-  // Nothing written yet: CAF keeps the buffer and tries again on the next write event.
-  return error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE ? rw_state::success
-                                                                       : rw_state::failure;
+  return tls_step(session_, result, rw_state::success,
+                  [&] { return SSL_write(session_, buffer, clamped(size)); });
 }
 
 bool link_io::must_read_more(network::native_socket, std::size_t) {
