@@ -277,7 +277,8 @@ void local_channel::answer(local_message& request) {
     outcome = core_.run(request.group, incoming_call{kind, std::move(request.key),
                                                      std::move(request.name),
                                                      std::move(request.type),
-                                                     std::move(request.payload)});
+                                                     std::move(request.payload),
+                                                     request.from});
   }
   if (caller == nullptr)
     return;

@@ -325,7 +325,7 @@ void tell_withdrawn(member_actor* self, const std::string& group, const std::str
       self->send(st.peers[rank], withdrawn_atom::value, group, key);
 }
 
-reply_result accept_call(member_actor* self, std::uint8_t kind, std::string group,
+reply_result accept_call(member_actor* self, int from, std::uint8_t kind, std::string group,
                          std::string key, std::string name, std::string type,
                          wire_bytes payload) {
   auto& st = self->state;
@@ -334,7 +334,7 @@ reply_result accept_call(member_actor* self, std::uint8_t kind, std::string grou
   st.serving.emplace(id, promise);
   st.core->serve(id, std::move(group),
                  incoming_call{static_cast<call_kind>(kind), std::move(key), std::move(name),
-                               std::move(type), std::move(payload)});
+                               std::move(type), std::move(payload), from});
   return promise;
 }
 
@@ -426,10 +426,11 @@ caf::behavior member(member_actor* self, world_core* core) {
     [self](call_atom, std::uint8_t kind, std::string& group, std::string& key, std::string& name,
            std::string& type, wire_bytes& payload) -> reply_result {
       const handling scope{self};
-      if (sender_rank(self) < 0)
+      const int from = sender_rank(self);
+      if (from < 0)
         return failed_reply(reply_status::state_error,
                             "calls are taken from this world's members only");
-      return accept_call(self, kind, std::move(group), std::move(key), std::move(name),
+      return accept_call(self, from, kind, std::move(group), std::move(key), std::move(name),
                          std::move(type), std::move(payload));
     },
     [self](group_atom, std::string& what, wire_bytes& ranks, std::int32_t rank) -> reply_result {

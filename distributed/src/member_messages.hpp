@@ -26,7 +26,7 @@ using withdrawn_atom = caf::atom_constant<caf::atom("withdrawn")>; // rank 0: a 
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 2;
+inline constexpr std::uint32_t wire_version = 3;
 
 enum class reply_status : std::uint8_t {
   ok,

@@ -25,7 +25,7 @@ served world_core::run(const std::string& group, const incoming_call& request) {
         return outcome;
       std::lock_guard guard{tables_mutex};
       auto id = std::to_string(next_kept++);
-      kept.emplace(id, std::move(outcome.payload));
+      kept.emplace(id, kept_value{request.from, std::move(outcome.payload)});
       return {reply_status::ok, {}, serialize(id)};
     }
     case call_kind::fetch: {
@@ -40,7 +40,7 @@ served world_core::run(const std::string& group, const incoming_call& request) {
         return {reply_status::ok, {}, value.encode()};
       }
       if (auto at = kept.find(request.key); at != kept.end())
-        return {reply_status::ok, {}, at->second};
+        return {reply_status::ok, {}, at->second.payload};
       return fail(reply_status::key_error, "'" + request.key + "' not found on group '" + group +
                                              "' at " + label(options.rank));
     }

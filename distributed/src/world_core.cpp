@@ -161,6 +161,10 @@ void world_core::post(std::function<void()> work) { boost::asio::post(executor_,
 
 void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept {
   service_owners.forget_rank(rank);
+  {
+    std::lock_guard guard{tables_mutex};
+    std::erase_if(kept, [rank](const auto& entry) { return entry.second.owner == rank; });
+  }
   if (channel_)
     channel_->lost(rank, why);
   if (!left)

@@ -28,6 +28,14 @@ struct incoming_call {
   call_kind kind = call_kind::task;
   std::string key, name, type;
   wire_bytes payload;
+  int from = -1; // the caller's rank, as its connection (or inbox) says
+};
+
+/// An outcome kept for a remote reference, and the member it was kept for: freed when that
+/// member releases it, or is gone.
+struct kept_value {
+  int owner = -1;
+  bytes payload;
 };
 
 /// A served call's answer, before it travels.
@@ -104,7 +112,7 @@ public:
   std::mutex tables_mutex;
   std::map<std::pair<std::string, std::string>, paired_value> paired;
   std::map<std::pair<std::string, std::string>, chunk_invoker> services;
-  std::map<std::string, bytes> kept;
+  std::map<std::string, kept_value> kept;
   std::uint64_t next_kept = 0;
 
   /// Who offers the services this member calls (asked of rank 0 once).

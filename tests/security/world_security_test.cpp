@@ -5,6 +5,7 @@
 #include "stranger.hpp"
 
 #include "../distributed/world_test_support.hpp"
+#include "../process_usage.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -53,6 +54,20 @@ TROUPE_ROLE(steady_member) {
     pair.barrier();
     if (other_lost)
       std::exit(5);
+  });
+}
+
+TROUPE_TASK(make_block, [](int mib) { return std::vector<char>(std::size_t(mib) << 20, 'x'); });
+
+/// Keeps a 64 MiB outcome on rank 0 (a remote reference), says so with a barrier, and waits to
+/// be killed.
+TROUPE_ROLE(keeper) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("all", world.members());
+    group.barrier();
+    auto block = group.remote("0", make_block, 64);
+    group.barrier();
+    std::this_thread::sleep_for(60s);
   });
 }
 
@@ -135,6 +150,26 @@ TEST(world_security, a_member_whose_certificate_names_another_is_refused) {
   options.timeout = 4s;
   EXPECT_THROW((troupe::world{rt, options}), troupe::timeout_error);
   EXPECT_EQ(joiner.exit_code(10s), 3);
+}
+
+TEST(world_security, what_a_lost_member_kept_is_freed) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto members = start_members("keeper", 2, port);
+  troupe::world world{rt, member_options(0, 2, port)};
+  std::atomic<bool> lost{false};
+  world.on_member_lost([&](const std::string&, int) { lost = true; });
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  const long before = resident_kib();
+  group.barrier();
+  EXPECT_GT(resident_kib() - before, 48 * 1024) << "the kept outcome is not here";
+  members[0].kill_and_collect();
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (!lost && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(lost);
+  EXPECT_LT(resident_kib() - before, 16 * 1024) << "the lost member's kept outcome stayed";
 }
 
 /// A world of two: rank 0 here with `secret`, rank 1 a process with `member_secret`; what the

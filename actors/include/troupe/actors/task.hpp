@@ -135,12 +135,13 @@ struct decayed<std::tuple<A...>> {
 
 /// A chunk's calls as bytes, in the plainest form the arguments allow, since this is the
 /// per-item cost of a process pool: one argument travels as std::vector<A> (a single memcpy for
-/// numbers), none as a count (a list of empty tuples has no bytes per element, which the
-/// decoder's length check would rightly refuse), several as a vector of tuples.
+/// numbers), none as a byte per call (a bare count would let 8 bytes from a peer ask for any
+/// number of runs; the decoder checks a vector's length against the bytes that carry it),
+/// several as a vector of tuples.
 template <class Args>
 std::vector<std::byte> encode_calls(const std::vector<Args>& calls) {
   if constexpr (std::tuple_size_v<Args> == 0) {
-    return serialize(static_cast<std::uint64_t>(calls.size()));
+    return serialize(std::vector<std::uint8_t>(calls.size(), 0));
   } else if constexpr (std::tuple_size_v<Args> == 1) {
     std::vector<std::tuple_element_t<0, Args>> single;
     single.reserve(calls.size());
@@ -156,10 +157,8 @@ std::vector<std::byte> encode_calls(const std::vector<Args>& calls) {
 template <class Args, class Each>
 void for_each_call(std::span<const std::byte> bytes, Each&& each) {
   if constexpr (std::tuple_size_v<Args> == 0) {
-    const auto count = deserialize<std::uint64_t>(bytes);
-    if (count > (std::uint64_t{1} << 32))
-      throw serialization_error("corrupted chunk: " + std::to_string(count) + " calls");
-    for (std::uint64_t i = 0; i < count; ++i)
+    const auto count = deserialize<std::vector<std::uint8_t>>(bytes).size();
+    for (std::size_t i = 0; i < count; ++i)
       each();
   } else if constexpr (std::tuple_size_v<Args> == 1) {
     auto single = deserialize<std::vector<std::tuple_element_t<0, Args>>>(bytes);
