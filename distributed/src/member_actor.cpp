@@ -4,6 +4,7 @@
 // other members run on the world's executor, never on this actor's thread; their promises wait
 // here until the executor is done. On rank 0 it also forms the world and coordinates groups.
 #include "coordinator.hpp"
+#include "pending_requests.hpp"
 #include "world_core.hpp"
 
 #include "troupe/actors/annotated.hpp"
@@ -33,8 +34,8 @@ struct member_state {
   std::vector<bool> left; // said it was leaving: its end is no loss to report
   bool roster_known = false;
   bool ready = false;
-  std::map<std::uint64_t, std::pair<int, bytes_result>> pending; // requests this member sent
-  std::uint64_t next_pending = 0;
+  pending_requests pending; // requests this member sent
+  std::optional<pending_requests::clock::time_point> sweep_at; // the next sweep scheduled
   std::map<std::uint64_t, reply_promise> serving; // calls running on the executor
   std::uint64_t next_serving = 0;
   std::map<int, pending_join> joins; // rank 0, while the world forms
@@ -131,14 +132,8 @@ void on_lost(member_actor* self, int rank) {
   st.lost[static_cast<std::size_t>(rank)] = true;
   const bool left = st.left[static_cast<std::size_t>(rank)];
   const auto who = st.core->label(rank) + (left ? " has left the world" : " was lost");
-  for (auto at = st.pending.begin(); at != st.pending.end();) {
-    if (at->second.first != rank) {
-      ++at;
-      continue;
-    }
-    at->second.second->set_error(std::make_exception_ptr(peer_lost(who)));
-    at = st.pending.erase(at);
-  }
+  for (auto& request : st.pending.take_to(rank))
+    request.reply->set_error(std::make_exception_ptr(peer_lost(who)));
   st.groups.lost(rank, who);
   if (!st.ready)
     st.core->formation_failed(
@@ -152,9 +147,8 @@ void stop(member_actor* self) {
   for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
     if (st.peers[rank] && static_cast<int>(rank) != me && !st.lost[rank])
       self->send(st.peers[rank], leave_atom::value, static_cast<std::int32_t>(me));
-  for (auto& [_, entry] : st.pending)
-    entry.second->set_error(std::make_exception_ptr(state_error("the world has stopped")));
-  st.pending.clear();
+  for (auto& request : st.pending.take_all())
+    request.reply->set_error(std::make_exception_ptr(state_error("the world has stopped")));
   const auto gone = st.core->label(st.core->options.rank) + " has stopped";
   for (auto& [_, promise] : st.serving)
     promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
@@ -273,6 +267,29 @@ reply_result accept_join(member_actor* self, std::string name, int rank, int siz
   return promise;
 }
 
+/// Makes sure a sweep comes by the earliest deadline of the requests pending.
+void schedule_sweep(member_actor* self) {
+  auto& st = self->state;
+  const auto earliest = st.pending.earliest_deadline();
+  if (!earliest || (st.sweep_at && *st.sweep_at <= *earliest))
+    return;
+  st.sweep_at = earliest;
+  const auto wait = std::max(*earliest - pending_requests::clock::now(),
+                             pending_requests::clock::duration::zero());
+  self->delayed_send(self, std::chrono::ceil<std::chrono::microseconds>(wait), sweep_request{});
+}
+
+/// Fails the requests past their deadline, and schedules the next sweep.
+void sweep(member_actor* self) {
+  auto& st = self->state;
+  st.sweep_at.reset();
+  for (auto& request : st.pending.take_expired(pending_requests::clock::now()))
+    request.reply->set_error(std::make_exception_ptr(
+      timeout_error("no answer from " + st.core->label(request.to) + " within " +
+                    std::to_string(request.timeout->count()) + " ms")));
+  schedule_sweep(self);
+}
+
 void send_request(member_actor* self, outgoing_request& request) {
   auto& st = self->state;
   const auto to = request.to;
@@ -286,30 +303,24 @@ void send_request(member_actor* self, outgoing_request& request) {
       std::make_exception_ptr(peer_lost(st.core->label(to) + " was lost")));
     return;
   }
-  const auto id = st.next_pending++;
-  st.pending.emplace(id, std::pair{to, request.reply});
-  const auto timeout = request.timeout;
-  const auto take = [self, id]() -> bytes_result {
-    auto at = self->state.pending.find(id);
-    if (at == self->state.pending.end())
-      return nullptr;
-    auto reply = std::move(at->second.second);
-    self->state.pending.erase(at);
-    return reply;
-  };
-  const caf::duration limit = timeout ? caf::duration{*timeout} : caf::duration{caf::infinite};
+  const auto id = st.pending.add(to, request.reply, request.timeout);
+  if (request.timeout)
+    schedule_sweep(self);
   tsan_release(mailbox_of(st.peers[to])); // a call to this member itself is a local send
-  self->request(st.peers[to], limit, std::move(request.message))
+  // No CAF timeout (pending_requests.hpp says why): a request past its deadline is failed by
+  // the sweep, and its late answer finds nothing to settle.
+  self->request(st.peers[to], caf::infinite, std::move(request.message))
     .then(
-      [self, take](std::uint8_t status, std::string& text, wire_bytes& payload) {
+      [self, id](std::uint8_t status, std::string& text, wire_bytes& payload) {
         const handling scope{self};
-        if (auto reply = take())
-          complete(reply, status, text, payload);
+        if (auto request = self->state.pending.take(id))
+          complete(request->reply, status, text, payload);
       },
-      [self, take, to, timeout](caf::error& e) {
+      [self, id](caf::error& e) {
         const handling scope{self};
-        if (auto reply = take())
-          reply->set_error(error_from_caf(e, self->state.core->label(to), timeout));
+        if (auto request = self->state.pending.take(id))
+          request->reply->set_error(
+            error_from_caf(e, self->state.core->label(request->to), request->timeout));
       });
 }
 
@@ -372,6 +383,10 @@ caf::behavior member(member_actor* self, world_core* core) {
     },
     [self](outgoing_request& request) {
       const handling scope{self}; send_request(self, request); },
+    [self](sweep_request) {
+      const handling scope{self};
+      sweep(self);
+    },
     [self](call_done& done) {
       const handling scope{self};
       auto at = self->state.serving.find(done.id);

@@ -48,6 +48,8 @@ struct served {
 /// Tells the member actor to stop: fail what is pending, answer what is held, and quit. Local
 /// only, like every message this process's own threads send it: no peer can send it.
 struct stop_request {};
+/// The member actor's own reminder to fail the requests past their deadline.
+struct sweep_request {};
 /// An executor thread finished call `id`.
 struct call_done {
   std::uint64_t id = 0;
@@ -150,4 +152,5 @@ caf::actor spawn_member(world_core& core);
 } // namespace troupe::detail
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::stop_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::sweep_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::call_done)

@@ -7,6 +7,8 @@
 #include "../distributed/world_test_support.hpp"
 #include "../process_usage.hpp"
 
+#include <malloc.h>
+
 #include <atomic>
 #include <cstdlib>
 
@@ -170,6 +172,19 @@ TEST(world_security, what_a_lost_member_kept_is_freed) {
     std::this_thread::sleep_for(20ms);
   ASSERT_TRUE(lost);
   EXPECT_LT(resident_kib() - before, 16 * 1024) << "the lost member's kept outcome stayed";
+}
+
+TEST(world_security, an_answered_call_holds_no_memory_until_its_timeout) {
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 1, free_port())};
+  auto group = world.create_rpc_group("self", world.members());
+  for (int i = 0; i < 1000; ++i) // warm up: the tables reach their steady size
+    group.rpc_sync("0", 600s, add_numbers, i, 1);
+  const auto before = mallinfo2().uordblks;
+  for (int i = 0; i < 50'000; ++i)
+    ASSERT_EQ(group.rpc_sync("0", 600s, add_numbers, i, 1), i + 1);
+  const auto grown = static_cast<long>(mallinfo2().uordblks) - static_cast<long>(before);
+  EXPECT_LT(grown, 2L << 20) << "50,000 answered calls still hold " << grown << " bytes";
 }
 
 /// A world of two: rank 0 here with `secret`, rank 1 a process with `member_secret`; what the

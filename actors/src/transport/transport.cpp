@@ -23,6 +23,10 @@ std::uint16_t transport::publish(const caf::actor& whom, const std::string& host
     std::lock_guard guard{mutex_};
     prepared_[bound] = l;
   }
+  // The gate watches the listener before the actor is asked to publish it: the actor may be
+  // in an outgoing handshake with this very listener (a process reaching itself, a connect
+  // racing a publish). Links admitted meanwhile wait in the listener for the doorman.
+  gate_.add(l);
   caf::scoped_actor self{system_};
   caf::error failure;
   self
@@ -38,7 +42,6 @@ std::uint16_t transport::publish(const caf::actor& whom, const std::string& host
     throw network_error("cannot listen on " + host + ":" + std::to_string(port) + ": " +
                         system_.render(failure));
   }
-  gate_.add(std::move(l));
   return bound;
 }
 
