@@ -23,6 +23,7 @@ public:
   std::string receive(std::size_t size, std::chrono::milliseconds limit);
   /// Whether the other end closes the connection within `limit` (what it sends is dropped).
   bool closed_within(std::chrono::milliseconds limit);
+  int fd() const noexcept { return fd_; }
 
 private:
   int fd_ = -1;

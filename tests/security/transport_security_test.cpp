@@ -17,7 +17,9 @@
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
 
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -33,7 +35,11 @@ caf::behavior echo(caf::event_based_actor*, std::int32_t) {
 /// An echo actor published on 127.0.0.1 under `policy`, and a way to reach it as a member would.
 class published_echo {
 public:
-  explicit published_echo(troupe::detail::link_policy policy) : policy_(std::move(policy)) {
+  explicit published_echo(troupe::detail::link_policy policy,
+                          std::optional<troupe::tls_options> tls = std::nullopt)
+    : policy_(std::move(policy)) {
+    if (tls)
+      troupe::detail::use_tls(state(), *tls);
     actor_ = state().system->spawn(echo, std::int32_t{0});
     port = troupe::detail::publish(state(), actor_, {"127.0.0.1", 0}, policy_);
   }
@@ -125,6 +131,40 @@ TEST(transport_security, a_wrong_secret_is_refused_and_guessing_is_throttled) {
   EXPECT_GE(closed_at_once, 11);
   EXPECT_EQ(listener.round_trip({.secret = "right", .name = "member"}), 41)
     << "the right secret was not admitted once the throttle let its source try again";
+}
+
+/// A TLS client with `ciphers` (TLS 1.2 at most) and the CA's certificate for `name`; whether
+/// its handshake with 127.0.0.1:port succeeds.
+bool tls_client_admitted(int port, const std::string& folder, const std::string& name,
+                         const char* ciphers) {
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> context{SSL_CTX_new(TLS_client_method()),
+                                                            SSL_CTX_free};
+  SSL_CTX_set_max_proto_version(context.get(), TLS1_2_VERSION);
+  SSL_CTX_set_security_level(context.get(), 0);
+  if (SSL_CTX_set_cipher_list(context.get(), ciphers) != 1 ||
+      SSL_CTX_use_certificate_file(context.get(), (folder + "/" + name + ".pem").c_str(),
+                                   SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_use_PrivateKey_file(context.get(), (folder + "/" + name + ".key").c_str(),
+                                  SSL_FILETYPE_PEM) != 1)
+    return false;
+  raw_connection c{port};
+  std::unique_ptr<SSL, decltype(&SSL_free)> session{SSL_new(context.get()), SSL_free};
+  SSL_set_fd(session.get(), c.fd());
+  return SSL_connect(session.get()) == 1;
+}
+
+TEST(transport_security, tls_without_forward_secrecy_is_refused) {
+  troupe::testing::temp_folder certs;
+  const auto command = std::string{TROUPE_MAKE_CERTS} + " " + certs.path() + " listener client";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  published_echo listener{{.name = "listener", .tls = true}, troupe::tls_options{
+    certs.path() + "/listener.pem", certs.path() + "/listener.key", certs.path() + "/ca.pem"}};
+  EXPECT_FALSE(tls_client_admitted(listener.port, certs.path(), "client", "AES128-SHA"))
+    << "static RSA key exchange was accepted";
+  EXPECT_FALSE(tls_client_admitted(listener.port, certs.path(), "client", "DHE-RSA-AES128-SHA"))
+    << "a CBC suite was accepted";
+  EXPECT_TRUE(tls_client_admitted(listener.port, certs.path(), "client", "ECDHE-RSA-AES128-GCM-SHA256"))
+    << "the control: a forward-secret AEAD suite";
 }
 
 } // namespace

@@ -7,6 +7,11 @@
 #include "../distributed/world_test_support.hpp"
 #include "../process_usage.hpp"
 
+#include "member_messages.hpp"
+
+#include "troupe/actors/network.hpp"
+#include "troupe/actors/runtime_state.hpp"
+
 #include <malloc.h>
 
 #include <atomic>
@@ -71,6 +76,34 @@ TROUPE_ROLE(keeper) {
     group.barrier();
     std::this_thread::sleep_for(60s);
   });
+}
+
+/// A process that is no member: reaches rank 0 (no secret is set, so it gets past the
+/// handshake) and asks it to run a task. Exits 0 if rank 0 refused the call as a non-member's,
+/// 1 if it ran it, 2 if no answer came.
+TROUPE_ROLE(stranger_caller) {
+  troupe::runtime rt;
+  auto& state = troupe::runtime_state_of(rt);
+  const auto at = troupe::detail::parse_endpoint(std::getenv("TROUPE_ADDRESS"), "address");
+  auto rank0 = troupe::detail::connect(state, at, {.name = "stranger"},
+                                       std::chrono::steady_clock::now() + 10s);
+  caf::scoped_actor self{*state.system};
+  int code = 2;
+  self
+    ->request(rank0, 5s, troupe::detail::call_atom::value,
+              static_cast<std::uint8_t>(troupe::detail::call_kind::task), std::string{"g"},
+              std::string{}, std::string{"add_numbers"}, std::string{},
+              troupe::detail::to_wire(troupe::serialize(std::tuple{1, 2})))
+    .receive(
+      [&](std::uint8_t status, std::string& text, troupe::detail::wire_bytes&) {
+        std::cerr << "rank 0 answered: " << text << "\n";
+        code = status == static_cast<std::uint8_t>(troupe::detail::reply_status::state_error) &&
+                   text.find("members only") != std::string::npos
+                 ? 0
+                 : 1;
+      },
+      [](caf::error&) {});
+  return code;
 }
 
 /// Joins and waits; exits 3 if refused.
@@ -172,6 +205,32 @@ TEST(world_security, what_a_lost_member_kept_is_freed) {
     std::this_thread::sleep_for(20ms);
   ASSERT_TRUE(lost);
   EXPECT_LT(resident_kib() - before, 16 * 1024) << "the lost member's kept outcome stayed";
+}
+
+TEST(world_security, a_stranger_cannot_call_a_task_on_a_formed_world) {
+  troupe::runtime rt;
+  const int port = free_port();
+  troupe::world world{rt, member_options(0, 1, port)};
+  member_process stranger{"stranger_caller", member_environment(1, 2, port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0);
+}
+
+TEST(world_security, a_member_with_tls_is_refused_promptly_by_a_world_without) {
+  temp_folder certs;
+  make_certs(certs.path(), "0=127.0.0.1 1");
+  troupe::runtime rt;
+  const int port = free_port();
+  auto environment = member_environment(1, 2, port);
+  environment["TROUPE_TEST_CERTS"] = certs.path();
+  member_process joiner{"joining_member", environment};
+  std::thread rank0{[&] {
+    auto options = member_options(0, 2, port);
+    options.timeout = 8s;
+    EXPECT_THROW((troupe::world{rt, options}), troupe::timeout_error);
+  }};
+  // Well before rank 0 gives up: the joiner is told, not left to wait out its timeout.
+  EXPECT_EQ(joiner.exit_code(5s), 3);
+  rank0.join();
 }
 
 TEST(world_security, an_answered_call_holds_no_memory_until_its_timeout) {
