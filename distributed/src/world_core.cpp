@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 
 #include <iostream>
+#include <thread>
 
 namespace troupe::detail {
 
@@ -30,6 +31,8 @@ world_options checked(world_options options) {
                            std::to_string(options.rpc_threads));
   if (options.timeout <= std::chrono::milliseconds{0})
     throw invalid_argument("world_options::timeout must be positive");
+  if (options.stop_grace < std::chrono::milliseconds{0})
+    throw invalid_argument("world_options::stop_grace must not be negative");
   if (options.name.empty())
     options.name = "rank-" + std::to_string(options.rank);
   if (options.name.size() > 255)
@@ -157,7 +160,47 @@ bool world_core::local_call(int rank, const std::string& group, call_request& re
   return channel_ && channel_->call(rank, group, request, reply);
 }
 
-void world_core::post(std::function<void()> work) { boost::asio::post(executor_, std::move(work)); }
+void world_core::post(std::function<void()> work) {
+  {
+    std::lock_guard guard{busy_mutex_};
+    ++busy_;
+  }
+  boost::asio::post(executor_, [this, work = std::move(work)] {
+    // Work still queued when the world stops is dropped: its caller has heard already.
+    if (!dropping_queued_)
+      work();
+    std::lock_guard guard{busy_mutex_};
+    if (--busy_ == 0)
+      idle_.notify_all();
+  });
+}
+
+bool world_core::wait_idle(std::optional<std::chrono::milliseconds> limit) {
+  std::unique_lock guard{busy_mutex_};
+  if (!limit) {
+    idle_.wait(guard, [this] { return busy_ == 0; });
+    return true;
+  }
+  return idle_.wait_for(guard, *limit, [this] { return busy_ == 0; });
+}
+
+void world_core::let_running_calls_finish() noexcept {
+  int running = 0;
+  {
+    std::lock_guard guard{busy_mutex_};
+    running = busy_;
+  }
+  std::cerr << "troupe: " << label(options.rank) << " stops with " << running
+            << " served call(s) still running after stop_grace ("
+            << options.stop_grace.count() << " ms); they finish on their own and their "
+            << "answers go nowhere\n";
+  // The calls run on this core's threads: whoever holds it last must not be one of them
+  // (destroying the executor joins its threads), so a thread of its own keeps it until then.
+  if (auto keep = weak_from_this().lock())
+    std::thread([keep] { keep->wait_idle(std::nullopt); }).detach();
+  else
+    wait_idle(std::nullopt); // from the destructor: nothing else can keep it
+}
 
 void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept {
   service_owners.forget_rank(rank);
@@ -183,13 +226,18 @@ void world_core::stop() noexcept {
       send_from_outside(member, stop_request{});
     }
   }
+  dropping_queued_ = true;
   if (channel_)
     channel_->stop(); // its request reader is the only other one to post work: done here
-  executor_.join();
+  if (wait_idle(options.stop_grace))
+    executor_.join();
+  else
+    let_running_calls_finish();
   if (member) {
     caf::scoped_actor self{*rt.system};
     self->wait_for(member);
     tsan_acquire(mailbox_of(member)); // its last handler happened before this
+    std::unique_lock guard{stop_mutex};
     member = nullptr;
   }
 }
@@ -207,9 +255,11 @@ bytes_result world_core::send(int to, caf::message message,
 }
 
 void world_core::serve(std::uint64_t id, std::string group, incoming_call request) {
-  boost::asio::post(executor_, [this, id, group = std::move(group),
-                                request = std::move(request)]() mutable {
-    send_from_outside(member, call_done{id, run(group, request)});
+  post([this, id, group = std::move(group), request = std::move(request)]() mutable {
+    auto answer = run(group, request);
+    std::shared_lock guard{stop_mutex};
+    if (member) // gone once the world has stopped: a call that outlived stop_grace
+      send_from_outside(member, call_done{id, std::move(answer)});
   });
 }
 

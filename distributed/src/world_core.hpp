@@ -11,9 +11,11 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <string>
@@ -58,7 +60,7 @@ struct call_done {
 
 class local_channel;
 
-class world_core : public service {
+class world_core : public service, public std::enable_shared_from_this<world_core> {
 public:
   world_core(runtime_state& rt, world_options options);
   ~world_core() override;
@@ -76,7 +78,8 @@ public:
   /// Runs a call from another member (on an executor thread); the answer goes back through the
   /// member actor.
   void serve(std::uint64_t id, std::string group, incoming_call request);
-  /// Runs `work` on the executor (the threads that run other members' calls).
+  /// Runs `work` on the executor (the threads that run other members' calls); once the world
+  /// stops, work not yet started is dropped.
   void post(std::function<void()> work);
   /// Runs a call from another member; what it answers.
   served run(const std::string& group, const incoming_call& request);
@@ -134,9 +137,18 @@ private:
   void open_inbox();
   void member_lost(int rank) noexcept;
 
+  /// Whether the executor's work is done (queued and running), waiting until `limit` at most.
+  bool wait_idle(std::optional<std::chrono::milliseconds> limit);
+  /// stop_grace is over with calls still running: stop returns, they finish on their own.
+  void let_running_calls_finish() noexcept;
+
   std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone
   bool stopped_ = false;
   std::uint16_t port_ = 0;
+  std::mutex busy_mutex_;
+  std::condition_variable idle_;
+  int busy_ = 0; // work posted to the executor and not finished
+  std::atomic<bool> dropping_queued_{false};
   boost::asio::thread_pool executor_;
   std::unique_ptr<local_channel> channel_;
   std::shared_ptr<result_state<int>> formation_ = std::make_shared<result_state<int>>();

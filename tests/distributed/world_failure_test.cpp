@@ -185,6 +185,50 @@ void expect_one_refused(int port, troupe::runtime& rt, std::map<std::string, std
 
 // A rank claimed twice fails both claimants and rank 0: tests/security/world_security_test.cpp.
 
+/// Calls a 5 s task on rank 0 (over TCP when TROUPE_TEST_TCP is set), which stops meanwhile:
+/// exits 0 on peer_lost.
+TROUPE_ROLE(slow_caller) {
+  troupe::runtime rt;
+  auto options = troupe::world_options::from_environment();
+  options.timeout = 20s;
+  troupe::world world{rt, options};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  try {
+    if (std::getenv("TROUPE_TEST_TCP") != nullptr)
+      group.rpc_sync("0", 30s, sleep_ms, 5000); // a timeout goes through the member actors
+    else
+      group.rpc_sync("0", sleep_ms, 5000);
+  } catch (const troupe::peer_lost&) {
+    return 0;
+  }
+  return 1;
+}
+
+/// Rank 0 serves a 5 s call from rank 1 and stops 300 ms into it; how long stop() took.
+std::chrono::milliseconds stop_while_serving(int port, bool tcp) {
+  auto environment = member_environment(1, 2, port);
+  if (tcp)
+    environment["TROUPE_TEST_TCP"] = "1";
+  member_process caller{"slow_caller", environment};
+  troupe::runtime rt;
+  auto options = member_options(0, 2, port);
+  options.stop_grace = 200ms;
+  troupe::world world{rt, options};
+  world.create_rpc_group("all", world.members()).barrier();
+  std::this_thread::sleep_for(300ms); // the call is running here by now
+  const auto start = std::chrono::steady_clock::now();
+  world.stop();
+  const auto took = std::chrono::ceil<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  EXPECT_EQ(caller.exit_code(10s), 0) << "the caller did not hear that rank 0 stopped";
+  return took;
+}
+
+TEST_F(world_failure, stop_waits_for_a_served_call_no_longer_than_stop_grace) {
+  EXPECT_LT(stop_while_serving(port, false), 2s) << "through the inboxes";
+  EXPECT_LT(stop_while_serving(free_port(), true), 2s) << "through the member actors";
+}
+
 TEST_F(world_failure, a_duplicate_name_is_refused) {
   auto first = member_environment(1, 3, port);
   first["TROUPE_NAME"] = "twin";

@@ -39,6 +39,10 @@ struct world_options {
   std::size_t max_message_bytes = std::size_t{1} << 30;
   /// How long the constructor waits for the whole world to join.
   std::chrono::milliseconds timeout{60'000};
+  /// How long stop() and the destructor wait for calls this member is still running for
+  /// others (whose callers have been told it stopped); then they return, and those calls
+  /// finish on their own threads with their answers dropped.
+  std::chrono::milliseconds stop_grace{1'000};
   /// Threads that run calls other members make on this one (one more with shared_memory: at
   /// any time one of them waits on this member's inbox).
   int rpc_threads = 4;
