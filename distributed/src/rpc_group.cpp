@@ -63,11 +63,12 @@ namespace {
 reply_bytes ask_keys(group_state& group, key_operation op, key_table table,
                      const std::string& key) {
   auto& core = group.live_core();
+  // Rank 0 answers from its tables at once; the world's timeout bounds a rank 0 that froze.
   return await_call(core.send(0,
                               caf::make_message(key_atom::value, static_cast<std::uint8_t>(op),
                                                 static_cast<std::uint8_t>(table), group.name, key,
                                                 static_cast<std::int32_t>(core.options.rank)),
-                              std::nullopt));
+                              core.options.timeout));
 }
 
 } // namespace
@@ -162,7 +163,18 @@ bool rpc_group::is_member(std::string_view member) const {
   return std::binary_search(state_->members.begin(), state_->members.end(), member);
 }
 
-void rpc_group::barrier() {
+void rpc_group::barrier() { meet(std::nullopt); }
+
+void rpc_group::barrier(std::chrono::milliseconds timeout) {
+  try {
+    meet(timeout);
+  } catch (const timeout_error&) {
+    throw timeout_error("rpc group '" + state_->name + "': not every member reached the barrier within " +
+                        std::to_string(timeout.count()) + " ms");
+  }
+}
+
+void rpc_group::meet(std::optional<std::chrono::milliseconds> timeout) {
   auto& core = state_->live_core();
   detail::await_call(core.send(
     0,
@@ -170,8 +182,7 @@ void rpc_group::barrier() {
                       detail::barrier_rendezvous(state_->name, ++state_->barriers),
                       detail::to_wire(serialize(state_->ranks)),
                       static_cast<std::int32_t>(core.options.rank)),
-    std::nullopt));
-
+    timeout));
 }
 
 void rpc_group::destroy() {

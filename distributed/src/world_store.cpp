@@ -17,7 +17,7 @@ std::vector<char> world_store::get(const std::string& key) {
 }
 
 void world_store::close() {
-  group_.barrier();
+  group_.barrier(timeout_);
   group_.destroy();
 }
 

@@ -185,6 +185,32 @@ void expect_one_refused(int port, troupe::runtime& rt, std::map<std::string, std
 
 // A rank claimed twice fails both claimants and rank 0: tests/security/world_security_test.cpp.
 
+/// Reaches its first barrier a second late, then a second barrier.
+TROUPE_ROLE(late_to_the_barrier) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("all", world.members());
+    std::this_thread::sleep_for(1s);
+    group.barrier();
+    group.barrier();
+  });
+}
+
+TEST_F(world_failure, a_barrier_with_a_timeout_fails_naming_the_group_and_still_counts) {
+  member_process late{"late_to_the_barrier", member_environment(1, 2, port)};
+  troupe::world world{rt, member_options(0, 2, port)};
+  auto group = world.create_rpc_group("all", world.members());
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    group.barrier(200ms);
+    ADD_FAILURE() << "the barrier passed without rank 1";
+  } catch (const troupe::timeout_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("rpc group 'all'"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 900ms);
+  group.barrier(10s); // meets rank 1's second: the one that timed out arrived all the same
+  EXPECT_EQ(late.exit_code(10s), 0);
+}
+
 /// Calls a 5 s task on rank 0 (over TCP when TROUPE_TEST_TCP is set), which stops meanwhile:
 /// exits 0 on peer_lost.
 TROUPE_ROLE(slow_caller) {

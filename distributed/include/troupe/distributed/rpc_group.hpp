@@ -157,12 +157,18 @@ public:
   /// n-th call on each member meets the n-th on every other, whichever threads make them.
   /// peer_lost if a member is lost first.
   void barrier();
+  /// The same, waiting `timeout` at most (timeout_error naming the group). A barrier that timed
+  /// out has still arrived: the others pass it once they all come, and this member's next call
+  /// meets their next.
+  void barrier(std::chrono::milliseconds timeout);
   /// Leaves the group here (other members keep theirs); later calls throw state_error.
   void destroy();
 
   explicit rpc_group(std::shared_ptr<detail::group_state> state);
 
 private:
+  void meet(std::optional<std::chrono::milliseconds> timeout);
+
   template <class F, class... A>
   static detail::bytes encode(A&&... args) {
     return detail::encode_arguments<detail::task_args<F>>(std::forward<A>(args)...);
