@@ -58,6 +58,7 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
                             (table == key_table::paired ? "paired to" : "registered on") +
                             " group '" + group + "'");
     owners_.emplace(std::tuple{table, group, key}, rank);
+    orphaned_.erase({table, group, key});
     return ok_reply();
   case key_operation::remove:
     if (at == owners_.end() || at->second != rank)
@@ -67,6 +68,9 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
     owners_.erase(at);
     return ok_reply();
   case key_operation::lookup:
+    if (auto orphan = orphaned_.find({table, group, key}); at == owners_.end() && orphan != orphaned_.end())
+      return failed_reply(reply_status::peer_lost,
+                          what + where + " went with its member: " + gone_[orphan->second]);
     if (at == owners_.end())
       return failed_reply(reply_status::key_error, what + " not found" + where);
     auto owner = serialize(at->second);
@@ -88,7 +92,14 @@ void coordinator::lost(int rank, const std::string& why) {
       answer(waiting, reply_status::peer_lost, at->first + ": " + why);
     at = waiting_.erase(at);
   }
-  std::erase_if(owners_, [rank](const auto& entry) { return entry.second == rank; });
+  for (auto at = owners_.begin(); at != owners_.end();) {
+    if (at->second != rank) {
+      ++at;
+      continue;
+    }
+    orphaned_.insert(*at);
+    at = owners_.erase(at);
+  }
 }
 
 void coordinator::fail_all(reply_status status, const std::string& why) {

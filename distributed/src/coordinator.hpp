@@ -40,6 +40,9 @@ private:
   };
   std::map<std::string, rendezvous> waiting_;
   std::map<std::tuple<key_table, std::string, std::string>, int> owners_;
+  // Keys whose owner was lost, until someone takes them again: a lookup says who went (a
+  // server whose host is gone is peer_lost naming the host, not a key never heard of).
+  std::map<std::tuple<key_table, std::string, std::string>, int> orphaned_;
   std::map<int, std::string> gone_; // members lost, and how
 };
 

@@ -229,9 +229,15 @@ void complete_when_whole(member_actor* self) {
 reply_result accept_join(member_actor* self, std::string name, int rank, int size,
                          std::uint16_t port, std::string host, caf::actor handle) {
   auto& st = self->state;
-  if (st.roster_known)
-    return failed_reply(reply_status::state_error,
-                        "the world has formed already; '" + name + "' is too late");
+  if (st.roster_known) {
+    const auto& names = st.core->names;
+    const bool held = rank > 0 && static_cast<std::size_t>(rank) < names.size();
+    return failed_reply(reply_status::invalid_argument,
+                        "world: the world has formed already; '" + name + "' is too late" +
+                          (held ? ": rank " + std::to_string(rank) + " is held by '" +
+                                    names[static_cast<std::size_t>(rank)] + "'"
+                                : std::string{}));
+  }
   if (auto at = st.joins.find(rank); at != st.joins.end())
     return refuse_both(self, at, name);
   if (auto refusal = join_refusal(self, name, rank, size))

@@ -411,5 +411,42 @@ TEST(grad_server_failover, a_dead_secondary_makes_pushes_try_another) {
   EXPECT_EQ(host.model().version, 3) << "12 pushes, batches of 2 at both levels";
 }
 
+/// Hosts an ordered_server "store" until the test kills it.
+TROUPE_ROLE(store_host) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("ps", world.members());
+    troupe::ordered_server_host host{group, "store"};
+    group.barrier();
+    std::this_thread::sleep_for(60s);
+  });
+}
+
+TEST(ordered_server_failure, a_server_whose_host_is_gone_fails_calls_with_peer_lost_naming_it) {
+  const int port = free_port();
+  member_process host{"store_host", member_environment(1, 2, port)};
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 2, port)};
+  auto group = world.create_rpc_group("ps", two);
+  group.barrier();
+  troupe::ordered_server store{group, "store"};
+  EXPECT_TRUE(store.push("a", std::string{"v"}, 1));
+  host.kill_and_collect();
+  wait_until_gone(group, "1");
+  for (int call = 0; call < 2; ++call) { // the owner it knew, then rank 0's tables
+    try {
+      store.pull<std::string>("a");
+      ADD_FAILURE() << "a pull from a gone host returned";
+    } catch (const troupe::peer_lost& e) {
+      EXPECT_NE(std::string{e.what()}.find("member '1' (rank 1)"), std::string::npos) << e.what();
+    }
+  }
+  try { // a server never seen before asks rank 0 first
+    troupe::ordered_server{group, "store"}.pull<std::string>("a");
+    ADD_FAILURE() << "a pull from a gone host returned";
+  } catch (const troupe::peer_lost& e) {
+    EXPECT_NE(std::string{e.what()}.find("member '1' (rank 1)"), std::string::npos) << e.what();
+  }
+}
+
 } // namespace
 } // namespace troupe::testing

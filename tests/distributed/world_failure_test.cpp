@@ -185,6 +185,27 @@ void expect_one_refused(int port, troupe::runtime& rt, std::map<std::string, std
 
 // A rank claimed twice fails both claimants and rank 0: tests/security/world_security_test.cpp.
 
+/// Claims rank 1 of a formed world: exits 0 if refused with invalid_argument naming its holder.
+TROUPE_ROLE(late_claimant) {
+  try {
+    as_member([](troupe::world&) {});
+  } catch (const troupe::invalid_argument& e) {
+    std::cerr << e.what() << "\n";
+    return std::string{e.what()}.find("rank 1 is held by '1'") != std::string::npos ? 0 : 1;
+  }
+  return 1;
+}
+
+TEST_F(world_failure, a_rank_claimed_after_formation_is_refused_naming_its_holder) {
+  member_process first{"claimant", member_environment(1, 2, port)};
+  troupe::world world{rt, member_options(0, 2, port)};
+  EXPECT_EQ(first.exit_code(10s), 0);
+  auto late = member_environment(1, 2, port);
+  late["TROUPE_NAME"] = "late";
+  member_process second{"late_claimant", late};
+  EXPECT_EQ(second.exit_code(20s), 0);
+}
+
 /// Reaches its first barrier a second late, then a second barrier.
 TROUPE_ROLE(late_to_the_barrier) {
   return as_member([](troupe::world& world) {

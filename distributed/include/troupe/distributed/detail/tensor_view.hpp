@@ -83,14 +83,17 @@ concept shaped_tensor = !vector_tensor<C> && requires(C & c) {
   {c.layout()};
 };
 
-/// A std::vector, an xt::xarray or an xt::xtensor of arithmetic elements.
+/// A std::vector, an xt::xarray or an xt::xtensor of arithmetic elements. std::vector<bool>
+/// passes here only to be refused with a message by view_of, through which every collective
+/// reads its tensors.
 template <class C>
-concept tensor = (vector_tensor<C> ||
-                  shaped_tensor<C>)&&std::is_arithmetic_v<typename C::value_type> &&
-                 !std::is_same_v<C, std::vector<bool>>;
+concept tensor = (vector_tensor<C> || shaped_tensor<C>) && std::is_arithmetic_v<typename C::value_type>;
 
 template <tensor C>
 tensor_view view_of(const C& c) {
+  static_assert(!std::is_same_v<C, std::vector<bool>>,
+                "std::vector<bool> packs its elements a bit each, so no collective can send it in "
+                "place: use xt::xarray<bool>, xt::xtensor<bool, N> or std::vector<std::uint8_t>");
   using T = typename C::value_type;
   tensor_view view;
   view.data = const_cast<T*>(c.data()); // written only through views of non-const tensors
