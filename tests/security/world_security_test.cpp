@@ -149,6 +149,32 @@ TEST(world_security, a_tls_world_holds_when_a_member_leaves_and_a_stranger_conne
   EXPECT_EQ(lost_others.load(), 0);
 }
 
+/// Members listening beyond loopback are reached at the address rank 0 sees them connect from,
+/// which rank 0 looks up; the roster must wait for every such address. Rank 0 at 0.0.0.0 takes
+/// that path while every connection stays on this machine.
+TEST(world_security, a_tls_world_beyond_loopback_forms_with_every_address_known) {
+  temp_folder certs;
+  make_certs(certs.path(), "0=0.0.0.0 1 2 3");
+  for (int round = 0; round < 4; ++round) {
+    troupe::runtime rt;
+    const int port = free_port();
+    std::vector<member_process> members;
+    for (int rank = 1; rank < 4; ++rank) {
+      auto environment = member_environment(rank, 4, port);
+      environment["TROUPE_ADDRESS"] = "0.0.0.0:" + std::to_string(port);
+      environment["TROUPE_TEST_CERTS"] = certs.path();
+      members.emplace_back("joining_member", environment);
+    }
+    auto options = member_options(0, 4, port);
+    options.address = "0.0.0.0:" + std::to_string(port);
+    options.tls = tls_of(certs.path(), "0");
+    troupe::world world{rt, options};
+    world.create_rpc_group("all", world.members()).barrier();
+    for (auto& member : members)
+      EXPECT_EQ(member.exit_code(20s), 0) << "round " << round;
+  }
+}
+
 TEST(world_security, a_rank_claimed_twice_fails_both_claimants_naming_both) {
   troupe::runtime rt;
   const int port = free_port();
