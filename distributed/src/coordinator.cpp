@@ -67,6 +67,10 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
                             (at == owners_.end() ? "" : " from this member (another has it)"));
     owners_.erase(at);
     return ok_reply();
+  case key_operation::holds:
+    if (at == owners_.end())
+      return failed_reply(reply_status::key_error, what + " not found" + where);
+    return ok_reply();
   case key_operation::lookup:
     if (auto orphan = orphaned_.find({table, group, key}); at == owners_.end() && orphan != orphaned_.end())
       return failed_reply(reply_status::peer_lost,

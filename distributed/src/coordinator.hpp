@@ -13,7 +13,8 @@
 
 namespace troupe::detail {
 
-enum class key_operation : std::uint8_t { add, remove, lookup };
+/// lookup: who holds the key (a lost holder's key is peer_lost); holds: whether anyone does.
+enum class key_operation : std::uint8_t { add, remove, lookup, holds };
 
 class coordinator {
 public:

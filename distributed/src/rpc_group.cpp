@@ -89,7 +89,7 @@ int service_owner(group_state& group, const std::string& key) {
 
 bool has_key(group_state& group, key_table table, const std::string& key) {
   try {
-    find_owner(group, table, key);
+    ask_keys(group, key_operation::holds, table, key);
     return true;
   } catch (const key_error&) {
     return false;
