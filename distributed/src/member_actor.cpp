@@ -36,7 +36,12 @@ struct member_state {
   bool ready = false;
   pending_requests pending; // requests this member sent
   std::optional<pending_requests::clock::time_point> sweep_at; // the next sweep scheduled
-  std::map<std::uint64_t, reply_promise> serving; // calls running on the executor
+  struct served_call {
+    reply_promise promise;
+    int from = 0;
+  };
+  std::map<std::uint64_t, served_call> serving; // calls running on the executor, and whose
+  std::vector<std::size_t> serving_from;        // how many of them each member made
   std::uint64_t next_serving = 0;
   std::map<int, pending_join> joins; // rank 0, while the world forms
   int unknown_addresses = 0;         // rank 0: joins whose address is still being looked up
@@ -150,8 +155,8 @@ void stop(member_actor* self) {
   for (auto& request : st.pending.take_all())
     request.reply->set_error(std::make_exception_ptr(state_error("the world has stopped")));
   const auto gone = st.core->label(st.core->options.rank) + " has stopped";
-  for (auto& [_, promise] : st.serving)
-    promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
+  for (auto& [_, call] : st.serving)
+    call.promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
   st.serving.clear();
   for (auto& [_, join] : st.joins)
     join.promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
@@ -342,13 +347,25 @@ void tell_withdrawn(member_actor* self, const std::string& group, const std::str
       self->send(st.peers[rank], withdrawn_atom::value, group, key);
 }
 
+/// Calls one member may have waiting or running here at once over TCP (through the inboxes,
+/// a member reads one request at a time): a fast sender cannot grow the executor's queue
+/// without bound.
+constexpr std::size_t max_calls_in_flight = 16'384;
+
 reply_result accept_call(member_actor* self, int from, std::uint8_t kind, std::string group,
                          std::string key, std::string name, std::string type,
                          wire_bytes payload) {
   auto& st = self->state;
+  auto& in_flight = st.serving_from[static_cast<std::size_t>(from)];
+  if (in_flight >= max_calls_in_flight)
+    return failed_reply(reply_status::state_error,
+                        st.core->label(from) + " has " + std::to_string(in_flight) +
+                          " calls waiting or running at " + st.core->label(st.core->options.rank) +
+                          " already: wait for some to finish");
+  ++in_flight;
   const auto id = st.next_serving++;
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
-  st.serving.emplace(id, promise);
+  st.serving.emplace(id, member_state::served_call{promise, from});
   st.core->serve(id, std::move(group),
                  incoming_call{static_cast<call_kind>(kind), std::move(key), std::move(name),
                                std::move(type), std::move(payload), from});
@@ -362,6 +379,7 @@ caf::behavior member(member_actor* self, world_core* core) {
   const auto size = static_cast<std::size_t>(core->options.world_size);
   st.peers.resize(size);
   st.lost.assign(size, false);
+  st.serving_from.assign(size, 0);
   st.left.assign(size, false);
   st.peers[static_cast<std::size_t>(core->options.rank)] = caf::actor_cast<caf::actor>(self);
   // A stray message must not print to stdout (a user's protocol channel, maybe).
@@ -398,8 +416,9 @@ caf::behavior member(member_actor* self, world_core* core) {
       auto at = self->state.serving.find(done.id);
       if (at == self->state.serving.end())
         return;
-      at->second.deliver(static_cast<std::uint8_t>(done.answer.status),
-                         std::move(done.answer.text), to_wire(done.answer.payload));
+      at->second.promise.deliver(static_cast<std::uint8_t>(done.answer.status),
+                                 std::move(done.answer.text), to_wire(done.answer.payload));
+      --self->state.serving_from[static_cast<std::size_t>(at->second.from)];
       self->state.serving.erase(at);
     },
     [self](roster_adoption& roster) {

@@ -10,6 +10,9 @@ namespace {
 
 served fail(reply_status status, std::string text) { return {status, std::move(text), {}}; }
 
+/// Outcomes one member may keep here at once (remote references it holds).
+constexpr std::size_t max_kept_per_member = 65'536;
+
 } // namespace
 
 served world_core::run(const std::string& group, const incoming_call& request) {
@@ -20,12 +23,20 @@ served world_core::run(const std::string& group, const incoming_call& request) {
     case call_kind::on_value:
       return run_invoker(group, request);
     case call_kind::keep: {
+      {
+        std::lock_guard guard{tables_mutex};
+        if (kept_by_owner[request.from] >= max_kept_per_member)
+          return fail(reply_status::state_error,
+                      label(request.from) + " keeps " + std::to_string(max_kept_per_member) +
+                        " outcomes at " + label(options.rank) + " already: release some");
+      }
       auto outcome = run_invoker(group, request);
       if (outcome.status != reply_status::ok)
         return outcome;
       std::lock_guard guard{tables_mutex};
       auto id = std::to_string(next_kept++);
       kept.emplace(id, kept_value{request.from, std::move(outcome.payload)});
+      ++kept_by_owner[request.from];
       return {reply_status::ok, {}, serialize(id)};
     }
     case call_kind::fetch: {
@@ -46,7 +57,10 @@ served world_core::run(const std::string& group, const incoming_call& request) {
     }
     case call_kind::release: {
       std::lock_guard guard{tables_mutex};
-      kept.erase(request.key);
+      if (auto at = kept.find(request.key); at != kept.end()) {
+        --kept_by_owner[at->second.owner];
+        kept.erase(at);
+      }
       return {};
     }
     }

@@ -166,9 +166,7 @@ void world_core::post(std::function<void()> work) {
     ++busy_;
   }
   boost::asio::post(executor_, [this, work = std::move(work)] {
-    // Work still queued when the world stops is dropped: its caller has heard already.
-    if (!dropping_queued_)
-      work();
+    work();
     std::lock_guard guard{busy_mutex_};
     if (--busy_ == 0)
       idle_.notify_all();
@@ -207,6 +205,7 @@ void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept
   {
     std::lock_guard guard{tables_mutex};
     std::erase_if(kept, [rank](const auto& entry) { return entry.second.owner == rank; });
+    kept_by_owner.erase(rank);
   }
   if (channel_)
     channel_->lost(rank, why);
@@ -256,6 +255,8 @@ bytes_result world_core::send(int to, caf::message message,
 
 void world_core::serve(std::uint64_t id, std::string group, incoming_call request) {
   post([this, id, group = std::move(group), request = std::move(request)]() mutable {
+    if (dropping_queued_)
+      return; // not started when the world stopped: its caller has heard already
     auto answer = run(group, request);
     std::shared_lock guard{stop_mutex};
     if (member) // gone once the world has stopped: a call that outlived stop_grace

@@ -78,8 +78,7 @@ public:
   /// Runs a call from another member (on an executor thread); the answer goes back through the
   /// member actor.
   void serve(std::uint64_t id, std::string group, incoming_call request);
-  /// Runs `work` on the executor (the threads that run other members' calls); once the world
-  /// stops, work not yet started is dropped.
+  /// Runs `work` on the executor (the threads that run other members' calls).
   void post(std::function<void()> work);
   /// Runs a call from another member; what it answers.
   served run(const std::string& group, const incoming_call& request);
@@ -118,6 +117,7 @@ public:
   std::map<std::pair<std::string, std::string>, paired_value> paired;
   std::map<std::pair<std::string, std::string>, chunk_invoker> services;
   std::map<std::string, kept_value> kept;
+  std::map<int, std::size_t> kept_by_owner; // how many of `kept` each member has
   std::uint64_t next_kept = 0;
 
   /// Who offers the services this member calls (asked of rank 0 once).

@@ -259,6 +259,53 @@ TEST(world_security, a_member_with_tls_is_refused_promptly_by_a_world_without) {
   rank0.join();
 }
 
+/// Serves the others' calls until the test kills it.
+TROUPE_ROLE(patient_server) {
+  return as_member([](troupe::world& world) {
+    world.create_rpc_group("all", world.members()).barrier();
+    std::this_thread::sleep_for(60s);
+  });
+}
+
+TEST(world_security, one_member_cannot_queue_calls_on_another_without_bound) {
+  troupe::runtime rt;
+  const int port = free_port();
+  member_process server{"patient_server", member_environment(1, 2, port)};
+  troupe::world world{rt, member_options(0, 2, port)};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  // Calls with a timeout travel over TCP; four threads serve them, a second each.
+  std::vector<troupe::async_result<int>> calls;
+  for (int i = 0; i < 16'400; ++i)
+    calls.push_back(group.rpc_async("1", 60s, sleep_ms, 1000));
+  try {
+    calls.back().get(20s);
+    ADD_FAILURE() << "the 16,400th call was queued";
+  } catch (const troupe::state_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("calls waiting or running"), std::string::npos)
+      << e.what();
+  }
+  server.kill_and_collect();
+}
+
+TEST(world_security, one_member_cannot_keep_outcomes_on_another_without_bound) {
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 1, free_port())};
+  auto group = world.create_rpc_group("self", world.members());
+  std::vector<troupe::remote_ref<int>> refs;
+  refs.reserve(65'536);
+  for (int i = 0; i < 65'536; ++i)
+    refs.push_back(group.remote("0", add_numbers, i, 1));
+  try {
+    group.remote("0", add_numbers, 1, 1);
+    ADD_FAILURE() << "a 65,537th outcome was kept";
+  } catch (const troupe::state_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("release some"), std::string::npos) << e.what();
+  }
+  refs.pop_back(); // releasing one makes room for one
+  EXPECT_EQ(group.remote("0", add_numbers, 2, 2).to_here(), 4);
+}
+
 TEST(world_security, an_answered_call_holds_no_memory_until_its_timeout) {
   troupe::runtime rt;
   troupe::world world{rt, member_options(0, 1, free_port())};
