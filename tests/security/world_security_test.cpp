@@ -106,6 +106,19 @@ TROUPE_ROLE(stranger_caller) {
   return code;
 }
 
+/// A process that is no member tells rank 0 that member 1 is leaving, as member 1 would.
+TROUPE_ROLE(stranger_leaver) {
+  troupe::runtime rt;
+  auto& state = troupe::runtime_state_of(rt);
+  const auto at = troupe::detail::parse_endpoint(std::getenv("TROUPE_ADDRESS"), "address");
+  auto rank0 = troupe::detail::connect(state, at, {.name = "1"},
+                                       std::chrono::steady_clock::now() + 10s);
+  caf::scoped_actor self{*state.system};
+  self->send(rank0, troupe::detail::leave_atom::value, std::int32_t{1});
+  std::this_thread::sleep_for(300ms);
+  return 0;
+}
+
 /// Joins and waits; exits 3 if refused.
 TROUPE_ROLE(joining_member) {
   return refused_or_lost_code([] {
@@ -304,6 +317,38 @@ TEST(world_security, one_member_cannot_keep_outcomes_on_another_without_bound) {
   }
   refs.pop_back(); // releasing one makes room for one
   EXPECT_EQ(group.remote("0", add_numbers, 2, 2).to_here(), 4);
+}
+
+TEST(world_security, a_forged_leave_does_not_hide_a_members_loss) {
+  troupe::runtime rt;
+  const int port = free_port();
+  member_process member{"patient_server", member_environment(1, 2, port)};
+  troupe::world world{rt, member_options(0, 2, port)};
+  std::atomic<bool> lost{false};
+  world.on_member_lost([&](const std::string& name, int) { lost = lost || name == "1"; });
+  world.create_rpc_group("all", world.members()).barrier();
+  member_process stranger{"stranger_leaver", member_environment(1, 2, port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0);
+  member.kill_and_collect();
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (!lost && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(lost) << "member 1's loss went unreported after a stranger said it was leaving";
+}
+
+TEST(world_security, a_joiner_refuses_a_rank_0_whose_certificate_does_not_name_its_address) {
+  temp_folder certs;
+  make_certs(certs.path(), "0 1"); // rank 0's certificate names "0", not 127.0.0.1
+  troupe::runtime rt;
+  const int port = free_port();
+  auto environment = member_environment(1, 2, port);
+  environment["TROUPE_TEST_CERTS"] = certs.path();
+  member_process joiner{"joining_member", environment};
+  auto options = member_options(0, 2, port);
+  options.tls = tls_of(certs.path(), "0");
+  options.timeout = 4s;
+  EXPECT_THROW((troupe::world{rt, options}), troupe::timeout_error);
+  EXPECT_EQ(joiner.exit_code(10s), 3);
 }
 
 TEST(world_security, an_answered_call_holds_no_memory_until_its_timeout) {
