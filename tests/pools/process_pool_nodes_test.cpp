@@ -278,6 +278,25 @@ TEST_P(process_pool_nodes, a_node_without_the_credentials_is_refused) {
   EXPECT_EQ(pool.apply(node_square, 3), 9);
 }
 
+// Over TLS, one connection's end once ended every other (CAF's OpenSSL module read another
+// connection's error as its own): every node exited when one died or a stranger came and went.
+TEST_P(process_pool_nodes, one_nodes_end_or_a_strangers_visit_leaves_the_other_nodes_serving) {
+  troupe::process_pool pool{rt, options()};
+  const pid_t doomed = start_node(pool.listen_port());
+  const pid_t steady = start_node(pool.listen_port());
+  ASSERT_TRUE(eventually([&] { return pool.size() == 3; })) << "the nodes did not join";
+  kill(doomed, SIGKILL);
+  waitpid(doomed, nullptr, 0);
+  for (int i = 0; i < 5; ++i)
+    close(connect_stranger(pool.listen_port())); // connect and close, no handshake
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(waitpid(steady, nullptr, WNOHANG), 0) << "the other node exited";
+  EXPECT_TRUE(eventually([&] { return pool.size() == 2; })) << "the other node left the pool";
+  EXPECT_EQ(pool.map(node_square, iota(100), 1).back(), 99 * 99);
+  kill(steady, SIGKILL);
+  waitpid(steady, nullptr, 0);
+}
+
 TEST_P(process_pool_nodes, a_node_that_dies_fails_what_it_held_and_leaves_the_pool) {
   troupe::process_pool pool{rt, options()};
   expect_node_stopped_mid_task_to_be_lost(pool, SIGKILL);
