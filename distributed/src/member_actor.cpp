@@ -454,6 +454,11 @@ caf::behavior member(member_actor* self, world_core* core) {
       if (rank <= self->state.core->options.rank || static_cast<std::size_t>(rank) >= peers.size())
         return failed_reply(reply_status::invalid_argument,
                             "a hello from rank " + std::to_string(rank) + " is not expected");
+      // A higher rank says hello while this member still waits for it: once formed, a hello
+      // could only repoint a rank.
+      if (self->state.ready)
+        return failed_reply(reply_status::state_error,
+                            "a hello for rank " + std::to_string(rank) + " after the world formed");
       const auto proven = proven_name(self);
       if (!proven || handle.node() != self->current_sender()->node())
         return failed_reply(reply_status::invalid_argument,

@@ -119,6 +119,26 @@ TROUPE_ROLE(stranger_leaver) {
   return 0;
 }
 
+/// A process that is no member says hello to rank 0 as rank 1: exits 0 if refused.
+TROUPE_ROLE(stranger_hello) {
+  troupe::runtime rt;
+  auto& state = troupe::runtime_state_of(rt);
+  const auto at = troupe::detail::parse_endpoint(std::getenv("TROUPE_ADDRESS"), "address");
+  auto rank0 = troupe::detail::connect(state, at, {.name = "1"},
+                                       std::chrono::steady_clock::now() + 10s);
+  caf::scoped_actor self{*state.system};
+  int code = 2;
+  self
+    ->request(rank0, 5s, troupe::detail::hello_atom::value, std::int32_t{1},
+              caf::actor_cast<caf::actor>(self))
+    .receive(
+      [&](std::uint8_t status, std::string&, troupe::detail::wire_bytes&) {
+        code = status == static_cast<std::uint8_t>(troupe::detail::reply_status::ok) ? 1 : 0;
+      },
+      [](caf::error&) {});
+  return code;
+}
+
 /// Joins and waits; exits 3 if refused.
 TROUPE_ROLE(joining_member) {
   return refused_or_lost_code([] {
@@ -334,6 +354,19 @@ TEST(world_security, a_forged_leave_does_not_hide_a_members_loss) {
   while (!lost && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(lost) << "member 1's loss went unreported after a stranger said it was leaving";
+}
+
+TEST(world_security, a_forged_hello_does_not_repoint_a_rank) {
+  troupe::runtime rt;
+  const int port = free_port();
+  member_process member{"patient_server", member_environment(1, 2, port)};
+  troupe::world world{rt, member_options(0, 2, port)};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  member_process stranger{"stranger_hello", member_environment(1, 2, port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0) << "rank 0 took the stranger's hello";
+  EXPECT_EQ(group.rpc_sync("1", 5s, add_numbers, 20, 22), 42) << "rank 1 was repointed";
+  member.kill_and_collect();
 }
 
 TEST(world_security, a_joiner_refuses_a_rank_0_whose_certificate_does_not_name_its_address) {
