@@ -1,0 +1,181 @@
+// The roles the world security tests' member processes play: members (with TLS from
+// TROUPE_TEST_CERTS, the secret from TROUPE_SECRET) and strangers that reach rank 0 without
+// being members.
+#include "world_security_support.hpp"
+
+#include "member_messages.hpp"
+
+#include "troupe/actors/network.hpp"
+#include "troupe/actors/runtime_state.hpp"
+
+#include <cstdlib>
+
+namespace troupe::testing {
+
+troupe::tls_options tls_of(const std::string& folder, const std::string& name) {
+  return {folder + "/" + name + ".pem", folder + "/" + name + ".key", folder + "/ca.pem", {}};
+}
+
+void make_certs(const std::string& folder, const std::string& names) {
+  const auto command = std::string{TROUPE_MAKE_CERTS} + " " + folder + " " + names;
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+}
+
+world_with_a_server::world_with_a_server()
+  : server("patient_server", member_environment(1, 2, port)), world(rt, member_options(0, 2, port)),
+    group(world.create_rpc_group("all", world.members())) {
+  group.barrier();
+}
+
+bool becomes_true(const std::atomic<bool>& flag, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!flag && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(20ms);
+  return flag;
+}
+
+void expect_tls_member_refused(const std::string& folder, const std::string& cert) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto environment = member_environment(1, 2, port);
+  environment["TROUPE_TEST_CERTS"] = folder;
+  environment["TROUPE_TEST_CERT_NAME"] = cert;
+  member_process joiner{"joining_member", environment};
+  auto options = member_options(0, 2, port);
+  options.tls = tls_of(folder, "0");
+  options.timeout = 4s;
+  EXPECT_THROW((troupe::world{rt, options}), troupe::timeout_error);
+  EXPECT_EQ(joiner.exit_code(10s), 3);
+}
+
+namespace {
+
+/// Options from the environment, with TLS from TROUPE_TEST_CERTS (the certificate named by
+/// TROUPE_TEST_CERT_NAME, else by the member's name) and the secret from TROUPE_SECRET.
+troupe::world_options options_from_environment() {
+  auto options = troupe::world_options::from_environment();
+  options.timeout = 20s;
+  if (const char* folder = std::getenv("TROUPE_TEST_CERTS"); folder && *folder) {
+    const char* cert = std::getenv("TROUPE_TEST_CERT_NAME");
+    options.tls = tls_of(folder, cert && *cert ? cert : options.name);
+  }
+  return options;
+}
+
+/// What a stranger holds: a runtime of its own and rank 0's member actor, reached with the name
+/// `name` and no secret.
+struct stranger_at_rank_0 {
+  explicit stranger_at_rank_0(const std::string& name)
+    : rank0(troupe::detail::connect(
+        state(), troupe::detail::parse_endpoint(std::getenv("TROUPE_ADDRESS"), "address"),
+        {.name = name}, std::chrono::steady_clock::now() + 10s)) {}
+  troupe::detail::runtime_state& state() { return troupe::runtime_state_of(rt); }
+
+  troupe::runtime rt;
+  caf::actor rank0;
+};
+
+} // namespace
+
+/// Rank 2 leaves right after the first barrier; rank 1 waits for rank 0 (which meanwhile lets a
+/// stranger connect and close) and then calls it: exits 5 if any member but rank 2 was lost.
+TROUPE_ROLE(steady_member) {
+  return refused_or_lost_code([] {
+    troupe::runtime rt;
+    troupe::world world{rt, options_from_environment()};
+    std::atomic<bool> other_lost{false};
+    world.on_member_lost([&](const std::string& name, int) {
+      if (name != "2")
+        other_lost = true;
+    });
+    auto all = world.create_rpc_group("all", world.members());
+    all.barrier();
+    if (world.rank() == 2)
+      return;
+    auto pair = world.create_rpc_group("pair", {"0", "1"});
+    require(pair.rpc_sync("0", add_numbers, 2, 3) == 5, "a call to rank 0 after rank 2 left");
+    pair.barrier();
+    if (other_lost)
+      std::exit(5);
+  });
+}
+
+/// Keeps a 64 MiB outcome on rank 0 (a remote reference), says so with a barrier, and waits to
+/// be killed.
+TROUPE_ROLE(keeper) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("all", world.members());
+    group.barrier();
+    auto block = group.remote("0", make_block, 64);
+    group.barrier();
+    std::this_thread::sleep_for(60s);
+  });
+}
+
+/// Joins and waits; exits 3 if refused.
+TROUPE_ROLE(joining_member) {
+  return refused_or_lost_code([] {
+    troupe::runtime rt;
+    troupe::world world{rt, options_from_environment()};
+    world.create_rpc_group("all", world.members()).barrier();
+  });
+}
+
+/// Serves the others' calls until the test kills it.
+TROUPE_ROLE(patient_server) {
+  return as_member([](troupe::world& world) {
+    world.create_rpc_group("all", world.members()).barrier();
+    std::this_thread::sleep_for(60s);
+  });
+}
+
+/// A process that is no member: reaches rank 0 (no secret is set, so it gets past the
+/// handshake) and asks it to run a task. Exits 0 if rank 0 refused the call as a non-member's,
+/// 1 if it ran it, 2 if no answer came.
+TROUPE_ROLE(stranger_caller) {
+  stranger_at_rank_0 stranger{"stranger"};
+  caf::scoped_actor self{*stranger.state().system};
+  int code = 2;
+  self
+    ->request(stranger.rank0, 5s, troupe::detail::call_atom::value,
+              static_cast<std::uint8_t>(troupe::detail::call_kind::task), std::string{"g"},
+              std::string{}, std::string{"add_numbers"}, std::string{},
+              troupe::detail::to_wire(troupe::serialize(std::tuple{1, 2})))
+    .receive(
+      [&](std::uint8_t status, std::string& text, troupe::detail::wire_bytes&) {
+        std::cerr << "rank 0 answered: " << text << "\n";
+        code = status == static_cast<std::uint8_t>(troupe::detail::reply_status::state_error) &&
+                   text.find("members only") != std::string::npos
+                 ? 0
+                 : 1;
+      },
+      [](caf::error&) {});
+  return code;
+}
+
+/// A process that is no member tells rank 0 that member 1 is leaving, as member 1 would.
+TROUPE_ROLE(stranger_leaver) {
+  stranger_at_rank_0 stranger{"1"};
+  caf::scoped_actor self{*stranger.state().system};
+  self->send(stranger.rank0, troupe::detail::leave_atom::value, std::int32_t{1});
+  std::this_thread::sleep_for(300ms);
+  return 0;
+}
+
+/// A process that is no member says hello to rank 0 as rank 1: exits 0 if refused.
+TROUPE_ROLE(stranger_hello) {
+  stranger_at_rank_0 stranger{"1"};
+  caf::scoped_actor self{*stranger.state().system};
+  int code = 2;
+  self
+    ->request(stranger.rank0, 5s, troupe::detail::hello_atom::value, std::int32_t{1},
+              caf::actor_cast<caf::actor>(self))
+    .receive(
+      [&](std::uint8_t status, std::string&, troupe::detail::wire_bytes&) {
+        code = status == static_cast<std::uint8_t>(troupe::detail::reply_status::ok) ? 1 : 0;
+      },
+      [](caf::error&) {});
+  return code;
+}
+
+} // namespace troupe::testing

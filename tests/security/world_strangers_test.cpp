@@ -1,0 +1,36 @@
+// Strangers on a formed world, on 127.0.0.1: a process that is no member (no secret is set, so
+// it gets past the handshake) cannot run a task, forge a member's leave, or repoint a rank.
+#include "world_security_support.hpp"
+
+namespace troupe::testing {
+namespace {
+
+TEST(world_strangers, a_stranger_cannot_call_a_task_on_a_formed_world) {
+  troupe::runtime rt;
+  const int port = free_port();
+  troupe::world world{rt, member_options(0, 1, port)};
+  member_process stranger{"stranger_caller", member_environment(1, 2, port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0);
+}
+
+TEST(world_strangers, a_forged_leave_does_not_hide_a_members_loss) {
+  world_with_a_server w;
+  std::atomic<bool> lost{false};
+  w.world.on_member_lost([&](const std::string& name, int) { lost = lost || name == "1"; });
+  member_process stranger{"stranger_leaver", member_environment(1, 2, w.port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0);
+  w.server.kill_and_collect();
+  EXPECT_TRUE(becomes_true(lost))
+    << "member 1's loss went unreported after a stranger said it was leaving";
+}
+
+TEST(world_strangers, a_forged_hello_does_not_repoint_a_rank) {
+  world_with_a_server w;
+  member_process stranger{"stranger_hello", member_environment(1, 2, w.port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0) << "rank 0 took the stranger's hello";
+  EXPECT_EQ(w.group.rpc_sync("1", 5s, add_numbers, 20, 22), 42) << "rank 1 was repointed";
+  w.server.kill_and_collect();
+}
+
+} // namespace
+} // namespace troupe::testing
