@@ -17,7 +17,16 @@
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -131,6 +140,52 @@ TEST(transport_security, a_wrong_secret_is_refused_and_guessing_is_throttled) {
   EXPECT_GE(closed_at_once, 11);
   EXPECT_EQ(listener.round_trip({.secret = "right", .name = "member"}), 41)
     << "the right secret was not admitted once the throttle let its source try again";
+}
+
+/// The highest descriptor open in this process.
+int highest_descriptor() {
+  int highest = 0;
+  for (const auto& entry : std::filesystem::directory_iterator{"/proc/self/fd"})
+    highest = std::max(highest, std::stoi(entry.path().filename().string()));
+  return highest;
+}
+
+TEST(transport_security, a_process_out_of_descriptors_refuses_connections_without_spinning) {
+  published_echo listener{{.secret = "s", .name = "listener"}};
+  std::vector<int> clients; // made now, connected once no descriptor is left
+  for (int i = 0; i < 3; ++i)
+    clients.push_back(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  rlimit before{};
+  getrlimit(RLIMIT_NOFILE, &before);
+  rlimit scarce = before;
+  scarce.rlim_cur = static_cast<rlim_t>(highest_descriptor() + 1);
+  setrlimit(RLIMIT_NOFILE, &scarce);
+  std::vector<int> fillers; // every free number below the limit taken
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
+    fillers.push_back(fd);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(listener.port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int fd : clients)
+    ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  const double cpu_before = cpu_seconds();
+  std::this_thread::sleep_for(1s);
+  const double spent = cpu_seconds() - cpu_before;
+  int closed = 0;
+  for (int fd : clients) {
+    pollfd entry{fd, POLLIN, 0};
+    char byte = 0;
+    closed += poll(&entry, 1, 2000) == 1 && ::recv(fd, &byte, 1, 0) <= 0 ? 1 : 0;
+  }
+  for (int fd : fillers)
+    ::close(fd);
+  setrlimit(RLIMIT_NOFILE, &before);
+  for (int fd : clients)
+    ::close(fd);
+  EXPECT_LT(spent, 0.2) << "the gate spun while no descriptor was left";
+  EXPECT_EQ(closed, 3) << "connections waited in the backlog for a descriptor";
+  EXPECT_EQ(listener.round_trip({.secret = "s", .name = "member"}), 41);
 }
 
 /// A TLS client with `ciphers` (TLS 1.2 at most) and the CA's certificate for `name`; whether

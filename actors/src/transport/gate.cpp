@@ -9,9 +9,13 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <iostream>
+#include <system_error>
 
 namespace troupe::detail {
 
@@ -52,6 +56,7 @@ gate::~gate() {
   for (auto& job : jobs_)
     job.thread.join();
   ::close(wake_fd_);
+  ::close(reserve_fd_);
 }
 
 void gate::add(std::shared_ptr<listener> l) {
@@ -109,8 +114,11 @@ void gate::accept_from(const std::shared_ptr<listener>& l) {
     socklen_t length = sizeof address;
     const int fd = accept4(l->socket(), reinterpret_cast<sockaddr*>(&address), &length,
                            SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0)
-      return; // nothing more now, or out of descriptors: the next round tries again
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE)
+        refuse_without_a_descriptor(l->socket());
+      return; // nothing more now
+    }
     auto from = address_text(address);
     if (!throttle_.allows(from)) {
       ::close(fd);
@@ -126,18 +134,39 @@ void gate::accept_from(const std::shared_ptr<listener>& l) {
   }
 }
 
-void gate::start_handshake(const std::shared_ptr<listener>& l, int fd, std::string address) {
-  std::lock_guard guard{mutex_};
-  if (stopping_) {
+void gate::refuse_without_a_descriptor(int listening) {
+  // The connection stays in the backlog, so the socket stays readable and poll would return at
+  // once for ever: 100 % CPU while descriptors are out. The descriptor kept in reserve makes
+  // room to take the connection and close it.
+  ::close(reserve_fd_);
+  const int fd = ::accept(listening, nullptr, nullptr);
+  if (fd >= 0)
     ::close(fd);
-    return;
+  reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  refused("a connection: this process has no descriptor left for it");
+}
+
+void gate::start_handshake(const std::shared_ptr<listener>& l, int fd, std::string address) {
+  {
+    std::lock_guard guard{mutex_};
+    if (stopping_) {
+      ::close(fd);
+      return;
+    }
+    auto& job = jobs_.emplace_back(handshake_job{fd, {}, false});
+    try {
+      job.thread = std::thread([this, l, address, &job] {
+        run_handshake(l, job, address);
+        std::lock_guard done{mutex_};
+        job.done = true;
+      });
+      return;
+    } catch (const std::system_error&) { // no thread to be had now: the connection goes
+      jobs_.pop_back();
+      ::close(fd);
+    }
   }
-  auto& job = jobs_.emplace_back(handshake_job{fd, {}, false});
-  job.thread = std::thread([this, l, address = std::move(address), &job] {
-    run_handshake(l, job, address);
-    std::lock_guard done{mutex_};
-    job.done = true;
-  });
+  refused(address + ": no thread for its handshake");
 }
 
 void gate::run_handshake(const std::shared_ptr<listener>& l, handshake_job& job,

@@ -8,6 +8,8 @@
 #include "listener.hpp"
 #include "source_throttle.hpp"
 
+#include <fcntl.h>
+
 #include <condition_variable>
 #include <list>
 #include <thread>
@@ -37,6 +39,8 @@ private:
 
   void accept_loop();
   void accept_from(const std::shared_ptr<listener>& l);
+  /// Out of descriptors: closes the next pending connection with the reserve descriptor.
+  void refuse_without_a_descriptor(int listening);
   void start_handshake(const std::shared_ptr<listener>& l, int fd, std::string address);
   void run_handshake(const std::shared_ptr<listener>& l, handshake_job& job,
                      const std::string& address);
@@ -47,6 +51,7 @@ private:
   const handshake_limits limits_;
   source_throttle throttle_;
   int wake_fd_ = -1;
+  int reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   mutable std::mutex mutex_;
   bool stopping_ = false;
   std::vector<std::shared_ptr<listener>> listeners_;
