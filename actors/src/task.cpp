@@ -8,8 +8,11 @@
 namespace troupe::detail {
 
 task_registry& task_registry::instance() {
-  static task_registry registry; // filled during static initialisation, read-only after
-  return registry;
+  // Filled during static initialisation, read-only after, and never destroyed: a call a world
+  // let go past its stop_grace may still be running one of these tasks while the program's
+  // statics are destroyed at exit.
+  static auto* registry = new task_registry;
+  return *registry;
 }
 
 void task_registry::add(const std::string& name, chunk_invoker invoker) {
