@@ -65,14 +65,20 @@ reduce_function reducer(reduce_op op) {
   }
 }
 
-std::string own_address(const world_core& world, const collective_options& options) {
+/// Where the other members reach this member's gloo transport. Beyond loopback, a member's
+/// host name often resolves to a loopback address (Debian maps it to 127.0.1.1): the address
+/// its own connection to rank 0 leaves from is one the others can reach.
+std::string own_address(world_core& world, const collective_options& options) {
   if (!options.interface_address.empty())
     return options.interface_address;
   if (is_loopback(world.rank0_address.host))
     return world.rank0_address.host;
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
+  const auto address = world.address_seen_by_others();
+  if (address.empty() || is_loopback(address))
+    throw invalid_argument("collective group: this member would advertise '" + address +
+                           "' to members on other hosts, who cannot reach it there: set "
+                           "collective_options::interface_address");
+  return address;
 }
 
 /// gloo writes to its sockets without MSG_NOSIGNAL, so a member that dies

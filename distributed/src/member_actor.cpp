@@ -248,7 +248,7 @@ reply_result accept_join(member_actor* self, std::string name, int rank, int siz
   if (auto refusal = join_refusal(self, name, rank, size))
     return failed_reply(reply_status::invalid_argument, "world: " + *refusal);
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
-  st.core->joined(rank, name);
+  st.core->joined(rank, name, handle.node());
   st.joins.emplace(rank, pending_join{name, host, port, handle, promise});
   if (host.empty()) {
     // The member listens beyond loopback: reach it at the address it connected from. The

@@ -84,6 +84,7 @@ void world_core::join() {
 
 void world_core::join_rank0(clock::time_point deadline) {
   const auto rank0 = connect(rt, rank0_address, link(), deadline);
+  rank0_node_ = rank0.node();
   const auto listen = listen_address(options, rank0_address);
   const auto advertised = listen.host == "0.0.0.0" ? std::string{} : listen.host;
   const auto payload = ask_while_forming(
@@ -271,6 +272,18 @@ std::string world_core::label(int rank) const {
   return "member '" + names[at] + "' (rank " + std::to_string(rank) + ")";
 }
 
+std::string world_core::address_seen_by_others() {
+  if (options.rank != 0) {
+    const auto peer = peer_of(rt, rank0_node_);
+    return peer ? peer->local_address : std::string{};
+  }
+  std::lock_guard guard{joined_mutex};
+  for (const auto& node : joined_nodes_)
+    if (const auto peer = peer_of(rt, node))
+      return peer->local_address;
+  return {};
+}
+
 void world_core::formed() noexcept { formation_->set_value(0); }
 
 void world_core::formation_failed(std::exception_ptr why) noexcept {
@@ -278,9 +291,10 @@ void world_core::formation_failed(std::exception_ptr why) noexcept {
     formation_->set_error(std::move(why));
 }
 
-void world_core::joined(int rank, const std::string& name) {
+void world_core::joined(int rank, const std::string& name, const caf::node_id& node) {
   std::lock_guard guard{joined_mutex};
   joined_[rank] = name;
+  joined_nodes_.push_back(node);
 }
 
 void world_core::add_lost_callback(std::function<void(const std::string&, int)> callback) {

@@ -92,13 +92,17 @@ public:
   /// Every member is known (and `names` is filled in): the constructor may return.
   void formed() noexcept;
   void formation_failed(std::exception_ptr why) noexcept;
-  void joined(int rank, const std::string& name);
+  void joined(int rank, const std::string& name, const caf::node_id& node);
   /// `rank` is gone: `why` says how; `left` if it said it was leaving (not reported lost).
   void peer_gone(int rank, const std::string& why, bool left) noexcept;
 
   void add_lost_callback(std::function<void(const std::string&, int)> callback);
 
   std::string label(int rank) const;
+
+  /// The address members on other hosts reach this one at: the local address of its
+  /// connection to rank 0 (rank 0: of a member's connection to it). Empty if unknown.
+  std::string address_seen_by_others();
 
   /// What this member's connections prove: the world's secret, and its name; `peer_name` is
   /// the member a connection must reach.
@@ -145,6 +149,7 @@ private:
   std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone
   bool stopped_ = false;
   std::uint16_t port_ = 0;
+  caf::node_id rank0_node_; // a member's: the process it joined through
   std::mutex busy_mutex_;
   std::condition_variable idle_;
   int busy_ = 0; // work posted to the executor and not finished
@@ -154,6 +159,7 @@ private:
   std::shared_ptr<result_state<int>> formation_ = std::make_shared<result_state<int>>();
   std::mutex joined_mutex;
   std::map<int, std::string> joined_; // rank 0: who has joined so far
+  std::vector<caf::node_id> joined_nodes_; // rank 0: their processes
   std::mutex lost_mutex;
   std::vector<std::function<void(const std::string&, int)>> lost_callbacks_;
 };

@@ -4,12 +4,70 @@
 #include "world_test_support.hpp"
 
 #include <csignal>
+#include <cstdlib>
 
 namespace troupe::testing {
 namespace {
 
 TROUPE_ROLE(collective_member) {
   return as_member([](troupe::world& world) { run_collective_cases(world, {}); });
+}
+
+/// A member on a host of tests/hosts/gloo_across_hosts_test.sh: TLS from TROUPE_TEST_CERTS,
+/// a gloo group of the whole world, and a 1 MiB all_reduce that must sum every member's ones.
+TROUPE_ROLE(host_member) {
+  troupe::runtime rt;
+  auto options = troupe::world_options::from_environment();
+  options.timeout = 30s;
+  const std::string certs = std::getenv("TROUPE_TEST_CERTS");
+  options.tls = troupe::tls_options{certs + "/" + options.name + ".pem",
+                                    certs + "/" + options.name + ".key", certs + "/ca.pem"};
+  troupe::world world{rt, options};
+  auto group = world.create_collective_group({0, 1, 2});
+  std::vector<float> t(1 << 18, 1.0f);
+  group->all_reduce(t);
+  require(t.front() == 3.0f && t.back() == 3.0f, "the all_reduce summed three members");
+  group->barrier();
+  return 0;
+}
+
+/// Forms a world at 0.0.0.0 (allow_insecure) and tries a gloo group: exits 3 when refused with
+/// invalid_argument.
+TROUPE_ROLE(wildcard_collective_member) {
+  troupe::runtime rt;
+  auto options = troupe::world_options::from_environment();
+  options.allow_insecure = true;
+  options.timeout = 20s;
+  troupe::world world{rt, options};
+  try {
+    world.create_collective_group({0, 1}, {.timeout = std::chrono::milliseconds{5000}});
+  } catch (const troupe::invalid_argument&) {
+    return 3;
+  }
+  return 0;
+}
+
+// Rank 0 at 0.0.0.0: the world is not on loopback, yet every connection here runs over it, so
+// the address a member would give gloo is a loopback one the world's other hosts could not
+// reach. Group creation says so at once, with the fix.
+TEST(collective_gloo, a_member_that_would_advertise_loopback_beyond_it_is_refused) {
+  const int port = free_port();
+  auto environment = member_environment(1, 2, port);
+  environment["TROUPE_ADDRESS"] = "0.0.0.0:" + std::to_string(port);
+  member_process member{"wildcard_collective_member", environment};
+  troupe::runtime rt;
+  auto options = member_options(0, 2, port);
+  options.address = "0.0.0.0:" + std::to_string(port);
+  options.allow_insecure = true;
+  troupe::world world{rt, options};
+  try {
+    world.create_collective_group({0, 1}, {.timeout = std::chrono::milliseconds{5000}});
+    ADD_FAILURE() << "a group advertising loopback formed";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("collective_options::interface_address"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(member.exit_code(20s), 3);
 }
 
 TEST(collective_gloo, machin_cases_on_three_processes) {

@@ -33,10 +33,12 @@ constexpr char refusal_mark = '!';
 
 enum class verdict : char { admitted = 0, wrong_secret = 1, name_refused = 2 };
 
-std::string address_of(int fd) {
+/// The IP address of the socket's other end, or of this end with `local`.
+std::string address_of(int fd, bool local = false) {
   sockaddr_storage address{};
   socklen_t length = sizeof address;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+  auto* raw_address = reinterpret_cast<sockaddr*>(&address);
+  if ((local ? getsockname(fd, raw_address, &length) : getpeername(fd, raw_address, &length)) != 0)
     return {};
   char text[INET6_ADDRSTRLEN] = {};
   const void* raw = address.ss_family == AF_INET6
@@ -256,7 +258,8 @@ peer_identity shake_hands(int fd, SSL* session, link_side side, const link_polic
   const hello own{make_nonce(), policy.name};
   send_hello(io, own);
   const hello other = read_hello(io);
-  peer_identity peer{other.name, address_of(fd), !policy.secret.empty(), session != nullptr};
+  peer_identity peer{other.name, address_of(fd), address_of(fd, true), !policy.secret.empty(),
+                     session != nullptr};
   const bool name_certified = session == nullptr || certified(session, *tls, other.name);
   // A joiner that expects no name has checked the listener's host instead (prepare_tls).
   const bool name_ok = side == link_side::listener

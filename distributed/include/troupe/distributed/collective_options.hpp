@@ -34,7 +34,8 @@ struct collective_options {
   /// loops whose shapes are known to agree.
   bool check_shapes = true;
   /// gloo: the address other members reach this member's transport at. Empty:
-  /// the world's own host when the world is on loopback, else this host's name.
+  /// the world's own host when the world is on loopback, else the address this
+  /// member's connection to rank 0 leaves from (rank 0: the one it is reached at).
   std::string interface_address;
 };
 
