@@ -51,6 +51,7 @@ world_options world_options::from_environment() {
     options.address = address;
   if (const char* secret = std::getenv("TROUPE_SECRET"); secret != nullptr)
     options.secret = secret;
+  options.tls = tls_options::from_environment();
   return options;
 }
 

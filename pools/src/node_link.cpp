@@ -336,19 +336,6 @@ caf::behavior node_actor(caf::stateful_actor<node_state>* self, std::shared_ptr<
   };
 }
 
-/// TLS for a node, from TROUPE_TLS_CERT, TROUPE_TLS_KEY, TROUPE_TLS_CA and TROUPE_TLS_PASSPHRASE.
-std::optional<tls_options> tls_from_environment() {
-  const auto get = [](const char* name) {
-    const char* value = std::getenv(name);
-    return std::string{value != nullptr ? value : ""};
-  };
-  tls_options tls{get("TROUPE_TLS_CERT"), get("TROUPE_TLS_KEY"), get("TROUPE_TLS_CA"),
-                  get("TROUPE_TLS_PASSPHRASE")};
-  if (tls.certificate.empty() && tls.key.empty() && tls.ca_file.empty())
-    return std::nullopt;
-  return tls;
-}
-
 /// Proves the secret to the gate; the pool's side of this slot, or nullopt if refused.
 std::optional<caf::actor> enter(runtime_state& state, const caf::actor& gate,
                                 const caf::actor& me) {
@@ -401,7 +388,7 @@ int serve_one_slot(const std::string& address) {
   runtime_state state{1};
   try {
     const auto at = parse_endpoint(address, "--troupe-join");
-    const auto tls = tls_from_environment();
+    const auto tls = tls_options::from_environment();
     if (tls)
       use_tls(state, *tls);
     const char* secret = std::getenv("TROUPE_SECRET");

@@ -340,7 +340,24 @@ TEST(world_options_test, from_environment_refuses_what_is_missing_or_malformed) 
   EXPECT_EQ(options.world_size, 2);
   EXPECT_EQ(options.name, "rank-1");
   EXPECT_EQ(options.address, "10.1.2.3:9200");
-  for (const char* name : {"TROUPE_RANK", "TROUPE_WORLD_SIZE", "TROUPE_ADDRESS"})
+  EXPECT_FALSE(options.tls.has_value());
+  ::setenv("TROUPE_TLS_CERT", "c.pem", 1);
+  try {
+    troupe::world_options::from_environment();
+    ADD_FAILURE() << "TLS without a key and a CA was accepted";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("TROUPE_TLS_KEY, TROUPE_TLS_CA"), std::string::npos)
+      << e.what();
+  }
+  ::setenv("TROUPE_TLS_KEY", "c.key", 1);
+  ::setenv("TROUPE_TLS_CA", "ca.pem", 1);
+  const auto tls = troupe::world_options::from_environment().tls;
+  ASSERT_TRUE(tls.has_value());
+  EXPECT_EQ(tls->certificate, "c.pem");
+  EXPECT_EQ(tls->key, "c.key");
+  EXPECT_EQ(tls->ca_file, "ca.pem");
+  for (const char* name : {"TROUPE_RANK", "TROUPE_WORLD_SIZE", "TROUPE_ADDRESS", "TROUPE_TLS_CERT",
+                           "TROUPE_TLS_KEY", "TROUPE_TLS_CA"})
     ::unsetenv(name);
 }
 

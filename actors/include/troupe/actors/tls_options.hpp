@@ -13,6 +13,7 @@
 // `openssl` command.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct tls_options {
   bool verify_host = true;
 
   friend bool operator==(const tls_options&, const tls_options&) = default;
+
+  /// From TROUPE_TLS_CERT, TROUPE_TLS_KEY, TROUPE_TLS_CA and TROUPE_TLS_PASSPHRASE (how a
+  /// launcher or a pool's node passes them): nullopt if none of the first three is set;
+  /// invalid_argument naming those missing if only some are.
+  static std::optional<tls_options> from_environment();
 };
 
 } // namespace troupe
