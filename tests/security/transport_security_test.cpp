@@ -208,6 +208,23 @@ bool tls_client_admitted(int port, const std::string& folder, const std::string&
   return SSL_connect(session.get()) == 1;
 }
 
+TEST(transport_security, strangers_that_send_a_byte_and_fall_silent_cost_no_cpu) {
+  troupe::testing::temp_folder certs;
+  const auto command = std::string{TROUPE_MAKE_CERTS} + " " + certs.path() + " listener";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  published_echo listener{{.name = "listener", .tls = true}, troupe::tls_options{
+    certs.path() + "/listener.pem", certs.path() + "/listener.key", certs.path() + "/ca.pem"}};
+  std::vector<std::unique_ptr<raw_connection>> strangers;
+  for (int i = 0; i < 32; ++i) {
+    strangers.push_back(std::make_unique<raw_connection>(listener.port));
+    strangers.back()->send("t"); // the start of a plain hello, or of anything
+  }
+  std::this_thread::sleep_for(100ms);
+  const double cpu_before = cpu_seconds();
+  std::this_thread::sleep_for(1s);
+  EXPECT_LT(cpu_seconds() - cpu_before, 0.1) << "half-sent first bytes cost CPU";
+}
+
 TEST(transport_security, tls_without_forward_secrecy_is_refused) {
   troupe::testing::temp_folder certs;
   const auto command = std::string{TROUPE_MAKE_CERTS} + " " + certs.path() + " listener client";

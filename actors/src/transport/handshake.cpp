@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
-#include <thread>
 
 namespace troupe::detail {
 
@@ -226,6 +225,10 @@ void prepare_tls(SSL* session, link_side side, const link_policy& policy, const 
 
 bool refused_plain_joiner(int fd, clock::time_point deadline) {
   char first[magic.size()] = {};
+  // poll wakes only once all of the first bytes are there (or the peer closed): a peer that
+  // sends one byte and falls silent costs a sleeping thread, not a loop.
+  int low_water = static_cast<int>(sizeof first);
+  setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &low_water, sizeof low_water);
   for (;;) {
     const auto n = recv(fd, first, sizeof first, MSG_PEEK);
     if (n == static_cast<ssize_t>(sizeof first) || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
@@ -234,9 +237,9 @@ bool refused_plain_joiner(int fd, clock::time_point deadline) {
     pollfd entry{fd, POLLIN, 0};
     if (left.count() <= 0 || poll(&entry, 1, static_cast<int>(left.count())) <= 0)
       return false;
-    if (n > 0) // part of it: wait for the rest of the first bytes
-      std::this_thread::sleep_for(std::chrono::milliseconds{1});
   }
+  low_water = 1;
+  setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &low_water, sizeof low_water);
   if (std::string_view{first, sizeof first} != magic)
     return false;
   deadline_io io{fd, nullptr, deadline};
