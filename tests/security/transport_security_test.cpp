@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -208,12 +209,23 @@ bool tls_client_admitted(int port, const std::string& folder, const std::string&
   return SSL_connect(session.get()) == 1;
 }
 
-TEST(transport_security, strangers_that_send_a_byte_and_fall_silent_cost_no_cpu) {
+/// Certificates for a listener and a client from one CA, and the echo published over TLS.
+struct tls_echo {
+  tls_echo() : listener{{.name = "listener", .tls = true}, options_of(certs.path())} {}
+  static troupe::tls_options options_of(const std::string& folder) {
+    const auto command = std::string{TROUPE_MAKE_CERTS} + " " + folder + " listener client";
+    if (std::system(command.c_str()) != 0)
+      throw std::runtime_error("make-certs.sh failed: " + command);
+    return {folder + "/listener.pem", folder + "/listener.key", folder + "/ca.pem"};
+  }
+
   troupe::testing::temp_folder certs;
-  const auto command = std::string{TROUPE_MAKE_CERTS} + " " + certs.path() + " listener";
-  ASSERT_EQ(std::system(command.c_str()), 0);
-  published_echo listener{{.name = "listener", .tls = true}, troupe::tls_options{
-    certs.path() + "/listener.pem", certs.path() + "/listener.key", certs.path() + "/ca.pem"}};
+  published_echo listener;
+};
+
+TEST(transport_security, strangers_that_send_a_byte_and_fall_silent_cost_no_cpu) {
+  tls_echo tls;
+  auto& listener = tls.listener;
   std::vector<std::unique_ptr<raw_connection>> strangers;
   for (int i = 0; i < 32; ++i) {
     strangers.push_back(std::make_unique<raw_connection>(listener.port));
@@ -226,16 +238,14 @@ TEST(transport_security, strangers_that_send_a_byte_and_fall_silent_cost_no_cpu)
 }
 
 TEST(transport_security, tls_without_forward_secrecy_is_refused) {
-  troupe::testing::temp_folder certs;
-  const auto command = std::string{TROUPE_MAKE_CERTS} + " " + certs.path() + " listener client";
-  ASSERT_EQ(std::system(command.c_str()), 0);
-  published_echo listener{{.name = "listener", .tls = true}, troupe::tls_options{
-    certs.path() + "/listener.pem", certs.path() + "/listener.key", certs.path() + "/ca.pem"}};
-  EXPECT_FALSE(tls_client_admitted(listener.port, certs.path(), "client", "AES128-SHA"))
+  tls_echo tls;
+  const auto port = tls.listener.port;
+  const auto folder = tls.certs.path();
+  EXPECT_FALSE(tls_client_admitted(port, folder, "client", "AES128-SHA"))
     << "static RSA key exchange was accepted";
-  EXPECT_FALSE(tls_client_admitted(listener.port, certs.path(), "client", "DHE-RSA-AES128-SHA"))
+  EXPECT_FALSE(tls_client_admitted(port, folder, "client", "DHE-RSA-AES128-SHA"))
     << "a CBC suite was accepted";
-  EXPECT_TRUE(tls_client_admitted(listener.port, certs.path(), "client", "ECDHE-RSA-AES128-GCM-SHA256"))
+  EXPECT_TRUE(tls_client_admitted(port, folder, "client", "ECDHE-RSA-AES128-GCM-SHA256"))
     << "the control: a forward-secret AEAD suite";
 }
 
