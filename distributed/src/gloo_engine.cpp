@@ -4,6 +4,8 @@
 // nothing is staged and copied twice.
 #include "collective_engine.hpp"
 #include "element_dispatch.hpp"
+#include "gloo_address.hpp"
+#include "gloo_mesh.hpp"
 #include "world_core.hpp"
 #include "world_store.hpp"
 
@@ -16,7 +18,6 @@
 #include <gloo/common/error.h>
 #include <gloo/math.h>
 #include <gloo/reduce.h>
-#include <gloo/rendezvous/context.h>
 #include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/types.h>
@@ -65,22 +66,6 @@ reduce_function reducer(reduce_op op) {
   }
 }
 
-/// Where the other members reach this member's gloo transport. Beyond loopback, a member's
-/// host name often resolves to a loopback address (Debian maps it to 127.0.1.1): the address
-/// its own connection to rank 0 leaves from is one the others can reach.
-std::string own_address(world_core& world, const collective_options& options) {
-  if (!options.interface_address.empty())
-    return options.interface_address;
-  if (is_loopback(world.rank0_address.host))
-    return world.rank0_address.host;
-  const auto address = world.address_seen_by_others();
-  if (address.empty() || is_loopback(address))
-    throw invalid_argument("collective group: this member would advertise '" + address +
-                           "' to members on other hosts, who cannot reach it there: set "
-                           "collective_options::interface_address");
-  return address;
-}
-
 /// gloo writes to its sockets without MSG_NOSIGNAL, so a member that dies
 /// mid-operation would kill this process with SIGPIPE instead of failing the
 /// operation with peer_lost. Ignore it (as Python, torch's usual host, does),
@@ -96,16 +81,28 @@ public:
   gloo_engine(const std::shared_ptr<world_core>& world, const engine_setup& setup)
     : group_(setup.group), timeout_(setup.options.timeout) {
     ignore_broken_pipes();
-    const auto address = own_address(*world, setup.options);
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    const auto address = gloo_address(*world, setup.options);
     if (world->tls && !is_loopback(address))
       std::cerr << "troupe: WARNING: " << group_
                 << ": gloo's traffic is not encrypted, though the world's is\n";
     auto device = gloo::transport::tcp::CreateDevice(gloo::transport::tcp::attr{address.c_str()});
-    context_ = std::make_shared<gloo::rendezvous::Context>(
-      setup.rank, static_cast<int>(setup.world_ranks.size()));
+    context_ = std::make_shared<gloo_mesh>(setup.rank, static_cast<int>(setup.world_ranks.size()));
     context_->setTimeout(timeout_);
-    world_store store{rendezvous_group(world, setup), timeout_};
-    guarded("joining", [&] { context_->connectFullMesh(store, device); });
+    const auto check_members = [world, ranks = setup.world_ranks, group = group_] {
+      if (const auto gone = world->first_gone(ranks))
+        throw peer_lost(group + ": " + world->label(*gone) + " is gone: the group cannot form");
+    };
+    world_store store{rendezvous_group(world, setup, deadline), deadline, check_members};
+    try {
+      guarded("joining", [&] { context_->connect(store, device, deadline); });
+    } catch (const error& e) {
+      check_members(); // a member the world has seen go is the reason, whatever gloo says
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw timeout_error(group_ + " did not form within " + std::to_string(timeout_.count()) +
+                            " ms (" + e.what() + ")");
+      throw;
+    }
     store.close();
   }
 
@@ -234,11 +231,14 @@ public:
 
 private:
   static rpc_group rendezvous_group(const std::shared_ptr<world_core>& world,
-                                    const engine_setup& setup) {
+                                    const engine_setup& setup,
+                                    std::chrono::steady_clock::time_point deadline) {
     std::vector<std::string> names;
     for (int rank : setup.world_ranks)
       names.push_back(world->names[static_cast<std::size_t>(rank)]);
-    return create_group(world, setup.rendezvous, std::move(names), setup.options.timeout);
+    return create_group(world, setup.rendezvous, std::move(names),
+                        std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now()));
   }
 
   /// Runs `work`, turning gloo's exceptions into troupe's: an I/O error is a
@@ -335,7 +335,7 @@ private:
 
   std::string group_;
   std::chrono::milliseconds timeout_;
-  std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::shared_ptr<gloo_mesh> context_;
   std::mutex waiting_mutex_;
   std::set<gloo::transport::UnboundBuffer*> waiting_;
   bool aborted_ = false;

@@ -210,6 +210,10 @@ void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept
   }
   if (channel_)
     channel_->lost(rank, why);
+  {
+    std::lock_guard guard{lost_mutex};
+    gone_.insert(rank);
+  }
   if (!left)
     member_lost(rank);
 }
@@ -300,6 +304,14 @@ void world_core::joined(int rank, const std::string& name, const caf::node_id& n
 void world_core::add_lost_callback(std::function<void(const std::string&, int)> callback) {
   std::lock_guard guard{lost_mutex};
   lost_callbacks_.push_back(std::move(callback));
+}
+
+std::optional<int> world_core::first_gone(const std::vector<int>& ranks) {
+  std::lock_guard guard{lost_mutex};
+  for (int rank : ranks)
+    if (gone_.contains(rank))
+      return rank;
+  return std::nullopt;
 }
 
 void world_core::member_lost(int rank) noexcept {

@@ -9,6 +9,7 @@
 #include <gloo/rendezvous/store.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,16 @@ namespace troupe::detail {
 
 class world_store : public gloo::rendezvous::Store {
 public:
-  world_store(rpc_group group, std::chrono::milliseconds timeout)
-    : group_(std::move(group)), timeout_(timeout) {}
+  using clock = std::chrono::steady_clock;
+
+  /// Every wait ends by `deadline` (the group's creation has one, whatever gloo asks for);
+  /// while waiting, `check_members` throws peer_lost when a member the store waits on is gone.
+  world_store(rpc_group group, clock::time_point deadline, std::function<void()> check_members)
+    : group_(std::move(group)), deadline_(deadline), check_members_(std::move(check_members)) {}
 
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
-  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys) override;
   /// timeout_error naming the first key still missing.
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override;
@@ -31,8 +36,11 @@ public:
   void close();
 
 private:
+  std::chrono::milliseconds left() const;
+
   rpc_group group_;
-  std::chrono::milliseconds timeout_;
+  clock::time_point deadline_;
+  std::function<void()> check_members_;
 };
 
 } // namespace troupe::detail

@@ -2,8 +2,10 @@
 // "0" and starts members "1" and "2".
 #include "collective_cases.hpp"
 #include "world_test_support.hpp"
+#include "../process_usage.hpp"
 
 #include <csignal>
+#include <future>
 #include <cstdlib>
 
 namespace troupe::testing {
@@ -64,10 +66,58 @@ TEST(collective_gloo, a_member_that_would_advertise_loopback_beyond_it_is_refuse
     world.create_collective_group({0, 1}, {.timeout = std::chrono::milliseconds{5000}});
     ADD_FAILURE() << "a group advertising loopback formed";
   } catch (const troupe::invalid_argument& e) {
-    EXPECT_NE(std::string{e.what()}.find("collective_options::interface_address"),
+    EXPECT_NE(std::string{e.what()}.find("collective_options::interface"),
               std::string::npos) << e.what();
   }
   EXPECT_EQ(member.exit_code(20s), 3);
+}
+
+// A one-member world: the address is chosen before anything is sent, so a bad choice fails at
+// once, naming what chose it.
+TEST(collective_gloo, an_interface_this_host_lacks_is_refused_naming_where_it_came_from) {
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 1, free_port())};
+  try {
+    world.create_collective_group({0}, {.interface = "nosuch0"});
+    ADD_FAILURE() << "a group formed on an interface that does not exist";
+  } catch (const troupe::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("collective_options::interface names interface 'nosuch0'"),
+              std::string::npos) << what;
+    EXPECT_NE(what.find(" lo"), std::string::npos) << "lists the host's interfaces: " << what;
+  }
+  ::setenv("TROUPE_SOCKET_IFNAME", "nosuch1", 1);
+  try {
+    world.create_collective_group({0});
+    ADD_FAILURE() << "a group formed on an interface that does not exist";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("TROUPE_SOCKET_IFNAME names interface 'nosuch1'"),
+              std::string::npos) << e.what();
+  }
+  ::unsetenv("TROUPE_SOCKET_IFNAME");
+}
+
+TROUPE_ROLE(member_on_lo) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_collective_group({0, 1}, {.interface = "lo"});
+    std::vector<int> t(1000, 1);
+    group->all_reduce(t);
+    require(t[999] == 2, "the all_reduce over lo summed two members");
+  });
+}
+
+TEST(collective_gloo, a_group_forms_on_the_interface_named) {
+  const int port = free_port();
+  member_process member{"member_on_lo", member_environment(1, 2, port)};
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 2, port)};
+  ::setenv("TROUPE_SOCKET_IFNAME", "lo", 1);
+  auto group = world.create_collective_group({0, 1});
+  ::unsetenv("TROUPE_SOCKET_IFNAME");
+  std::vector<int> t(1000, 1);
+  group->all_reduce(t);
+  EXPECT_EQ(t[999], 2);
+  EXPECT_EQ(member.exit_code(20s), 0);
 }
 
 TEST(collective_gloo, machin_cases_on_three_processes) {
@@ -137,6 +187,60 @@ TEST(collective_gloo, a_rank_killed_mid_all_reduce_fails_the_others) {
   EXPECT_THROW(group->barrier(), troupe::state_error) << "a broken group says so";
   EXPECT_EQ(members[0].exit_code(30s), 0) << "the survivor saw the loss too";
   EXPECT_EQ(members[1].exit_code(5s), 128 + SIGKILL);
+}
+
+const troupe::collective_options forming_timeout{.timeout = std::chrono::milliseconds{8000}};
+
+/// Creates a group with a member the test freezes while it forms: exits 0 when creation fails
+/// with peer_lost naming member '2'.
+TROUPE_ROLE(forming_survivor) {
+  return as_member([](troupe::world& world) {
+    try {
+      world.create_collective_group({0, 1, 2}, forming_timeout);
+    } catch (const troupe::peer_lost& e) {
+      require(std::string{e.what()}.find("'2'") != std::string::npos,
+              std::string{"peer_lost names the frozen member: "} + e.what());
+      return;
+    }
+    require(false, "the group formed without its frozen member");
+  });
+}
+
+TROUPE_ROLE(forming_victim) {
+  return as_member([](troupe::world& world) {
+    world.create_collective_group({0, 1, 2}, forming_timeout); // frozen in here by the test
+  });
+}
+
+// The victim is frozen once its gloo pairs listen: it has published its addresses and the
+// others are connecting to it. They fail with peer_lost naming it, within the group's timeout
+// (gloo by itself waits five times that for a pair's connection).
+TEST(collective_gloo, a_member_frozen_while_the_group_forms_fails_the_others_naming_it) {
+  const int port = free_port();
+  std::vector<member_process> members;
+  members.emplace_back("forming_survivor", member_environment(1, 3, port));
+  members.emplace_back("forming_victim", member_environment(2, 3, port));
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 3, port)};
+  const auto victim = members[1].pid();
+  const auto listening_before = listening_sockets(victim);
+  const auto start = std::chrono::steady_clock::now();
+  auto creation = std::async(std::launch::async, [&] {
+    return world.create_collective_group({0, 1, 2}, forming_timeout);
+  });
+  while (listening_sockets(victim) < listening_before + 2 &&
+         std::chrono::steady_clock::now() - start < 10s)
+    std::this_thread::sleep_for(1ms);
+  members[1].signal(SIGSTOP);
+  try {
+    creation.get();
+    ADD_FAILURE() << "the group formed without its frozen member";
+  } catch (const troupe::peer_lost& e) {
+    EXPECT_NE(std::string{e.what()}.find("'2'"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, forming_timeout.timeout + 3s);
+  EXPECT_EQ(members[0].exit_code(20s), 0);
+  members[1].kill_and_collect();
 }
 
 } // namespace

@@ -33,10 +33,13 @@ struct collective_options {
   /// data or waiting out the timeout. Turn it off only for small tensors in hot
   /// loops whose shapes are known to agree.
   bool check_shapes = true;
-  /// gloo: the address other members reach this member's transport at. Empty:
-  /// the world's own host when the world is on loopback, else the address this
-  /// member's connection to rank 0 leaves from (rank 0: the one it is reached at).
-  std::string interface_address;
+  /// gloo: where the other members reach this member's transport, as an
+  /// interface name ("eth0", as GLOO_SOCKET_IFNAME takes) or an address of this
+  /// host. Empty: TROUPE_SOCKET_IFNAME if set, else the world's own host when the
+  /// world is on loopback, else the address this member's connection to rank 0
+  /// leaves from (rank 0: the one it is reached at), never the host name, which
+  /// often resolves to a loopback address.
+  std::string interface;
 };
 
 } // namespace troupe
