@@ -76,6 +76,15 @@ void ignore_broken_pipes() {
     std::signal(SIGPIPE, SIG_IGN);
 }
 
+/// Once a process: every group of a TLS world beyond loopback would say the same.
+void warn_unencrypted() {
+  static std::once_flag warned;
+  std::call_once(warned, [] {
+    std::cerr << "troupe: WARNING: gloo's traffic is not encrypted, though the world's is (TLS "
+                 "covers the world's calls, not its collective groups)\n";
+  });
+}
+
 class gloo_engine final : public collective_engine {
 public:
   gloo_engine(const std::shared_ptr<world_core>& world, const engine_setup& setup)
@@ -84,8 +93,7 @@ public:
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     const auto address = gloo_address(*world, setup.options);
     if (world->tls && !is_loopback(address))
-      std::cerr << "troupe: WARNING: " << group_
-                << ": gloo's traffic is not encrypted, though the world's is\n";
+      warn_unencrypted();
     auto device = gloo::transport::tcp::CreateDevice(gloo::transport::tcp::attr{address.c_str()});
     context_ = std::make_shared<gloo_mesh>(setup.rank, static_cast<int>(setup.world_ranks.size()));
     context_->setTimeout(timeout_);

@@ -15,24 +15,6 @@ TROUPE_ROLE(collective_member) {
   return as_member([](troupe::world& world) { run_collective_cases(world, {}); });
 }
 
-/// A member on a host of tests/hosts/gloo_across_hosts_test.sh: TLS from TROUPE_TEST_CERTS,
-/// a gloo group of the whole world, and a 1 MiB all_reduce that must sum every member's ones.
-TROUPE_ROLE(host_member) {
-  troupe::runtime rt;
-  auto options = troupe::world_options::from_environment();
-  options.timeout = 30s;
-  const std::string certs = std::getenv("TROUPE_TEST_CERTS");
-  options.tls = troupe::tls_options{certs + "/" + options.name + ".pem",
-                                    certs + "/" + options.name + ".key", certs + "/ca.pem"};
-  troupe::world world{rt, options};
-  auto group = world.create_collective_group({0, 1, 2});
-  std::vector<float> t(1 << 18, 1.0f);
-  group->all_reduce(t);
-  require(t.front() == 3.0f && t.back() == 3.0f, "the all_reduce summed three members");
-  group->barrier();
-  return 0;
-}
-
 /// Forms a world at 0.0.0.0 (allow_insecure) and tries a gloo group: exits 3 when refused with
 /// invalid_argument.
 TROUPE_ROLE(wildcard_collective_member) {

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# One case of the hosts tests: three hosts made of network namespaces (testbed.sh), a member
+# of host_roles on each (or a pool and two nodes), and the faults the case makes.
+#   usage: host_case.sh PATH/TO/test_hosts PATH/TO/make-certs.sh CASE
+#   CASE: world_plain world_tls gloo servers graph pool_nodes cut_call cut_all_reduce slow_link
+set -u
+program=$1
+make_certs=$2
+case_name=$3
+source "$(dirname "$0")/testbed.sh"
+testbed_up 3
+
+dir=$(mktemp -d)
+testbed_files+=("$dir")
+port=$((40000 + $$ % 20000))
+"$make_certs" "$dir/certs" "0=${TESTBED_IP[0]}" "pool=${TESTBED_IP[0]}" 1 2 >/dev/null || exit 1
+
+# Member $1 of the world playing role $2; more environment after.
+member() {
+  local rank=$1 role=$2
+  shift 2
+  testbed_start "$rank" env TROUPE_TEST_ROLE="$role" TROUPE_RANK="$rank" TROUPE_NAME="$rank" \
+    TROUPE_WORLD_SIZE=3 TROUPE_ADDRESS="${TESTBED_IP[0]}:$port" TROUPE_TEST_DIR="$dir" "$@" \
+    "$program"
+}
+tls_of() {
+  echo "TROUPE_TLS_CERT=$dir/certs/$1.pem TROUPE_TLS_KEY=$dir/certs/$1.key" \
+    "TROUPE_TLS_CA=$dir/certs/ca.pem"
+}
+members() { # role, tls or plain
+  local i
+  for i in 0 1 2; do
+    if [[ $2 == tls ]]; then member "$i" "$1" $(tls_of "$i"); else member "$i" "$1"; fi
+  done
+}
+# Waits for marks, 60 s at most each.
+await() {
+  local name
+  for name in "$@"; do
+    testbed_await_file "$dir/$name" 60 || { echo "no mark '$name' within 60 s"; return 1; }
+  done
+}
+
+status=0
+case $case_name in
+world_plain) members world_ring plain ;;
+world_tls) members world_ring tls ;;
+servers) members servers plain ;;
+graph) members graph_partition plain ;;
+gloo)
+  member 0 gloo_every_operation $(tls_of 0)
+  member 1 gloo_every_operation $(tls_of 1)
+  member 2 gloo_every_operation $(tls_of 2) TROUPE_SOCKET_IFNAME="$(testbed_link 2)"
+  ;;
+pool_nodes)
+  testbed_start 0 env TROUPE_TEST_ROLE=pool_with_nodes TROUPE_SECRET=hosts-secret \
+    TROUPE_TEST_PORT="$port" TROUPE_TEST_DIR="$dir" $(tls_of pool) "$program"
+  await pool_listens || status=1
+  for i in 1 2; do
+    testbed_start "$i" env TROUPE_SECRET=hosts-secret $(tls_of "$i") \
+      "$program" --troupe-join "${TESTBED_IP[0]}:$port"
+  done
+  ;;
+cut_call)
+  members cut_call plain
+  await cut && testbed_cut 2 && await lost_seen_by_0 lost_seen_by_1 lost_seen_by_2 &&
+    testbed_restore 2 && touch "$dir/restored" || status=1
+  ;;
+cut_all_reduce)
+  members cut_all_reduce plain
+  await cut && testbed_cut 2 || status=1
+  ;;
+slow_link)
+  for i in 0 1 2; do
+    testbed_netem "$i" delay 20ms loss 1% || exit 77
+  done
+  members slow_link plain
+  ;;
+*)
+  echo "no case '$case_name'"
+  exit 2
+  ;;
+esac
+testbed_wait 150 || status=1
+[[ $status == 0 ]] && echo "$case_name: passed on three hosts" || echo "$case_name: failed"
+exit $status

@@ -1,0 +1,128 @@
+// Worlds across hosts: calls, remote references, services, barriers and 64 MiB values; a
+// host's link cut mid-call and mid-barrier; calls over a slow, lossy link.
+#include "host_roles.hpp"
+
+#include "troupe/actors/error.hpp"
+
+#include <thread>
+
+TROUPE_TASK(host_add, [](int a, int b) { return a + b; });
+TROUPE_TASK(host_sleep_ms, [](int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+  return ms;
+});
+/// How many floats arrived, and the first plus the last.
+TROUPE_TASK(host_checksum, [](std::vector<float> v) {
+  return std::pair<std::size_t, float>{v.size(), v.empty() ? 0.0f : v.front() + v.back()};
+});
+
+namespace troupe::hosts {
+namespace {
+
+constexpr std::size_t floats_in_64_mib = std::size_t{16} << 20;
+
+std::string next_of(const troupe::world& world) {
+  return world.member_name((world.rank() + 1) % world.size());
+}
+
+/// Every member: 20 calls to the next, a remote reference, the next member's service, its
+/// 64 MiB paired value fetched and sent back to it as an argument.
+TROUPE_HOST_ROLE(world_ring) {
+  troupe::world world{rt, member_options()};
+  const int rank = world.rank(), next_rank = (rank + 1) % world.size();
+  const auto next = next_of(world);
+  auto group = world.create_rpc_group("ring", world.members());
+  group.register_service("offset_" + world.name(), [rank](int x) { return x + 100 * rank; });
+  group.pair("big_" + world.name(), std::vector<float>(floats_in_64_mib, rank + 1.0f));
+  group.barrier();
+  for (int i = 0; i < 20; ++i)
+    require(group.rpc_sync(next, host_add, i, rank) == i + rank, "a call around the ring");
+  require(group.remote(next, host_add, 2, 3).to_here() == 5, "a remote reference's value");
+  require(group.registered_sync<int>("offset_" + next, 1) == 1 + 100 * next_rank,
+          "the next member's service");
+  const auto big = group.get_paired<std::vector<float>>("big_" + next).to_here(60s);
+  require(big.size() == floats_in_64_mib && big.back() == next_rank + 1.0f,
+          "the next member's 64 MiB value");
+  const auto [count, ends] = group.rpc_sync(next, 60s, host_checksum, big);
+  require(count == floats_in_64_mib && ends == 2 * (next_rank + 1.0f), "64 MiB as an argument");
+  group.barrier(); // nobody leaves while another still calls it
+}
+
+/// How long `work` took.
+template <class F>
+std::chrono::milliseconds timed(F&& work) {
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start);
+}
+
+/// A member the cut left is lost for good: after the link is back, a call to it fails with
+/// peer_lost at once (it does not rejoin, and nothing waits).
+void expect_lost_after_restore(troupe::rpc_group& group, const std::string& member) {
+  await_mark("restored", 60s);
+  std::string how;
+  const auto took = timed([&] { how = failure_of([&] { group.rpc_sync(member, 5s, host_add, 1, 1); }, 10s); });
+  require(how == "peer_lost", "a call to '" + member + "' after the link came back: " + how);
+  require(took < 2s, "and it failed at once");
+}
+
+/// Host 2's link is cut (by the test, on mark "cut") while rank 0 waits on a call to it and
+/// rank 1 waits in a barrier it is part of: both fail with peer_lost within the loss bound
+/// (1.5 s of silence, plus a heartbeat), and ranks 0 and 1 go on between themselves.
+TROUPE_HOST_ROLE(cut_call) {
+  troupe::world world{rt, member_options()};
+  auto all = world.create_rpc_group("all", world.members());
+  const bool victim = world.rank() == 2;
+  auto rest = victim ? std::optional<troupe::rpc_group>{}
+                     : world.create_rpc_group("rest", {world.member_name(0), world.member_name(1)});
+  all.barrier();
+  if (victim) {
+    std::string how = "none";
+    for (int tries = 0; tries < 15 && (how == "none" || how == "timeout_error"); ++tries)
+      how = failure_of([&] { all.rpc_sync("0", 2s, host_add, 1, 1); }, 30s);
+    require(how == "peer_lost", "the cut-off member sees rank 0 lost: " + how);
+    mark("lost_seen_by_2");
+    expect_lost_after_restore(all, "1");
+    return;
+  }
+  std::string how;
+  std::chrono::milliseconds took{};
+  if (world.rank() == 0) {
+    auto call = all.rpc_async("2", host_sleep_ms, 20'000);
+    mark("cut");
+    took = timed([&] { how = failure_of([&] { call.get(); }, 30s); });
+  } else {
+    took = timed([&] { how = failure_of([&] { all.barrier(30s); }, 30s); });
+  }
+  require(how == "peer_lost", "waiting on the cut-off member ended with " + how);
+  require(took < 10s, "within the loss bound (took " + std::to_string(took.count()) + " ms)");
+  require(rest->rpc_sync(world.rank() == 0 ? "1" : "0", host_add, 2, 2) == 4,
+          "the rest of the world goes on");
+  rest->barrier(20s);
+  mark("lost_seen_by_" + world.name());
+  expect_lost_after_restore(all, "2");
+}
+
+/// Every host sends with 20 ms of delay and 1 % loss: answers are still right, and a call's
+/// timeout is still honoured.
+TROUPE_HOST_ROLE(slow_link) {
+  troupe::world world{rt, member_options()};
+  auto group = world.create_rpc_group("ring", world.members());
+  const auto next = next_of(world);
+  group.barrier();
+  for (int i = 0; i < 50; ++i)
+    require(group.rpc_sync(next, host_add, i, world.rank()) == i + world.rank(),
+            "a call over a slow, lossy link");
+  const auto big = std::vector<float>(std::size_t{1} << 20, 1.0f);
+  require(group.rpc_sync(next, 60s, host_checksum, big).first == big.size(), "4 MiB over it");
+  std::string how;
+  const auto took =
+    timed([&] { how = failure_of([&] { group.rpc_sync(next, 100ms, host_sleep_ms, 2000); }, 5s); });
+  require(how == "timeout_error", "a call past its timeout: " + how);
+  require(took < 1s, "the 100 ms timeout is honoured (took " + std::to_string(took.count()) + " ms)");
+  group.barrier(30s);
+}
+
+} // namespace
+} // namespace troupe::hosts
