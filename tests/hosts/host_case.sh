@@ -3,10 +3,12 @@
 # of host_roles on each (or a pool and two nodes), and the faults the case makes.
 #   usage: host_case.sh PATH/TO/test_hosts PATH/TO/make-certs.sh CASE
 #   CASE: world_plain world_tls gloo servers graph pool_nodes cut_call cut_all_reduce slow_link
+#   or:    host_case.sh PATH/TO/test_collectives_mpi PATH/TO/make-certs.sh mpi PATH/TO/mpirun
 set -u
 program=$1
 make_certs=$2
 case_name=$3
+mpiexec=${4:-}
 source "$(dirname "$0")/testbed.sh"
 testbed_up 3
 
@@ -70,6 +72,16 @@ cut_all_reduce)
   members cut_all_reduce plain
   await cut && testbed_cut 2 || status=1
   ;;
+mpi) # mpirun on host 0 starts its daemons on hosts 1 and 2 through netns_rsh_agent.sh
+  hosts_file=$dir/hosts
+  for i in 0 1 2; do echo "${TESTBED_IP[i]} ${TESTBED_NS[i]}" >>"$hosts_file"; done
+  testbed_start 0 env TESTBED_HOSTS_FILE="$hosts_file" TROUPE_TEST_RANK0_HOST="${TESTBED_IP[0]}" \
+    "$mpiexec" --allow-run-as-root --oversubscribe \
+    --host "${TESTBED_IP[0]},${TESTBED_IP[1]},${TESTBED_IP[2]}" \
+    --mca plm_rsh_agent "$(dirname "$0")/netns_rsh_agent.sh" \
+    --mca oob_tcp_if_include "$testbed_subnet.0/24" --mca btl_tcp_if_include "$testbed_subnet.0/24" \
+    --mca btl self,tcp --mca mpi_yield_when_idle 1 -x TROUPE_TEST_RANK0_HOST -np 3 "$program"
+  ;;
 slow_link)
   for i in 0 1 2; do
     testbed_netem "$i" delay 20ms loss 1% || exit 77
@@ -82,5 +94,9 @@ slow_link)
   ;;
 esac
 testbed_wait 150 || status=1
+if [[ $case_name == mpi ]] && [[ $(sort -u "$dir/hosts.started" 2>/dev/null | wc -l) != 2 ]]; then
+  echo "mpirun did not start its daemons on hosts 1 and 2"
+  status=1
+fi
 [[ $status == 0 ]] && echo "$case_name: passed on three hosts" || echo "$case_name: failed"
 exit $status
