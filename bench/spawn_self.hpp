@@ -3,12 +3,11 @@
 #pragma once
 
 #include <spawn.h>
+#include <unistd.h> // environ (g++ defines _GNU_SOURCE)
 
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-extern char** environ;
 
 namespace troupe::bench {
 

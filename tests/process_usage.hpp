@@ -1,10 +1,11 @@
 // What a test process uses now: resident memory and CPU time, for tests that bound what a
-// stranger or a fault may cost, and listening sockets, for tests that act once another
-// process listens.
+// stranger or a fault may cost, and TCP sockets, for tests that act once another process
+// opens one.
 #pragma once
 
 #include <sys/resource.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -31,9 +32,9 @@ inline double cpu_seconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
-/// How many TCP sockets (IPv4 and IPv6) process `pid` has listening: its descriptors' socket
-/// inodes that /proc/net/tcp lists in state 0A (LISTEN).
-inline int listening_sockets(int pid) {
+/// How many TCP sockets (IPv4 and IPv6) process `pid` has open: its descriptors' socket inodes
+/// that /proc/net/tcp lists.
+inline int tcp_sockets(int pid) {
   std::set<std::string> inodes;
   std::error_code error;
   const std::string prefix = "socket:[";
@@ -43,7 +44,7 @@ inline int listening_sockets(int pid) {
     if (!error && target.rfind(prefix, 0) == 0)
       inodes.insert(target.substr(prefix.size(), target.size() - prefix.size() - 1));
   }
-  int listening = 0;
+  int open = 0;
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
     std::ifstream in{table};
     std::string line;
@@ -53,10 +54,30 @@ inline int listening_sockets(int pid) {
       std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
       fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
         timeout >> inode;
-      listening += state == "0A" && inodes.contains(inode);
+      open += inodes.contains(inode);
     }
   }
-  return listening;
+  return open;
+}
+
+/// Whether a socket listens on TCP `port` (on any address) in this network namespace: for
+/// tests that start peers only once their listener is up, so that no peer's own listener takes
+/// the port first.
+inline bool listening_on(int port) {
+  char wanted[8];
+  std::snprintf(wanted, sizeof wanted, ":%04X", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in{table};
+    std::string line, slot, local, remote, state;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      std::istringstream fields{line};
+      fields >> slot >> local >> remote >> state;
+      if (state == "0A" && local.size() > 5 && local.compare(local.size() - 5, 5, wanted) == 0)
+        return true;
+    }
+  }
+  return false;
 }
 
 } // namespace troupe::testing

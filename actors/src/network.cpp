@@ -167,6 +167,36 @@ caf::actor connect(runtime_state& rt, const endpoint& at, const link_policy& pol
   }
 }
 
+void connect_async(runtime_state& rt, caf::event_based_actor* self, const endpoint& at,
+                   const link_policy& policy, std::chrono::steady_clock::time_point deadline,
+                   std::function<void(caf::actor)> on_connected,
+                   std::function<void(const std::string&)> on_failed) {
+  rt.network->intend(at.host, at.port, connect_intent{policy, tls_of(rt, policy), deadline});
+  const auto left = std::chrono::ceil<caf::timespan>(deadline - std::chrono::steady_clock::now());
+  self
+    ->request(rt.network->actor(), std::max(left, caf::timespan{std::chrono::milliseconds{1}}),
+              caf::connect_atom::value, at.host, at.port)
+    .then(
+      [on_connected, on_failed, at](const caf::node_id&, caf::strong_actor_ptr& ptr,
+                                    const std::set<std::string>&) {
+        if (ptr)
+          on_connected(caf::actor_cast<caf::actor>(std::move(ptr)));
+        else
+          on_failed("nothing is published at " + at.to_string());
+      },
+      [&rt, self, at, policy, deadline, on_connected, on_failed](caf::error& e) {
+        // A handshake a loaded peer did not finish in time, or a connection it dropped: as
+        // connect() does, try again while there is time.
+        const bool again = e == caf::sec::cannot_connect_to_node ||
+                           e == caf::sec::connection_timeout;
+        if (again && std::chrono::steady_clock::now() < deadline)
+          return connect_async(rt, self, at, policy, deadline, on_connected, on_failed);
+        const auto why = context_of(e);
+        on_failed("cannot connect to " + at.to_string() + ": " +
+                  (why.empty() ? rt.system->render(e) : why));
+      });
+}
+
 std::optional<peer_identity> peer_of(runtime_state& rt, const caf::node_id& node) {
   return rt.network->peers()->find(node);
 }

@@ -52,10 +52,12 @@ runtime_state::runtime_state(int threads) : scheduler_threads(threads) {
   config.set("work-stealing.moderate-poll-attempts", std::size_t{0});
   // The network layer (network.hpp). Heartbeats are off in CAF by default, so a frozen peer
   // would never be noticed; every troupe process sends them, so an idle live peer never misses
-  // them. A peer silent for the timeout is reported lost.
+  // them. A peer silent for the timeout (15 beats) is reported lost: long enough that a loaded
+  // machine's late beats (hundreds of processes on two cores) do not read as deaths. A peer
+  // that dies is seen at once all the same: its kernel closes its connections.
   config.load<caf::io::middleman>();
   config.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds{200}});
-  config.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds{1500}});
+  config.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds{3000}});
   system = std::make_unique<caf::actor_system>(config);
   network = std::make_unique<detail::transport>(*system, handshake_limits{});
 }

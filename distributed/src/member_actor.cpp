@@ -2,7 +2,15 @@
 // handles and monitors them, tracks every request this member has pending on each, and fails
 // those of a member that is lost (CAF itself would leave them unanswered for ever). Calls from
 // other members run on the world's executor, never on this actor's thread; their promises wait
-// here until the executor is done. On rank 0 it also forms the world and coordinates groups.
+// here until the executor is done. On rank 0 it also forms the world, coordinates groups and
+// tells every member of a loss.
+//
+// A member connects to rank 0 when it joins, and to another member only when one of them first
+// sends the other something: a world of n members has about n connections and n heartbeats a
+// period, not n squared. The higher rank of a pair always makes the connection (the lower one
+// asks it to, through rank 0), and the other adopts it from its first message (sender_rank):
+// two members connecting to each other at once would each have CAF close one of the two
+// connections, and lose each other.
 #include "coordinator.hpp"
 #include "pending_requests.hpp"
 #include "world_core.hpp"
@@ -12,7 +20,9 @@
 
 #include <caf/io/middleman.hpp>
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 namespace troupe::detail {
 
@@ -29,7 +39,12 @@ struct pending_join {
 
 struct member_state {
   world_core* core = nullptr;
-  std::vector<caf::actor> peers; // by rank; this member's own handle at its rank
+  std::vector<caf::actor> peers; // by rank, once connected; this member's own at its rank
+  std::vector<endpoint> addresses; // by rank, from the roster: where to connect on first use
+  /// Requests (their ids in `pending`) to members not reached yet, by rank.
+  std::map<int, std::vector<std::pair<std::uint64_t, caf::message>>> awaiting_peer;
+  std::map<int, int> connect_failures; // attempts to reach a rank that failed in a row
+  std::set<int> greet_when_reached;    // lower ranks that asked this member to connect
   std::vector<bool> lost;
   std::vector<bool> left; // said it was leaving: its end is no loss to report
   bool roster_known = false;
@@ -45,12 +60,14 @@ struct member_state {
   std::uint64_t next_serving = 0;
   std::map<int, pending_join> joins; // rank 0, while the world forms
   int unknown_addresses = 0;         // rank 0: joins whose address is still being looked up
-  std::map<int, std::string> hello_names; // who said hello for each higher rank, by proof
   coordinator groups;                // rank 0
   static inline const char* name = "troupe.member";
 };
 
 using member_actor = caf::stateful_actor<member_state>;
+
+/// Attempts to reach a member before the calls waiting on it fail.
+constexpr int max_connect_attempts = 3;
 
 std::exception_ptr error_from_caf(const caf::error& e, const std::string& who,
                                   std::optional<std::chrono::milliseconds> timeout) {
@@ -71,18 +88,7 @@ void complete(const bytes_result& reply, std::uint8_t status, const std::string&
     reply->set_value(std::move(payload));
 }
 
-/// The rank of the member whose process sent the message being handled, or -1: a message's
-/// rank is the sender's connection's, never what the message says.
-int sender_rank(member_actor* self) {
-  const auto& sender = self->current_sender();
-  if (!sender)
-    return -1;
-  const auto& peers = self->state.peers;
-  for (std::size_t rank = 0; rank < peers.size(); ++rank)
-    if (peers[rank] && peers[rank].node() == sender->node())
-      return static_cast<int>(rank);
-  return -1;
-}
+void add_peer(member_actor* self, int rank, caf::actor handle);
 
 /// The name the sender's process proved when it connected (its handshake; with TLS, its
 /// certificate), or nullopt if it did not come over a connection.
@@ -94,40 +100,59 @@ std::optional<std::string> proven_name(member_actor* self) {
   return peer ? std::optional{peer->name} : std::nullopt;
 }
 
-/// Once the roster is known: every member that said hello must be the member of its rank.
-bool hellos_match_roster(member_actor* self) {
+/// The rank of the member whose process sent the message being handled, or -1: a message's
+/// rank is the sender's connection's, never what the message says. A member this one has no
+/// handle for yet is adopted here, by the name its connection proved, if the roster has it.
+int sender_rank(member_actor* self) {
+  const auto& sender = self->current_sender();
+  if (!sender)
+    return -1;
   auto& st = self->state;
-  for (const auto& [rank, name] : st.hello_names) {
-    if (name == st.core->names[static_cast<std::size_t>(rank)])
-      continue;
-    st.core->formation_failed(std::make_exception_ptr(invalid_argument(
-      "world: the hello for rank " + std::to_string(rank) + " came from '" + name + "', not '" +
-      st.core->names[static_cast<std::size_t>(rank)] + "'")));
-    return false;
-  }
-  return true;
+  for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
+    if (st.peers[rank] && st.peers[rank].node() == sender->node())
+      return static_cast<int>(rank);
+  const auto proven = proven_name(self);
+  if (!proven || !st.roster_known)
+    return -1;
+  const auto& names = st.core->names;
+  const auto at = std::find(names.begin(), names.end(), *proven);
+  if (at == names.end())
+    return -1;
+  const auto rank = static_cast<std::size_t>(at - names.begin());
+  if (st.peers[rank] || st.lost[rank]) // held by another process, or gone for good
+    return -1;
+  add_peer(self, static_cast<int>(rank), caf::actor_cast<caf::actor>(sender));
+  return static_cast<int>(rank);
 }
 
+
+/// Formed once the roster is known and rank 0 reached (on rank 0: once everyone joined).
 void check_ready(member_actor* self) {
   auto& st = self->state;
-  if (st.ready || !st.roster_known)
-    return;
-  for (const auto& peer : st.peers)
-    if (!peer)
-      return;
-  if (!hellos_match_roster(self))
+  if (st.ready || !st.roster_known || !st.peers[0])
     return;
   st.ready = true;
   st.core->formed();
 }
 
+void dispatch(member_actor* self, int to, std::uint64_t id, caf::message message);
+
+/// `rank` is reached (this member connected, or it sent something first): what waited for it
+/// goes, and a lower rank that asked to be reached is greeted.
 void add_peer(member_actor* self, int rank, caf::actor handle) {
-  auto& slot = self->state.peers[static_cast<std::size_t>(rank)];
+  auto& st = self->state;
+  auto& slot = st.peers[static_cast<std::size_t>(rank)];
   if (slot != handle) {
     self->monitor(handle);
     slot = std::move(handle);
   }
   check_ready(self);
+  if (st.greet_when_reached.erase(rank) > 0)
+    self->send(slot, greet_atom::value);
+  if (auto waiting = st.awaiting_peer.extract(rank))
+    for (auto& [id, message] : waiting.mapped())
+      if (st.pending.contains(id)) // not timed out meanwhile
+        dispatch(self, rank, id, std::move(message));
 }
 
 void on_lost(member_actor* self, int rank) {
@@ -139,7 +164,13 @@ void on_lost(member_actor* self, int rank) {
   const auto who = st.core->label(rank) + (left ? " has left the world" : " was lost");
   for (auto& request : st.pending.take_to(rank))
     request.reply->set_error(std::make_exception_ptr(peer_lost(who)));
+  st.awaiting_peer.erase(rank); // their requests were in `pending`
+  st.greet_when_reached.erase(rank);
   st.groups.lost(rank, who);
+  if (st.core->options.rank == 0) // the members without a connection to it hear it from here
+    for (std::size_t other = 1; other < st.peers.size(); ++other)
+      if (st.peers[other] && !st.lost[other])
+        self->send(st.peers[other], gone_atom::value, static_cast<std::int32_t>(rank), left);
   if (!st.ready)
     st.core->formation_failed(
       std::make_exception_ptr(peer_lost(who + " while the world was forming")));
@@ -154,6 +185,7 @@ void stop(member_actor* self) {
       self->send(st.peers[rank], leave_atom::value, static_cast<std::int32_t>(me));
   for (auto& request : st.pending.take_all())
     request.reply->set_error(std::make_exception_ptr(state_error("the world has stopped")));
+  st.awaiting_peer.clear(); // their requests were in `pending`
   const auto gone = st.core->label(st.core->options.rank) + " has stopped";
   for (auto& [_, call] : st.serving)
     call.promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
@@ -301,10 +333,66 @@ void sweep(member_actor* self) {
   schedule_sweep(self);
 }
 
+/// Fails the requests waiting for `rank` to be reached.
+void fail_awaiting(member_actor* self, int rank, const std::string& why) {
+  auto& st = self->state;
+  auto waiting = st.awaiting_peer.extract(rank);
+  if (!waiting)
+    return;
+  for (auto& [id, message] : waiting.mapped())
+    if (auto request = st.pending.take(id))
+      request->reply->set_error(
+        std::make_exception_ptr(peer_lost(st.core->label(rank) + " cannot be reached (" + why + ")")));
+}
+
+/// Connects to the lower `rank`: for the requests waiting on it, or because it asked. A loaded
+/// peer may not finish a handshake in time: a failure is tried again, a little later.
+void connect_to(member_actor* self, int rank) {
+  auto& st = self->state;
+  const auto at = st.addresses[static_cast<std::size_t>(rank)];
+  const auto deadline = pending_requests::clock::now() + st.core->options.timeout;
+  connect_async(
+    st.core->rt, self, at, st.core->link(st.core->names[static_cast<std::size_t>(rank)]), deadline,
+    [self, rank](caf::actor handle) {
+      const handling scope{self};
+      auto& st = self->state;
+      st.connect_failures.erase(rank);
+      if (!st.lost[static_cast<std::size_t>(rank)] && !st.peers[static_cast<std::size_t>(rank)])
+        add_peer(self, rank, std::move(handle));
+    },
+    [self, rank](const std::string& why) {
+      const handling scope{self};
+      auto& st = self->state;
+      if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)])
+        return;
+      if (++st.connect_failures[rank] < max_connect_attempts) {
+        self->delayed_send(self, std::chrono::milliseconds{100}, reconnect{rank});
+        return;
+      }
+      st.connect_failures.erase(rank);
+      st.greet_when_reached.erase(rank);
+      fail_awaiting(self, rank, why);
+    });
+}
+
+/// Reaches `rank` for the requests waiting on it: a lower rank directly, a higher one by asking
+/// it, through rank 0, to connect here (it greets once connected). If it has not within the
+/// world's timeout, what waits fails.
+void reach(member_actor* self, int rank) {
+  auto& st = self->state;
+  if (rank < st.core->options.rank) {
+    connect_to(self, rank);
+    return;
+  }
+  self->send(st.peers[0], reach_atom::value, static_cast<std::int32_t>(rank));
+  self->delayed_send(self, st.core->options.timeout, reconnect{rank});
+}
+
 void send_request(member_actor* self, outgoing_request& request) {
   auto& st = self->state;
   const auto to = request.to;
-  if (to < 0 || static_cast<std::size_t>(to) >= st.peers.size() || !st.peers[to]) {
+  if (to < 0 || static_cast<std::size_t>(to) >= st.peers.size() ||
+      (!st.peers[to] && !st.roster_known)) {
     request.reply->set_error(std::make_exception_ptr(
       state_error("no member of rank " + std::to_string(to) + " is known here")));
     return;
@@ -314,13 +402,30 @@ void send_request(member_actor* self, outgoing_request& request) {
       std::make_exception_ptr(peer_lost(st.core->label(to) + " was lost")));
     return;
   }
+  if (st.lost[0] && to != st.core->options.rank) { // the world is rank 0's: this member left it
+    request.reply->set_error(std::make_exception_ptr(peer_lost(
+      st.core->label(to) + " is out of reach: rank 0 was lost, and with it the world")));
+    return;
+  }
   const auto id = st.pending.add(to, request.reply, request.timeout);
   if (request.timeout)
     schedule_sweep(self);
+  if (st.peers[to]) {
+    dispatch(self, to, id, std::move(request.message));
+    return;
+  }
+  auto& waiting = st.awaiting_peer[to]; // the first request to it: reach it, then send
+  waiting.emplace_back(id, std::move(request.message));
+  if (waiting.size() == 1)
+    reach(self, to);
+}
+
+void dispatch(member_actor* self, int to, std::uint64_t id, caf::message message) {
+  auto& st = self->state;
   tsan_release(mailbox_of(st.peers[to])); // a call to this member itself is a local send
   // No CAF timeout (pending_requests.hpp says why): a request past its deadline is failed by
   // the sweep, and its late answer finds nothing to settle.
-  self->request(st.peers[to], caf::infinite, std::move(request.message))
+  self->request(st.peers[to], caf::infinite, std::move(message))
     .then(
       [self, id](std::uint8_t status, std::string& text, wire_bytes& payload) {
         const handling scope{self};
@@ -345,6 +450,20 @@ void tell_withdrawn(member_actor* self, const std::string& group, const std::str
   for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
     if (rank != me && st.peers[rank] && !st.lost[rank])
       self->send(st.peers[rank], withdrawn_atom::value, group, key);
+}
+
+/// The answer to a call from no member: peer_lost to a member this one has lost (it does not
+/// rejoin, even when its connection comes back), state_error to anyone else.
+reply_result refused_call(member_actor* self) {
+  auto& st = self->state;
+  const auto proven = proven_name(self);
+  const auto& names = st.core->names;
+  const auto at = proven ? std::find(names.begin(), names.end(), *proven) : names.end();
+  if (at != names.end() && st.lost[static_cast<std::size_t>(at - names.begin())])
+    return failed_reply(reply_status::peer_lost,
+                        st.core->label(static_cast<int>(at - names.begin())) +
+                          " was lost to this world and does not rejoin it");
+  return failed_reply(reply_status::state_error, "calls are taken from this world's members only");
 }
 
 /// Calls one member may have waiting or running here at once over TCP (through the inboxes,
@@ -378,6 +497,7 @@ caf::behavior member(member_actor* self, world_core* core) {
   st.core = core;
   const auto size = static_cast<std::size_t>(core->options.world_size);
   st.peers.resize(size);
+  st.addresses.resize(size);
   st.lost.assign(size, false);
   st.serving_from.assign(size, 0);
   st.left.assign(size, false);
@@ -411,6 +531,42 @@ caf::behavior member(member_actor* self, world_core* core) {
       const handling scope{self};
       sweep(self);
     },
+    [self](reconnect& again) {
+      const handling scope{self};
+      auto& st = self->state;
+      const auto rank = again.rank;
+      if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)])
+        return;
+      if (rank < st.core->options.rank)
+        connect_to(self, rank); // tried again after a failure
+      else
+        fail_awaiting(self, rank, "it did not connect back within the world's timeout");
+    },
+    [self](reach_atom, std::int32_t rank) {
+      const handling scope{self};
+      auto& st = self->state;
+      const int from = sender_rank(self);
+      const auto size = static_cast<std::int32_t>(st.peers.size());
+      if (from < 0 || rank < 0 || rank >= size || st.lost[static_cast<std::size_t>(rank)])
+        return;
+      const int me = st.core->options.rank;
+      if (me == 0 && from != 0) { // a member asks rank 0 to have a higher one connect to it
+        if (rank > from && st.peers[static_cast<std::size_t>(rank)])
+          self->send(st.peers[static_cast<std::size_t>(rank)], reach_atom::value, from);
+        return;
+      }
+      if (from != 0 || rank >= me) // from rank 0: connect to the lower `rank`, and greet it
+        return;
+      if (st.peers[static_cast<std::size_t>(rank)]) {
+        self->send(st.peers[static_cast<std::size_t>(rank)], greet_atom::value);
+      } else if (st.greet_when_reached.insert(rank).second) {
+        connect_to(self, rank);
+      }
+    },
+    [self](greet_atom) {
+      const handling scope{self};
+      (void)sender_rank(self); // adopts the member that connected
+    },
     [self](call_done& done) {
       const handling scope{self};
       auto at = self->state.serving.find(done.id);
@@ -423,8 +579,11 @@ caf::behavior member(member_actor* self, world_core* core) {
     },
     [self](roster_adoption& roster) {
       const handling scope{self};
-      self->state.core->names = roster.names;
-      self->state.roster_known = true;
+      auto& st = self->state;
+      st.core->names = roster.names;
+      for (std::size_t rank = 0; rank < roster.hosts.size(); ++rank)
+        st.addresses[rank] = endpoint{roster.hosts[rank], roster.ports[rank]};
+      st.roster_known = true;
       check_ready(self);
     },
     [self](join_atom, std::uint32_t version, std::string& name, std::int32_t rank,
@@ -448,33 +607,22 @@ caf::behavior member(member_actor* self, world_core* core) {
       return accept_join(self, std::move(name), rank, size, port, std::move(host),
                          std::move(handle));
     },
-    [self](hello_atom, std::int32_t rank, caf::actor& handle) -> reply_result {
+    [self](gone_atom, std::int32_t rank, bool left) {
       const handling scope{self};
-      auto& peers = self->state.peers;
-      if (rank <= self->state.core->options.rank || static_cast<std::size_t>(rank) >= peers.size())
-        return failed_reply(reply_status::invalid_argument,
-                            "a hello from rank " + std::to_string(rank) + " is not expected");
-      // A higher rank says hello while this member still waits for it: once formed, a hello
-      // could only repoint a rank.
-      if (self->state.ready)
-        return failed_reply(reply_status::state_error,
-                            "a hello for rank " + std::to_string(rank) + " after the world formed");
-      const auto proven = proven_name(self);
-      if (!proven || handle.node() != self->current_sender()->node())
-        return failed_reply(reply_status::invalid_argument,
-                            "a hello for rank " + std::to_string(rank) +
-                              " must come from that member's own connection");
-      self->state.hello_names[rank] = *proven;
-      add_peer(self, rank, std::move(handle));
-      return ok_reply();
+      auto& st = self->state;
+      if (sender_rank(self) != 0 || rank <= 0 || static_cast<std::size_t>(rank) >= st.peers.size() ||
+          rank == st.core->options.rank)
+        return;
+      if (left)
+        st.left[static_cast<std::size_t>(rank)] = true;
+      on_lost(self, rank);
     },
     [self](call_atom, std::uint8_t kind, std::string& group, std::string& key, std::string& name,
            std::string& type, wire_bytes& payload) -> reply_result {
       const handling scope{self};
       const int from = sender_rank(self);
       if (from < 0)
-        return failed_reply(reply_status::state_error,
-                            "calls are taken from this world's members only");
+        return refused_call(self);
       return accept_call(self, from, kind, std::move(group), std::move(key), std::move(name),
                          std::move(type), std::move(payload));
     },

@@ -16,17 +16,19 @@
 namespace troupe::detail {
 
 using join_atom = caf::atom_constant<caf::atom("join")>;       // a member to rank 0
-using hello_atom = caf::atom_constant<caf::atom("hello")>;     // a member to a lower rank
 using call_atom = caf::atom_constant<caf::atom("call")>;       // a call (call_request)
 using group_atom = caf::atom_constant<caf::atom("group")>;     // rank 0: a group's rendezvous
 using key_atom = caf::atom_constant<caf::atom("key")>;         // rank 0: the key tables
 using leave_atom = caf::atom_constant<caf::atom("leave")>;     // a member stops on purpose
 using withdrawn_atom = caf::atom_constant<caf::atom("withdrawn")>; // rank 0: a service's key went
+using gone_atom = caf::atom_constant<caf::atom("gone")>;       // rank 0: a member was lost, or left
+using reach_atom = caf::atom_constant<caf::atom("reach")>;     // to rank 0, and from it: connect
+using greet_atom = caf::atom_constant<caf::atom("greet")>;     // a member that connected as asked
 
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 3;
+inline constexpr std::uint32_t wire_version = 4;
 
 enum class reply_status : std::uint8_t {
   ok,
@@ -56,15 +58,17 @@ struct outgoing_request {
   bytes_result reply;
 };
 
-/// A peer a joining member has reached (rank 0, a lower rank): monitored from now on.
+/// Rank 0, reached by a joining member: monitored from now on.
 struct early_peer {
   int rank = 0;
   caf::actor handle;
 };
 
-/// Every member's name, once rank 0 has told them.
+/// Every member's name and address, once rank 0 has told them.
 struct roster_adoption {
   std::vector<std::string> names;
+  std::vector<std::string> hosts;
+  std::vector<std::uint16_t> ports;
 };
 
 } // namespace troupe::detail

@@ -30,6 +30,8 @@ public:
   std::uint64_t add(int to, bytes_result reply, std::optional<std::chrono::milliseconds> timeout);
   /// The request's entry, removed; nullopt if it is gone (answered, failed, timed out).
   std::optional<entry> take(std::uint64_t id);
+  /// Whether the request is still waiting for its answer.
+  bool contains(std::uint64_t id) const { return entries_.contains(id); }
   /// Every request to `rank`, removed.
   std::vector<entry> take_to(int rank);
   /// Every request, removed.

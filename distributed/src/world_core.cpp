@@ -78,7 +78,7 @@ void world_core::join() {
   if (options.rank != 0)
     join_rank0(deadline);
   else if (options.world_size == 1)
-    send_from_outside(member, roster_adoption{{options.name}});
+    send_from_outside(member, roster_adoption{{options.name}, {}, {}});
   await_formation(deadline);
 }
 
@@ -98,15 +98,7 @@ void world_core::join_rank0(clock::time_point deadline) {
                            std::vector<std::uint16_t>, std::string>>(as_bytes(payload));
   world_id = id;
   open_inbox();
-  for (int lower = 1; lower < options.rank; ++lower) {
-    const auto at = static_cast<std::size_t>(lower);
-    auto peer = connect(rt, {hosts[at], ports[at]}, link(all_names[at]), deadline);
-    (void)ask_while_forming(lower, peer,
-                            caf::make_message(hello_atom::value,
-                                              static_cast<std::int32_t>(options.rank), member),
-                            deadline);
-  }
-  send_from_outside(member, roster_adoption{all_names});
+  send_from_outside(member, roster_adoption{all_names, hosts, ports});
 }
 
 link_policy world_core::link(std::string peer_name) const {
@@ -139,7 +131,7 @@ void world_core::await_formation(clock::time_point deadline) {
     std::to_string(options.timeout.count()) + " ms" +
     (options.rank == 0 ? "; missing ranks: " + missing
                        : "; rank " + std::to_string(options.rank) +
-                           " could not reach every other member"));
+                           " did not hear from rank 0 that everyone joined"));
 }
 
 void world_core::open_inbox() {

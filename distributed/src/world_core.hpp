@@ -52,6 +52,10 @@ struct served {
 struct stop_request {};
 /// The member actor's own reminder to fail the requests past their deadline.
 struct sweep_request {};
+/// The member actor's own reminder to try reaching `rank` again.
+struct reconnect {
+  int rank = 0;
+};
 /// An executor thread finished call `id`.
 struct call_done {
   std::uint64_t id = 0;
@@ -175,4 +179,5 @@ caf::actor spawn_member(world_core& core);
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::stop_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::sweep_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::reconnect)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::call_done)

@@ -69,7 +69,7 @@ void expect_lost_after_restore(troupe::rpc_group& group, const std::string& memb
 
 /// Host 2's link is cut (by the test, on mark "cut") while rank 0 waits on a call to it and
 /// rank 1 waits in a barrier it is part of: both fail with peer_lost within the loss bound
-/// (1.5 s of silence, plus a heartbeat), and ranks 0 and 1 go on between themselves.
+/// (3 s of silence, plus a heartbeat), and ranks 0 and 1 go on between themselves.
 TROUPE_HOST_ROLE(cut_call) {
   troupe::world world{rt, member_options()};
   auto all = world.create_rpc_group("all", world.members());

@@ -1,5 +1,5 @@
 // Strangers on a formed world, on 127.0.0.1: a process that is no member (no secret is set, so
-// it gets past the handshake) cannot run a task, forge a member's leave, or repoint a rank.
+// it gets past the handshake) cannot run a task, forge a member's leave, or take a member's rank.
 #include "world_security_support.hpp"
 
 namespace troupe::testing {
@@ -24,10 +24,14 @@ TEST(world_strangers, a_forged_leave_does_not_hide_a_members_loss) {
     << "member 1's loss went unreported after a stranger said it was leaving";
 }
 
-TEST(world_strangers, a_forged_hello_does_not_repoint_a_rank) {
+// Without a secret a process may claim any name on its connection: claiming member 1's, it is
+// still not member 1, whose process rank 0 knows.
+TEST(world_strangers, a_stranger_claiming_a_members_name_does_not_take_its_rank) {
   world_with_a_server w;
-  member_process stranger{"stranger_hello", member_environment(1, 2, w.port)};
-  EXPECT_EQ(stranger.exit_code(20s), 0) << "rank 0 took the stranger's hello";
+  auto environment = member_environment(1, 2, w.port);
+  environment["TROUPE_STRANGER_NAME"] = "1";
+  member_process stranger{"stranger_caller", environment};
+  EXPECT_EQ(stranger.exit_code(20s), 0) << "rank 0 took the stranger's call as member 1's";
   EXPECT_EQ(w.group.rpc_sync("1", 5s, add_numbers, 20, 22), 42) << "rank 1 was repointed";
   w.server.kill_and_collect();
 }

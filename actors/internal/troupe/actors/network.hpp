@@ -10,10 +10,12 @@
 #include "troupe/actors/tls_options.hpp"
 
 #include <caf/actor.hpp>
+#include <caf/fwd.hpp>
 #include <caf/node_id.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -61,6 +63,14 @@ void unpublish(runtime_state& rt, const caf::actor& whom, std::uint16_t port);
 /// or nothing is published there).
 caf::actor connect(runtime_state& rt, const endpoint& at, const link_policy& policy,
                    std::chrono::steady_clock::time_point deadline);
+
+/// As connect(), without blocking, for an actor that connects while it runs (a world's member
+/// reaching another on first use): `self` gets `on_connected` with the actor published at `at`,
+/// or `on_failed` saying why not, by `deadline`.
+void connect_async(runtime_state& rt, caf::event_based_actor* self, const endpoint& at,
+                   const link_policy& policy, std::chrono::steady_clock::time_point deadline,
+                   std::function<void(caf::actor)> on_connected,
+                   std::function<void(const std::string&)> on_failed);
 
 /// Who the peer that CAF knows as `node` proved to be when it connected; nullopt for a node
 /// this process has no connection to (or this process itself).

@@ -1,0 +1,186 @@
+// How worlds grow: a world of 16, 64 and 256 processes on this host (this program is rank 0
+// and starts the others as copies of itself). For each size: the time from starting the
+// processes to rank 0's world constructor returning (formed), a call from every member to the
+// next around the ring (with a timeout, so over the network layer rather than shared memory),
+// the time of a barrier of everyone, and the heartbeats a member sends: CAF beats once per
+// connection every 200 ms, so a member's beats a second are five times its TCP connections,
+// counted in its own process.
+#include "spawn_self.hpp"
+
+#include "troupe/actors/network.hpp"
+#include "troupe/distributed/world.hpp"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+/// Established TCP connections of this process (its descriptors' sockets that /proc/net/tcp
+/// lists in state 01).
+int established_connections() {
+  std::set<std::string> inodes;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator{"/proc/self/fd", error}) {
+    const auto target = std::filesystem::read_symlink(entry.path(), error).string();
+    if (!error && target.rfind("socket:[", 0) == 0)
+      inodes.insert(target.substr(8, target.size() - 9));
+  }
+  int count = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in{table};
+    std::string line, slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      std::istringstream fields{line};
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+        timeout >> inode;
+      count += state == "01" && inodes.contains(inode);
+    }
+  }
+  return count;
+}
+
+/// Whether a socket listens on TCP `port` here.
+bool listening_on(int port) {
+  char wanted[8];
+  std::snprintf(wanted, sizeof wanted, ":%04X", port);
+  std::ifstream in{"/proc/net/tcp"};
+  std::string line, slot, local, remote, state;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::istringstream fields{line};
+    fields >> slot >> local >> remote >> state;
+    if (state == "0A" && local.ends_with(wanted))
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+TROUPE_TASK(bench_next, [](int x) { return x + 1; });
+TROUPE_TASK(bench_connections, [](int) { return established_connections(); });
+
+namespace {
+
+troupe::world_options options_of(int rank, int size, int port) {
+  troupe::world_options options;
+  options.rank = rank;
+  options.world_size = size;
+  options.name = std::to_string(rank);
+  options.address = "127.0.0.1:" + std::to_string(port);
+  options.timeout = 300s;
+  options.rpc_threads = 1;
+  return options;
+}
+
+/// Everyone: a call to the next member, then the barriers rank 0 times, then one to end on.
+void ring_and_barriers(troupe::world& world, int barriers) {
+  auto group = world.create_rpc_group("ring", world.members());
+  const auto next = world.member_name((world.rank() + 1) % world.size());
+  if (group.rpc_sync(next, 60s, bench_next, world.rank()) != world.rank() + 1)
+    throw std::runtime_error("a wrong answer around the ring");
+  group.barrier();
+  for (int i = 0; i < barriers; ++i)
+    group.barrier();
+}
+
+constexpr int timed_barriers = 20;
+
+int member(const char* spec) {
+  int rank = 0, size = 0, port = 0;
+  if (std::sscanf(spec, "%d,%d,%d", &rank, &size, &port) != 3)
+    return 2;
+  troupe::runtime rt;
+  troupe::world world{rt, options_of(rank, size, port)};
+  ring_and_barriers(world, timed_barriers + 1); // the last: rank 0 has counted connections
+  return 0;
+}
+
+struct figures {
+  double formation_ms, barrier_us, beats_per_s;
+};
+
+figures run_world(int size) {
+  const int port = troupe::detail::free_loopback_port();
+  std::vector<pid_t> members;
+  figures result{};
+  {
+    troupe::runtime rt;
+    // Rank 0 listens first (in its constructor, on another thread): the members' own listeners
+    // could otherwise take its port. The clock starts with the first member.
+    clock_type::time_point formed_at;
+    auto forming = std::async(std::launch::async, [&] {
+      auto formed = std::make_unique<troupe::world>(rt, options_of(0, size, port));
+      formed_at = clock_type::now();
+      return formed;
+    });
+    while (!listening_on(port))
+      std::this_thread::sleep_for(1ms);
+    const auto start = clock_type::now();
+    for (int rank = 1; rank < size; ++rank)
+      members.push_back(troupe::bench::spawn_self("TROUPE_BENCH_WORLD=" + std::to_string(rank) +
+                                                  "," + std::to_string(size) + "," +
+                                                  std::to_string(port)));
+    const auto formed = forming.get();
+    auto& world = *formed;
+    result.formation_ms = std::chrono::duration<double, std::milli>(formed_at - start).count();
+    auto group = world.create_rpc_group("ring", world.members());
+    if (group.rpc_sync("1", 60s, bench_next, 0) != 1)
+      throw std::runtime_error("a wrong answer around the ring");
+    group.barrier();
+    const auto barriers_start = clock_type::now();
+    for (int i = 0; i < timed_barriers; ++i)
+      group.barrier();
+    result.barrier_us =
+      std::chrono::duration<double, std::micro>(clock_type::now() - barriers_start).count() /
+      timed_barriers;
+    double connections = 0;
+    for (int rank = 1; rank < size; ++rank)
+      connections += group.rpc_sync(world.member_name(rank), 60s, bench_connections, 0);
+    result.beats_per_s = 5.0 * connections / (size - 1);
+    group.barrier();
+  }
+  for (const auto pid : members) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw std::runtime_error("a member failed");
+  }
+  return result;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (const char* spec = std::getenv("TROUPE_BENCH_WORLD"))
+    return member(spec);
+  std::vector<int> sizes{16, 64, 256};
+  if (argc > 1)
+    sizes = {std::atoi(argv[1])};
+  std::map<int, figures> results;
+  for (int size : sizes) {
+    results[size] = run_world(size);
+    std::printf("world_formation_ms_%d %.1f ms\n", size, results[size].formation_ms);
+    std::printf("world_barrier_us_%d %.1f us\n", size, results[size].barrier_us);
+    std::printf("world_heartbeat_msgs_per_s_%d %.1f msgs/s\n", size, results[size].beats_per_s);
+    std::fflush(stdout);
+  }
+  if (results.contains(16) && results.contains(64))
+    std::printf("world_formation_growth_4x %.2f x\n",
+                results[64].formation_ms / results[16].formation_ms);
+  return 0;
+}

@@ -1,0 +1,200 @@
+// Worlds that grow: members connect to each other on first use, not when the world forms, and
+// hear of losses from rank 0; a world of 256 processes forms on this 2-core machine.
+#include "../process_usage.hpp"
+#include "world_test_support.hpp"
+
+#include <csignal>
+#include <future>
+
+namespace troupe::testing {
+namespace {
+
+/// Calls the next member around the ring over TCP (a timeout takes calls off shared memory),
+/// then meets everyone at a barrier, twice.
+TROUPE_ROLE(ring_member) {
+  troupe::runtime rt;
+  auto options = troupe::world_options::from_environment();
+  options.timeout = 120s;
+  options.rpc_threads = 1;
+  troupe::world world{rt, options};
+  auto group = world.create_rpc_group("ring", world.members());
+  const int next = (world.rank() + 1) % world.size();
+  require(group.rpc_sync(world.member_name(next), 60s, add_numbers, world.rank(), 1) ==
+            world.rank() + 1,
+          "the next member's answer");
+  group.barrier();
+  group.barrier();
+  return 0;
+}
+
+// Rank 0 listens before the others start: 255 members listening on ports of the kernel's
+// choosing could otherwise take the world's port between free_port() and rank 0's listener.
+TEST(world_scale, a_world_of_256_processes_forms_calls_around_its_ring_and_meets) {
+  const int port = free_port();
+  troupe::runtime rt;
+  auto options = member_options(0, 256, port);
+  options.timeout = 120s;
+  auto forming = std::async(std::launch::async,
+                            [&] { return std::make_unique<troupe::world>(rt, options); });
+  for (int i = 0; i < 10'000 && !listening_on(port); ++i)
+    std::this_thread::sleep_for(1ms);
+  std::vector<member_process> members;
+  for (int rank = 1; rank < 256; ++rank)
+    members.emplace_back("ring_member", member_environment(rank, 256, port));
+  const auto formed = forming.get();
+  auto& world = *formed;
+  ASSERT_EQ(world.size(), 256);
+  auto group = world.create_rpc_group("ring", world.members());
+  EXPECT_EQ(group.rpc_sync("1", 60s, add_numbers, 0, 1), 1);
+  group.barrier();
+  group.barrier();
+  for (auto& member : members)
+    EXPECT_EQ(member.exit_code(60s), 0);
+}
+
+/// Member 1: calls member 2 (over TCP), then reports how many TCP connections it has open and
+/// waits to be told the test is over.
+TROUPE_ROLE(counting_caller) {
+  troupe::runtime rt;
+  troupe::world world{rt, troupe::world_options::from_environment()};
+  auto group = world.create_rpc_group("all", world.members());
+  require(group.rpc_sync("2", 10s, add_numbers, 1, 1) == 2, "member 2's answer");
+  group.barrier();
+  group.barrier(); // the test counted
+  return 0;
+}
+
+TROUPE_ROLE(quiet_member) {
+  troupe::runtime rt;
+  troupe::world world{rt, troupe::world_options::from_environment()};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  group.barrier();
+  return 0;
+}
+
+// Four members: 1 calls 2, and nobody calls 3. Each member's sockets are its listener and its
+// connection to rank 0, plus one each way between 1 and 2.
+TEST(world_scale, members_connect_to_each_other_on_first_use_only) {
+  const int port = free_port();
+  std::vector<member_process> members;
+  members.emplace_back("counting_caller", member_environment(1, 4, port));
+  members.emplace_back("quiet_member", member_environment(2, 4, port));
+  members.emplace_back("quiet_member", member_environment(3, 4, port));
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 4, port)};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier(); // 1 has called 2
+  EXPECT_EQ(tcp_sockets(members[0].pid()), 3) << "member 1: listener, rank 0, member 2";
+  EXPECT_EQ(tcp_sockets(members[1].pid()), 3) << "member 2: listener, rank 0, member 1";
+  EXPECT_EQ(tcp_sockets(members[2].pid()), 2) << "member 3: listener, rank 0";
+  group.barrier();
+  expect_clean_exits(members);
+}
+
+/// Member 1: never talks to member 2; exits 0 once it hears that 2 was lost.
+TROUPE_ROLE(hears_of_a_loss) {
+  troupe::runtime rt;
+  troupe::world world{rt, troupe::world_options::from_environment()};
+  std::atomic<bool> lost{false};
+  world.on_member_lost([&](const std::string& name, int) { lost = lost || name == "2"; });
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  for (int i = 0; i < 1000 && !lost; ++i)
+    std::this_thread::sleep_for(10ms);
+  require(lost, "member 1 heard that member 2 was lost");
+  return tcp_sockets(::getpid()) == 2 ? 0 : 3; // and never connected to it
+}
+
+// A member without a connection to the lost one hears it from rank 0, which sees every member.
+TEST(world_scale, a_member_hears_of_a_loss_from_rank_0) {
+  const int port = free_port();
+  std::vector<member_process> members;
+  members.emplace_back("hears_of_a_loss", member_environment(1, 3, port));
+  members.emplace_back("quiet_member", member_environment(2, 3, port));
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 3, port)};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  members[1].kill_and_collect();
+  EXPECT_EQ(members[0].exit_code(20s), 0);
+}
+
+/// Member 2: calls member 1 until a call fails; exits 0 if that is peer_lost (it was frozen
+/// past the loss bound meanwhile, and resumed).
+TROUPE_ROLE(resumed_caller) {
+  troupe::runtime rt;
+  troupe::world world{rt, troupe::world_options::from_environment()};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  const auto until = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < until) {
+    try {
+      group.rpc_sync("1", 1s, add_numbers, 1, 1);
+    } catch (const troupe::peer_lost&) {
+      return 0;
+    } catch (const troupe::timeout_error&) {
+      continue; // the moment it resumed, before it heard of its loss
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return 1;
+}
+
+// A member frozen past the loss bound is lost to the world; resumed, it does not rejoin: its
+// calls fail with peer_lost rather than reach members that have written it off.
+TEST(world_scale, a_member_lost_while_frozen_does_not_rejoin_when_it_resumes) {
+  const int port = free_port();
+  std::vector<member_process> members;
+  members.emplace_back("quiet_member", member_environment(1, 3, port));
+  members.emplace_back("resumed_caller", member_environment(2, 3, port));
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 3, port)};
+  std::atomic<bool> lost{false};
+  world.on_member_lost([&](const std::string& name, int) { lost = lost || name == "2"; });
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  std::this_thread::sleep_for(300ms); // some calls from 2 to 1 succeed first
+  members[1].signal(SIGSTOP);
+  for (int i = 0; i < 1000 && !lost; ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(lost) << "the frozen member was not taken for lost";
+  members[1].signal(SIGCONT);
+  EXPECT_EQ(members[1].exit_code(30s), 0) << "the resumed member's calls did not fail with peer_lost";
+  EXPECT_THROW(group.rpc_sync("2", 1s, add_numbers, 1, 1), troupe::peer_lost);
+}
+
+/// Calls every other member at once, over TCP, and checks every answer.
+void call_everyone_at_once(troupe::world& world) {
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  std::vector<troupe::async_result<int>> calls;
+  for (int rank = 0; rank < world.size(); ++rank)
+    if (rank != world.rank())
+      calls.push_back(group.rpc_async(world.member_name(rank), 20s, add_numbers, rank, 100));
+  int rank = 0;
+  for (auto& call : calls) {
+    rank += rank == world.rank();
+    require(call.get() == rank + 100, "an answer from member " + std::to_string(rank));
+    ++rank;
+  }
+  group.barrier();
+}
+
+TROUPE_ROLE(calls_everyone) {
+  return as_member([](troupe::world& world) { call_everyone_at_once(world); });
+}
+
+// Every pair of members connects both ways at the same moment, which CAF settles by keeping
+// one connection: every call is answered, and nothing is taken for a stranger.
+TEST(world_scale, members_reaching_each_other_at_once_all_get_their_answers) {
+  const int port = free_port();
+  auto members = start_members("calls_everyone", 6, port);
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 6, port)};
+  call_everyone_at_once(world);
+  expect_clean_exits(members);
+}
+
+} // namespace
+} // namespace troupe::testing
