@@ -1,7 +1,8 @@
 # Hosts made of network namespaces, for the tests beside this file (source it; bash).
 #
 #   testbed_up 3                 # hosts 0..2 on one bridge: TESTBED_NS[i], TESTBED_IP[i]
-#   testbed_start 1 env A=b prog # runs prog on host 1 in the background (its pid kept)
+#   testbed_start 1 env A=b prog # runs prog on host 1 in the background, with a /dev/shm of
+#                                # its own (its pid kept)
 #   testbed_wait 60              # waits for every started process, 60 s at most; 0 if all exited 0
 #   testbed_cut 2 / testbed_restore 2        # takes host 2's link down, and up again
 #   testbed_netem 1 delay 20ms loss 1%       # shapes what host 1 sends (skipped if unsupported)
@@ -95,10 +96,14 @@ testbed_up() {
   done
 }
 
+# Runs a command on host $1 in the background. It gets a /dev/shm of its own, as a process on
+# another machine would: troupe's members on one host talk through shared memory, and must not
+# find each other's inboxes across "hosts" that share this machine's.
 testbed_start() {
   local host=$1
   shift
-  ip netns exec "${TESTBED_NS[host]}" "$@" &
+  ip netns exec "${TESTBED_NS[host]}" sh -c \
+    'mount -t tmpfs -o size=4g,mode=1777 testbed-shm /dev/shm && exec "$@"' testbed "$@" &
   testbed_pids+=($!)
 }
 

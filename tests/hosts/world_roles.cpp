@@ -4,6 +4,7 @@
 
 #include "troupe/actors/error.hpp"
 
+#include <filesystem>
 #include <thread>
 
 TROUPE_TASK(host_add, [](int a, int b) { return a + b; });
@@ -21,6 +22,17 @@ namespace {
 
 constexpr std::size_t floats_in_64_mib = std::size_t{16} << 20;
 
+/// Members' request inboxes this process can see: on a host with a /dev/shm of its own
+/// (testbed.sh), its own alone, so that calls to other hosts cross the network.
+int request_inboxes_here() {
+  int found = 0;
+  for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"}) {
+    const auto name = entry.path().filename().string();
+    found += name.starts_with("troupe.q.troupe.w.") && name.ends_with(".q"); // a queue's object
+  }
+  return found;
+}
+
 std::string next_of(const troupe::world& world) {
   return world.member_name((world.rank() + 1) % world.size());
 }
@@ -29,6 +41,8 @@ std::string next_of(const troupe::world& world) {
 /// 64 MiB paired value fetched and sent back to it as an argument.
 TROUPE_HOST_ROLE(world_ring) {
   troupe::world world{rt, member_options()};
+  require(request_inboxes_here() == 1, "no other host's inbox is in reach (request inboxes: " +
+                                         std::to_string(request_inboxes_here()) + ")");
   const int rank = world.rank(), next_rank = (rank + 1) % world.size();
   const auto next = next_of(world);
   auto group = world.create_rpc_group("ring", world.members());
