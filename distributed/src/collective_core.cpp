@@ -226,7 +226,7 @@ void collective_core::compare_signatures(const collective_call& call, std::uint3
   std::vector<void*> outputs;
   for (auto& each : all)
     outputs.push_back(&each);
-  engine_->all_gather(&mine, outputs, sizeof mine, sequence);
+  engine_->exchange_signatures(&mine, outputs, sizeof mine, sequence);
   for (std::size_t r = 0; r < size; ++r)
     if (!(all[r] == all[0]))
       throw invalid_argument(setup.group + ": the members disagree: rank 0 calls " +

@@ -34,6 +34,13 @@ public:
                        std::uint32_t sequence) = 0;
   virtual void barrier(std::uint32_t sequence) = 0;
 
+  /// The shape check before collective `sequence`: outputs[r] (every r) gets member r's
+  /// `bytes` at `in`, the same size every time. An all_gather, unless the engine does better.
+  virtual void exchange_signatures(const void* in, std::span<void* const> outputs,
+                                   std::size_t bytes, std::uint32_t sequence) {
+    all_gather(in, outputs, bytes, sequence);
+  }
+
   /// Point to point on `tag`: a header, then a body whose size the header
   /// gives.
   virtual void send(std::span<const std::byte> header, std::span<const std::byte> body, int dst,
