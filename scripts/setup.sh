@@ -20,6 +20,7 @@ packages=(
   libhdf5-dev
   libonnx-dev libprotobuf-dev
   python3
+  iproute2 # ip netns, ip link, tc: the hosts tests' test bed (tests/hosts/testbed.sh)
 )
 
 missing=()
