@@ -84,6 +84,23 @@ std::span<const std::byte> bytes_of(const signature& s) {
   return {reinterpret_cast<const std::byte*>(&s), sizeof s};
 }
 
+/// Every member's signature, through the engine: invalid_argument naming both sides of the
+/// first disagreement.
+void compare_signatures(collective_engine& engine, const engine_setup& setup,
+                        const signature& mine, std::uint32_t sequence) {
+  const auto size = setup.world_ranks.size();
+  std::vector<signature> all(size);
+  std::vector<void*> outputs;
+  for (auto& each : all)
+    outputs.push_back(&each);
+  engine.exchange_signatures(&mine, outputs, sizeof mine, sequence);
+  for (std::size_t r = 0; r < size; ++r)
+    if (!(all[r] == all[0]))
+      throw invalid_argument(setup.group + ": the members disagree: rank 0 calls " +
+                             all[0].describe() + ", rank " + std::to_string(r) + " calls " +
+                             all[r].describe());
+}
+
 } // namespace
 
 collective_core::collective_core(std::unique_ptr<collective_engine> engine, engine_setup setup)
@@ -208,9 +225,8 @@ void collective_core::execute(const collective_call& call) {
   const std::uint32_t sequence = sequence_;
   sequence_ += 2;
   try {
-    if (setup.options.check_shapes)
-      compare_signatures(call, sequence);
-    run_collective(call, sequence + 1);
+    if (!setup.options.check_shapes || !check_ran_it(call, sequence))
+      run_collective(call, sequence + 1);
   } catch (const invalid_argument&) {
     throw; // found before the engine moved anything: the group still works
   } catch (const std::exception& e) {
@@ -219,19 +235,16 @@ void collective_core::execute(const collective_call& call) {
   }
 }
 
-void collective_core::compare_signatures(const collective_call& call, std::uint32_t sequence) {
-  const auto size = setup.world_ranks.size();
+bool collective_core::check_ran_it(const collective_call& call, std::uint32_t sequence) {
   const auto mine = signature::of(call);
-  std::vector<signature> all(size);
-  std::vector<void*> outputs;
-  for (auto& each : all)
-    outputs.push_back(&each);
-  engine_->exchange_signatures(&mine, outputs, sizeof mine, sequence);
-  for (std::size_t r = 0; r < size; ++r)
-    if (!(all[r] == all[0]))
-      throw invalid_argument(setup.group + ": the members disagree: rank 0 calls " +
-                             all[0].describe() + ", rank " + std::to_string(r) + " calls " +
-                             all[r].describe());
+  const auto* reduce = call.kind == collective_kind::all_reduce ? &call.tensor : nullptr;
+  if (const auto outcome = engine_->check_fused(&mine, sizeof mine, reduce, call.op)) {
+    if (*outcome != check_outcome::disagreed)
+      return *outcome == check_outcome::agreed_and_reduced;
+    sequence += 1; // the collective's own: it will not run, and the members must learn why
+  }
+  compare_signatures(*engine_, setup, mine, sequence);
+  return false;
 }
 
 void collective_core::run_collective(const collective_call& call, std::uint32_t sequence) {

@@ -47,7 +47,9 @@ private:
   /// Runs a collective (this thread holds the turn); the engine's failure
   /// breaks the group.
   void execute(const collective_call& call);
-  void compare_signatures(const collective_call& call, std::uint32_t sequence);
+  /// The shape check (check_shapes): invalid_argument naming both sides when the members
+  /// disagree. True if the engine ran the collective in the same exchange.
+  bool check_ran_it(const collective_call& call, std::uint32_t sequence);
   void run_collective(const collective_call& call, std::uint32_t sequence);
   int run_point_to_point(const collective_call& call);
   int receive(const collective_call& call);

@@ -9,11 +9,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 
 namespace troupe::detail {
 
 class world_core;
+
+/// What a shape check found: every member calls the same, and maybe the collective already ran.
+enum class check_outcome { agreed, agreed_and_reduced, disagreed };
 
 class collective_engine {
 public:
@@ -33,6 +37,15 @@ public:
   virtual void scatter(std::span<const void* const> inputs, void* out, std::size_t bytes, int root,
                        std::uint32_t sequence) = 0;
   virtual void barrier(std::uint32_t sequence) = 0;
+
+  /// The shape check with, for an all_reduce (`reduce`, else null), the collective itself in
+  /// the same exchange where it is small enough, for an engine that can: whether every
+  /// member's `bytes` at `mine` agree. nullopt: the engine cannot (the caller exchanges the
+  /// signatures itself).
+  virtual std::optional<check_outcome> check_fused(const void* /*mine*/, std::size_t /*bytes*/,
+                                                   const tensor_view* /*reduce*/, reduce_op) {
+    return std::nullopt;
+  }
 
   /// The shape check before collective `sequence`: outputs[r] (every r) gets member r's
   /// `bytes` at `in`, the same size every time. An all_gather, unless the engine does better.

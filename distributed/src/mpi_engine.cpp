@@ -8,6 +8,7 @@
 #include "collective_engine.hpp"
 #include "element_dispatch.hpp"
 #include "group_state.hpp"
+#include "mpi_shape_check.hpp"
 #include "world_core.hpp"
 
 #include "troupe/actors/error.hpp"
@@ -188,6 +189,12 @@ public:
     const int n = count(t.count, "all_reduce");
     watched running{watch_, "all_reduce"};
     MPI_Allreduce(MPI_IN_PLACE, t.data, n, datatype(t.type), mpi_op(t.type, op), comm_);
+  }
+
+  std::optional<check_outcome> check_fused(const void* mine, std::size_t bytes,
+                                           const tensor_view* reduce, reduce_op op) override {
+    watched running{watch_, "the shape check"};
+    return mpi_shape_check(comm_, mine, bytes, reduce, op);
   }
 
   void reduce(const tensor_view& t, reduce_op op, int root, std::uint32_t) override {

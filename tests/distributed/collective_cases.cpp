@@ -97,6 +97,13 @@ void all_reduce(troupe::collective_group& g) {
   auto h = g.all_reduce_async(a);
   h.wait(10s);
   require(h.ready() && a[0] == 6.0, "all_reduce_async");
+  // Around 1 KiB, where MPI's shape check stops carrying the tensor itself.
+  for (const std::size_t n : {255, 256, 257}) {
+    std::vector<float> around(n, r);
+    g.all_reduce(around, troupe::reduce_op::max);
+    require(around.front() == 3.0f && around.back() == 3.0f,
+            "all_reduce of " + std::to_string(n) + " floats");
+  }
 }
 
 /// test_cc_reduce: only the destination gets the sum.
@@ -192,6 +199,10 @@ void mismatches(troupe::collective_group& g, const troupe::collective_options& o
                                                std::vector<float> t(g.rank() == 2 ? 3 : 2, 1.0f);
                                                g.all_reduce(t);
                                              });
+    require_throws<troupe::invalid_argument>("sizes across 1 KiB", "float32[257]", [&] {
+      std::vector<float> t(g.rank() == 1 ? 257 : 256, 1.0f);
+      g.all_reduce(t);
+    });
     require_throws<troupe::invalid_argument>("types", "float64[2]", [&] {
       if (g.rank() == 1) {
         std::vector<double> t(2);
