@@ -29,7 +29,6 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
-#include <optional>
 #include <set>
 
 namespace troupe::detail {
@@ -38,7 +37,6 @@ namespace {
 
 constexpr std::uint8_t point_to_point_prefix = 0x70; // above every prefix gloo's algorithms use
 constexpr std::uint8_t gathering_prefix = 0x71;
-constexpr std::uint8_t checking_prefix = 0x72;
 
 using reduce_function = std::function<void(void*, const void*, const void*, std::size_t)>;
 
@@ -181,35 +179,6 @@ public:
     });
   }
 
-  /// The check's receives for the next collective are posted as this one's are taken: a send
-  /// to a receive already posted goes at once, where one the receiver has yet to post waits
-  /// for gloo's round trip announcing it (most of what a check cost).
-  void exchange_signatures(const void* in, std::span<void* const> outputs, std::size_t bytes,
-                           std::uint32_t sequence) override {
-    guarded("the shape check", [&] {
-      if (!next_check_ || next_check_->sequence != sequence || next_check_->bytes != bytes)
-        next_check_ = post_check(sequence, bytes);
-      auto check = std::move(*next_check_);
-      next_check_ = post_check(sequence + 2, bytes); // the collective in between takes + 1
-      const auto slot = gloo::Slot::build(checking_prefix, sequence);
-      auto mine = buffer(in, bytes);
-      for (int r = 0; r < context_->size; ++r)
-        if (r != context_->rank)
-          mine->send(r, slot);
-      for (int r = 0; r < context_->size - 1; ++r)
-        finish_send(*mine);
-      std::memcpy(outputs[static_cast<std::size_t>(context_->rank)], in, bytes);
-      for (int r = 0, at = 0; r < context_->size; ++r) {
-        if (r == context_->rank)
-          continue;
-        finish_recv(*check.receives[static_cast<std::size_t>(at)], nullptr);
-        std::memcpy(outputs[static_cast<std::size_t>(r)],
-                    check.data[static_cast<std::size_t>(at)].data(), bytes);
-        ++at;
-      }
-    });
-  }
-
   void barrier(std::uint32_t sequence) override {
     guarded("barrier", [&] {
       gloo::BarrierOptions options{context_};
@@ -269,27 +238,6 @@ public:
   }
 
 private:
-  /// Receives posted ahead for the shape check of collective `sequence`, one per other member.
-  struct posted_check {
-    std::uint32_t sequence = 0;
-    std::size_t bytes = 0;
-    std::vector<std::vector<char>> data;
-    std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> receives;
-  };
-
-  posted_check post_check(std::uint32_t sequence, std::size_t bytes) {
-    posted_check check{sequence, bytes, {}, {}};
-    const auto slot = gloo::Slot::build(checking_prefix, sequence);
-    for (int r = 0; r < context_->size; ++r) {
-      if (r == context_->rank)
-        continue;
-      check.data.emplace_back(bytes);
-      check.receives.push_back(buffer(check.data.back().data(), bytes));
-      check.receives.back()->recv(r, slot);
-    }
-    return check;
-  }
-
   static rpc_group rendezvous_group(const std::shared_ptr<world_core>& world,
                                     const engine_setup& setup,
                                     std::chrono::steady_clock::time_point deadline) {
@@ -396,7 +344,6 @@ private:
   std::string group_;
   std::chrono::milliseconds timeout_;
   std::shared_ptr<gloo_mesh> context_;
-  std::optional<posted_check> next_check_;
   std::mutex waiting_mutex_;
   std::set<gloo::transport::UnboundBuffer*> waiting_;
   bool aborted_ = false;

@@ -204,7 +204,7 @@ void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept
     channel_->lost(rank, why);
   {
     std::lock_guard guard{lost_mutex};
-    gone_.insert(rank);
+    gone_.emplace(rank, left);
   }
   if (!left)
     member_lost(rank);
@@ -300,10 +300,14 @@ void world_core::add_lost_callback(std::function<void(const std::string&, int)> 
 
 std::optional<int> world_core::first_gone(const std::vector<int>& ranks) {
   std::lock_guard guard{lost_mutex};
+  std::optional<int> left;
   for (int rank : ranks)
-    if (gone_.contains(rank))
-      return rank;
-  return std::nullopt;
+    if (const auto at = gone_.find(rank); at != gone_.end()) {
+      if (!at->second)
+        return rank;
+      left = left ? left : rank;
+    }
+  return left;
 }
 
 void world_core::member_lost(int rank) noexcept {

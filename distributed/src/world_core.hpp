@@ -101,8 +101,9 @@ public:
   void peer_gone(int rank, const std::string& why, bool left) noexcept;
 
   void add_lost_callback(std::function<void(const std::string&, int)> callback);
-  /// The first of `ranks` that is gone (lost, or left), if any: what a wait that needs them
-  /// all checks so that it fails with peer_lost instead of waiting out its timeout.
+  /// The first of `ranks` that is gone, if any, one that was lost before one that left (which
+  /// may have left because of the loss): what a wait that needs them all checks so that it
+  /// fails with peer_lost instead of waiting out its timeout.
   std::optional<int> first_gone(const std::vector<int>& ranks);
 
   std::string label(int rank) const;
@@ -169,7 +170,7 @@ private:
   std::vector<caf::node_id> joined_nodes_; // rank 0: their processes
   std::mutex lost_mutex;
   std::vector<std::function<void(const std::string&, int)>> lost_callbacks_;
-  std::set<int> gone_;
+  std::map<int, bool> gone_; // rank, and whether it left (rather than was lost)
 };
 
 /// The member actor: one per member, published for the others to reach.
