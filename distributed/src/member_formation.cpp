@@ -1,0 +1,129 @@
+// Forming the world, on rank 0: every member asks to join; once all have (and the address of
+// each is known), each is told the roster and adopted as a peer. A rank or name claimed twice
+// fails the claimants.
+#include "member_state.hpp"
+
+#include "troupe/actors/annotated.hpp"
+#include "troupe/actors/serialization.hpp"
+
+#include <caf/io/middleman.hpp>
+
+namespace troupe::detail {
+
+namespace {
+
+/// Rank 0: `rank` may join unless its rank or name is taken or its world is another size.
+std::optional<std::string> join_refusal(member_actor* self, const std::string& name, int rank,
+                                        int size) {
+  auto& st = self->state;
+  const auto& options = st.core->options;
+  if (size != options.world_size)
+    return "'" + name + "' expects a world of " + std::to_string(size) + " members, rank 0 (" +
+           options.name + ") one of " + std::to_string(options.world_size);
+  if (rank <= 0 || rank >= options.world_size)
+    return "'" + name + "' asks for rank " + std::to_string(rank) + ", outside 1.." +
+           std::to_string(options.world_size - 1);
+  if (name == options.name)
+    return "the name '" + name + "' is claimed by rank 0 and rank " + std::to_string(rank);
+  for (const auto& [other, join] : st.joins)
+    if (join.name == name)
+      return "the name '" + name + "' is claimed by rank " + std::to_string(other) +
+             " and rank " + std::to_string(rank);
+  return std::nullopt;
+}
+
+/// Rank 0, once every member has joined: tells each the roster and adopts them as peers.
+void complete_formation(member_actor* self) {
+  auto& st = self->state;
+  const auto& options = st.core->options;
+  std::vector<std::string> names(static_cast<std::size_t>(options.world_size));
+  std::vector<std::string> hosts(names.size());
+  std::vector<std::uint16_t> ports(names.size());
+  names[0] = options.name;
+  for (const auto& [rank, join] : st.joins) {
+    names[static_cast<std::size_t>(rank)] = join.name;
+    hosts[static_cast<std::size_t>(rank)] = join.host;
+    ports[static_cast<std::size_t>(rank)] = join.port;
+  }
+  st.core->names = names;
+  const auto roster = to_wire(serialize(std::tuple{names, hosts, ports, st.core->world_id}));
+  st.roster_known = true;
+  auto joins = std::move(st.joins);
+  st.joins.clear();
+  for (auto& [rank, join] : joins) {
+    join.promise.deliver(static_cast<std::uint8_t>(reply_status::ok), std::string{}, roster);
+    add_peer(self, rank, join.handle);
+  }
+}
+
+/// Rank 0: a rank claimed twice while the world forms fails both claimants and the formation,
+/// since one of them is not who it says (without a secret, any local process can claim).
+reply_result refuse_both(member_actor* self, std::map<int, pending_join>::iterator first,
+                         const std::string& second) {
+  const auto why = "world: rank " + std::to_string(first->first) + " is claimed by both '" +
+                   first->second.name + "' and '" + second + "'";
+  first->second.promise.deliver(static_cast<std::uint8_t>(reply_status::invalid_argument), why,
+                                wire_bytes{});
+  self->state.joins.erase(first);
+  self->state.core->formation_failed(std::make_exception_ptr(invalid_argument(why)));
+  return failed_reply(reply_status::invalid_argument, why);
+}
+
+/// Rank 0: tells the roster once every member has joined and every address is known.
+void complete_when_whole(member_actor* self) {
+  auto& st = self->state;
+  if (st.unknown_addresses == 0 &&
+      st.joins.size() + 1 == static_cast<std::size_t>(st.core->options.world_size))
+    complete_formation(self);
+}
+
+} // namespace
+
+reply_result accept_join(member_actor* self, std::string name, int rank, int size,
+                         std::uint16_t port, std::string host, caf::actor handle) {
+  auto& st = self->state;
+  if (st.roster_known) {
+    const auto& names = st.core->names;
+    const bool held = rank > 0 && static_cast<std::size_t>(rank) < names.size();
+    return failed_reply(reply_status::invalid_argument,
+                        "world: the world has formed already; '" + name + "' is too late" +
+                          (held ? ": rank " + std::to_string(rank) + " is held by '" +
+                                    names[static_cast<std::size_t>(rank)] + "'"
+                                : std::string{}));
+  }
+  if (auto at = st.joins.find(rank); at != st.joins.end())
+    return refuse_both(self, at, name);
+  if (auto refusal = join_refusal(self, name, rank, size))
+    return failed_reply(reply_status::invalid_argument, "world: " + *refusal);
+  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+  st.core->joined(rank, name, handle.node());
+  st.joins.emplace(rank, pending_join{name, host, port, handle, promise});
+  if (host.empty()) {
+    // The member listens beyond loopback: reach it at the address it connected from. The
+    // roster waits for every such address, or a member would be told to reach an empty host.
+    ++st.unknown_addresses;
+    self
+      ->request(st.core->rt.system->middleman().actor_handle(), std::chrono::seconds{10},
+                caf::get_atom::value, handle.node())
+      .then(
+        [self, rank](const caf::node_id&, std::string& address, std::uint16_t) {
+          const handling scope{self};
+          --self->state.unknown_addresses;
+          if (auto at = self->state.joins.find(rank); at != self->state.joins.end())
+            at->second.host = std::move(address);
+          complete_when_whole(self);
+        },
+        [self, rank](caf::error& e) {
+          const handling scope{self};
+          --self->state.unknown_addresses;
+          self->state.core->formation_failed(std::make_exception_ptr(network_error(
+            "world: the address of rank " + std::to_string(rank) + " is unknown: " +
+            to_string(e))));
+        });
+    return promise;
+  }
+  complete_when_whole(self);
+  return promise;
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,86 @@
+// The member actor's state (member_actor.cpp has the actor), and the parts of its work that
+// live in files of their own: reaching the other members and keeping track of them
+// (member_peers.cpp), and forming the world on rank 0 (member_formation.cpp). Every function
+// here runs on the member actor, with `self` its own.
+#pragma once
+
+#include "coordinator.hpp"
+#include "pending_requests.hpp"
+#include "world_core.hpp"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+/// A member asking rank 0 to join, waiting for the whole world.
+struct pending_join {
+  std::string name;
+  std::string host;
+  std::uint16_t port = 0;
+  caf::actor handle;
+  reply_promise promise;
+};
+
+struct member_state {
+  world_core* core = nullptr;
+  std::vector<caf::actor> peers; // by rank, once connected; this member's own at its rank
+  std::vector<endpoint> addresses; // by rank, from the roster: where to connect on first use
+  /// Requests (their ids in `pending`) to members not reached yet, by rank.
+  std::map<int, std::vector<std::pair<std::uint64_t, caf::message>>> awaiting_peer;
+  std::map<int, int> connect_failures; // attempts to reach a rank that failed in a row
+  std::set<int> greet_when_reached;    // lower ranks that asked this member to connect
+  std::vector<bool> lost;
+  std::vector<bool> left; // said it was leaving: its end is no loss to report
+  bool roster_known = false;
+  bool ready = false;
+  pending_requests pending; // requests this member sent
+  std::optional<pending_requests::clock::time_point> sweep_at; // the next sweep scheduled
+  struct served_call {
+    reply_promise promise;
+    int from = 0;
+  };
+  std::map<std::uint64_t, served_call> serving; // calls running on the executor, and whose
+  std::vector<std::size_t> serving_from;        // how many of them each member made
+  std::uint64_t next_serving = 0;
+  std::map<int, pending_join> joins; // rank 0, while the world forms
+  int unknown_addresses = 0;         // rank 0: joins whose address is still being looked up
+  coordinator groups;                // rank 0
+  static inline const char* name = "troupe.member";
+};
+
+using member_actor = caf::stateful_actor<member_state>;
+
+// member_peers.cpp
+/// The name the sender's process proved when it connected (its handshake; with TLS, its
+/// certificate), or nullopt if it did not come over a connection.
+std::optional<std::string> proven_name(member_actor* self);
+/// The rank of the member whose process sent the message being handled, or -1 (adopting a
+/// member it has no handle for yet: see member_peers.cpp).
+int sender_rank(member_actor* self);
+/// Formed once the roster is known and rank 0 reached (on rank 0: once everyone joined).
+void check_ready(member_actor* self);
+/// `rank` is reached: monitored from now on, and what waited for it goes.
+void add_peer(member_actor* self, int rank, caf::actor handle);
+/// `rank` is gone (down, or rank 0 says so): what is pending on it fails.
+void on_lost(member_actor* self, int rank);
+/// Sends a request of this process's threads, reaching its member first if need be.
+void send_request(member_actor* self, outgoing_request& request);
+/// Fails the requests past their deadline, and schedules the next sweep.
+void sweep(member_actor* self);
+/// The reminder to look at `rank` again: a lower rank is tried again, a higher one that has
+/// not connected back in time fails what waits on it.
+void retry_reach(member_actor* self, int rank);
+/// A reach request: on rank 0, a member asking that a higher `rank` connect to it; on a
+/// member, rank 0 passing on that the lower `rank` asked.
+void on_reach(member_actor* self, int rank);
+
+// member_formation.cpp
+/// Rank 0: a member asks to join; answered once the whole world has.
+reply_result accept_join(member_actor* self, std::string name, int rank, int size,
+                         std::uint16_t port, std::string host, caf::actor handle);
+
+} // namespace troupe::detail
