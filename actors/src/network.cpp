@@ -184,13 +184,7 @@ void connect_async(runtime_state& rt, caf::event_based_actor* self, const endpoi
         else
           on_failed("nothing is published at " + at.to_string());
       },
-      [&rt, self, at, policy, deadline, on_connected, on_failed](caf::error& e) {
-        // A handshake a loaded peer did not finish in time, or a connection it dropped: as
-        // connect() does, try again while there is time.
-        const bool again = e == caf::sec::cannot_connect_to_node ||
-                           e == caf::sec::connection_timeout;
-        if (again && std::chrono::steady_clock::now() < deadline)
-          return connect_async(rt, self, at, policy, deadline, on_connected, on_failed);
+      [&rt, at, on_failed](caf::error& e) {
         const auto why = context_of(e);
         on_failed("cannot connect to " + at.to_string() + ": " +
                   (why.empty() ? rt.system->render(e) : why));

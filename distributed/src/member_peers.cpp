@@ -15,8 +15,10 @@ namespace troupe::detail {
 
 namespace {
 
-/// Attempts to reach a member before the calls waiting on it fail.
-constexpr int max_connect_attempts = 3;
+/// Attempts to reach a member before the calls waiting on it fail, `connect_pause` apart: a
+/// loaded peer may drop a handshake it could not finish in time.
+constexpr int max_connect_attempts = 5;
+constexpr std::chrono::milliseconds connect_pause{100};
 
 std::exception_ptr error_from_caf(const caf::error& e, const std::string& who,
                                   std::optional<std::chrono::milliseconds> timeout) {
@@ -84,7 +86,7 @@ void connect_to(member_actor* self, int rank) {
       if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)])
         return;
       if (++st.connect_failures[rank] < max_connect_attempts) {
-        self->delayed_send(self, std::chrono::milliseconds{100}, reconnect{rank});
+        self->delayed_send(self, connect_pause, reconnect{rank});
         return;
       }
       st.connect_failures.erase(rank);

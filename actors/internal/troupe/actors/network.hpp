@@ -64,9 +64,10 @@ void unpublish(runtime_state& rt, const caf::actor& whom, std::uint16_t port);
 caf::actor connect(runtime_state& rt, const endpoint& at, const link_policy& policy,
                    std::chrono::steady_clock::time_point deadline);
 
-/// As connect(), without blocking, for an actor that connects while it runs (a world's member
-/// reaching another on first use): `self` gets `on_connected` with the actor published at `at`,
-/// or `on_failed` saying why not, by `deadline`.
+/// As connect(), without blocking and in one attempt (the caller tries again as it sees fit),
+/// for an actor that connects while it runs (a world's member reaching another on first use):
+/// `self` gets `on_connected` with the actor published at `at`, or `on_failed` saying why not,
+/// by `deadline`.
 void connect_async(runtime_state& rt, caf::event_based_actor* self, const endpoint& at,
                    const link_policy& policy, std::chrono::steady_clock::time_point deadline,
                    std::function<void(caf::actor)> on_connected,
