@@ -93,7 +93,7 @@ void compare_signatures(collective_engine& engine, const engine_setup& setup,
   std::vector<void*> outputs;
   for (auto& each : all)
     outputs.push_back(&each);
-  engine.all_gather(&mine, outputs, sizeof mine, sequence);
+  engine.exchange_signatures(&mine, outputs, sizeof mine, sequence);
   for (std::size_t r = 0; r < size; ++r)
     if (!(all[r] == all[0]))
       throw invalid_argument(setup.group + ": the members disagree: rank 0 calls " +

@@ -41,10 +41,17 @@ public:
   /// The shape check with, for an all_reduce (`reduce`, else null), the collective itself in
   /// the same exchange where it is small enough, for an engine that can: whether every
   /// member's `bytes` at `mine` agree. nullopt: the engine cannot (the caller exchanges the
-  /// signatures itself, with all_gather).
+  /// signatures itself, with exchange_signatures).
   virtual std::optional<check_outcome> check_fused(const void* /*mine*/, std::size_t /*bytes*/,
                                                    const tensor_view* /*reduce*/, reduce_op) {
     return std::nullopt;
+  }
+
+  /// The shape check before collective `sequence`: outputs[r] (every r) gets member r's
+  /// `bytes` at `in`, the same size every time. An all_gather, unless the engine does better.
+  virtual void exchange_signatures(const void* in, std::span<void* const> outputs,
+                                   std::size_t bytes, std::uint32_t sequence) {
+    all_gather(in, outputs, bytes, sequence);
   }
 
   /// Point to point on `tag`: a header, then a body whose size the header

@@ -24,7 +24,7 @@ void answer(reply_promise& promise, reply_status status, const std::string& text
 } // namespace
 
 void coordinator::arrive(const std::string& what, const std::vector<int>& ranks, int rank,
-                         reply_promise promise) {
+                         reply_promise promise, wire_bytes payload) {
   for (int rank : ranks)
     if (auto gone = gone_.find(rank); gone != gone_.end()) {
       answer(promise, reply_status::peer_lost, what + ": " + gone->second);
@@ -38,10 +38,19 @@ void coordinator::arrive(const std::string& what, const std::vector<int>& ranks,
     return;
   }
   meeting.arrived.insert_or_assign(rank, std::move(promise));
+  if (!payload.empty())
+    meeting.payloads.insert_or_assign(rank, std::move(payload));
   if (meeting.arrived.size() < meeting.ranks.size())
     return;
+  wire_bytes gathered;
+  if (!meeting.payloads.empty()) {
+    std::vector<wire_bytes> in_order;
+    for (int member : meeting.ranks)
+      in_order.push_back(std::move(meeting.payloads[member]));
+    gathered = to_wire(serialize(in_order));
+  }
   for (auto& [_, waiting] : meeting.arrived)
-    answer(waiting, reply_status::ok, {});
+    waiting.deliver(static_cast<std::uint8_t>(reply_status::ok), std::string{}, gathered);
   waiting_.erase(at);
 }
 

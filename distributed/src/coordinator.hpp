@@ -19,9 +19,11 @@ enum class key_operation : std::uint8_t { add, remove, lookup, holds };
 class coordinator {
 public:
   /// Member `rank` arrived at the rendezvous `what` of `ranks` (a group's creation, or one of
-  /// its barriers). Its promise is answered when all have.
+  /// its barriers), bringing `payload` (a collective's shape check: its signature). Its promise
+  /// is answered when all have: with every member's payload in the order of `ranks`, if any
+  /// brought one.
   void arrive(const std::string& what, const std::vector<int>& ranks, int rank,
-              reply_promise promise);
+              reply_promise promise, wire_bytes payload = {});
 
   /// Adds, removes or looks up `key` in `table` of `group` for member `rank`.
   reply_result keys(key_operation op, key_table table, const std::string& group,
@@ -38,6 +40,7 @@ private:
   struct rendezvous {
     std::vector<int> ranks;
     std::map<int, reply_promise> arrived;
+    std::map<int, wire_bytes> payloads;
   };
   std::map<std::string, rendezvous> waiting_;
   std::map<std::tuple<key_table, std::string, std::string>, int> owners_;

@@ -63,6 +63,31 @@ reply_result refused_call(member_actor* self) {
   return failed_reply(reply_status::state_error, "calls are taken from this world's members only");
 }
 
+/// What a member may bring to a rendezvous (a shape check's signature is 88 bytes).
+constexpr std::size_t max_rendezvous_payload = 4096;
+
+/// Rank 0: member `rank` arrives at a group's rendezvous.
+reply_result arrive(member_actor* self, std::string what, const wire_bytes& ranks, int rank,
+                    wire_bytes payload) {
+  if (rank != sender_rank(self))
+    return failed_reply(reply_status::invalid_argument,
+                        "a group request for rank " + std::to_string(rank) +
+                          " must come from that member");
+  if (payload.size() > max_rendezvous_payload)
+    return failed_reply(reply_status::invalid_argument,
+                        "a rendezvous payload of " + std::to_string(payload.size()) +
+                          " bytes, over the limit of " + std::to_string(max_rendezvous_payload));
+  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+  try {
+    self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank,
+                              promise, std::move(payload));
+  } catch (const serialization_error& e) {
+    promise.deliver(static_cast<std::uint8_t>(reply_status::serialization_error),
+                    std::string{e.what()}, wire_bytes{});
+  }
+  return promise;
+}
+
 /// Calls one member may have waiting or running here at once over TCP (through the inboxes,
 /// a member reads one request at a time): a fast sender cannot grow the executor's queue
 /// without bound.
@@ -201,19 +226,12 @@ caf::behavior member(member_actor* self, world_core* core) {
     },
     [self](group_atom, std::string& what, wire_bytes& ranks, std::int32_t rank) -> reply_result {
       const handling scope{self};
-      if (rank != sender_rank(self))
-        return failed_reply(reply_status::invalid_argument,
-                            "a group request for rank " + std::to_string(rank) +
-                              " must come from that member");
-      auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
-      try {
-        self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank,
-                                  promise);
-      } catch (const serialization_error& e) {
-        promise.deliver(static_cast<std::uint8_t>(reply_status::serialization_error),
-                        std::string{e.what()}, wire_bytes{});
-      }
-      return promise;
+      return arrive(self, std::move(what), ranks, rank, {});
+    },
+    [self](group_atom, std::string& what, wire_bytes& ranks, std::int32_t rank,
+           wire_bytes& payload) -> reply_result {
+      const handling scope{self};
+      return arrive(self, std::move(what), ranks, rank, std::move(payload));
     },
     [self](key_atom, std::uint8_t op, std::uint8_t table, std::string& group, std::string& key,
            std::int32_t rank) -> reply_result {
