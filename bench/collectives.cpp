@@ -10,6 +10,8 @@
 // contender in turn, between two barriers, so the slower rank sets the time; the figure is the
 // median over rounds. Tensors are float32 of 1 KiB, 1 MiB and 64 MiB. The last lines are
 // `name value unit`, read by tooling.
+#include "median.hpp"
+
 #include "troupe/actors/network.hpp"
 #include "troupe/distributed/world.hpp"
 
@@ -170,10 +172,7 @@ double time_loop(const contender& c, operation op, buffers& b, int iterations) {
   return std::chrono::duration<double, std::micro>(clock_type::now() - start).count() / iterations;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using troupe::bench::median;
 
 void report(int rounds, const std::vector<contender>& contenders) {
   // results[size][operation][contender] = per-round microseconds

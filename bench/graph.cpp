@@ -14,6 +14,8 @@
 // outputs are the last 3 nodes. Parts are consecutive blocks of 1,000 nodes in topological order.
 // Medians over the rounds. The last lines are `name value unit`, read by tooling; the parts'
 // speedup on two plain threads, in the same rounds, is what this machine's two cores allow.
+#include "median.hpp"
+
 #include "troupe/actors/network.hpp"
 #include "troupe/distributed/world.hpp"
 #include "troupe/graph/analysis.hpp"
@@ -46,10 +48,7 @@ double since_s(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using troupe::bench::median;
 
 /// The random DAG; with `exchange_with` set, the node at every 1,000th position (plus the last
 /// exchange's result) is sent to that rank and replaced by itself plus what that rank sends

@@ -10,6 +10,8 @@
 //
 //   environment: TROUPE_BENCH_RANK (0 or 1), TROUPE_BENCH_IP (this host's address),
 //   TROUPE_ADDRESS (rank 0's host:port), TROUPE_BENCH_DIR (shared), TROUPE_BENCH_ROUNDS
+#include "median.hpp"
+
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/distributed/world.hpp"
@@ -52,10 +54,7 @@ std::string environment(const char* name) {
   return value;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using troupe::bench::median;
 
 template <class F>
 double timed_us(F&& work) {

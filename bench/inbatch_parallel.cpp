@@ -11,6 +11,8 @@
 //
 // The last lines are `name value unit`, read by tooling: the ratios are inbatch's time over the
 // plain pool's (goal: at most 1.5), the speedups 1-worker time over 2-worker time (goal: 1.8).
+#include "median.hpp"
+
 #include <troupe/pools/inbatch_parallel.hpp>
 
 #include <algorithm>
@@ -64,10 +66,7 @@ using clock_type = std::chrono::steady_clock;
 /// A post that hands the values over, as map returns them.
 const auto gather = [](int_batch&, troupe::outcomes<int>& out) { return std::move(out).values(); };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using troupe::bench::median;
 
 void check(const std::vector<int>& ys, const int_batch& b, const char* who) {
   if (ys.size() != b.values.size() || ys.back() != b.values.back() + 1) {

@@ -9,6 +9,8 @@
 // and gets it back (10 MiB each way, as push + pull). Then both push 10 MiB gradients to the
 // gradient server (batch 2, one secondary on the server) as fast as they can. The last lines are
 // `name value unit`, read by tooling.
+#include "median.hpp"
+
 #include "troupe/actors/network.hpp"
 #include "troupe/distributed/push_pull_grad_server.hpp"
 #include "troupe/distributed/push_pull_model_server.hpp"
@@ -36,10 +38,7 @@ constexpr std::size_t tensors = 10;
 constexpr std::size_t floats_per_tensor = 1 << 18; // 10 x 1 MiB
 constexpr int grad_pushes_per_client = 20;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using troupe::bench::median;
 
 double since_ms(clock_type::time_point start) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();

@@ -9,6 +9,8 @@
 // Every contender produces a new std::vector<int> of results, as map() does. The contenders of a
 // tier take turns, one run each per round, so a slow spell of the machine falls on all of them;
 // times are medians over the rounds. The last lines are `name value unit`, read by tooling.
+#include "median.hpp"
+
 #include <troupe/troupe.hpp>
 
 #include <boost/asio/post.hpp>
@@ -36,10 +38,7 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 constexpr int workers = 2;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using troupe::bench::median;
 
 void check(const std::vector<int>& out, const std::vector<int>& in, const char* who) {
   if (out.size() != in.size() || out.back() != in.back() + 1 || out.front() != in.front() + 1) {

@@ -8,6 +8,8 @@
 //   build/bench/process_pool
 //
 // The last lines are `name value unit`, read by tooling.
+#include "median.hpp"
+
 #include <troupe/pools/process_pool.hpp>
 
 #include <algorithm>
@@ -108,10 +110,7 @@ figures troupe_round(troupe::runtime& rt, const std::vector<int>& items) {
   return out;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using troupe::bench::median;
 
 } // namespace
 

@@ -17,6 +17,8 @@
 // leaves the thread that read the request; a troupe task cannot (it would stop every
 // connection's reads and heartbeats while it runs), and the detached echo pays the same
 // hand-off to another thread and back. The last lines are `name value unit`, read by tooling.
+#include "median.hpp"
+
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/distributed/world.hpp"
@@ -50,10 +52,7 @@ constexpr int spaced_calls = 20;
 constexpr int pipelined_calls = 4000;
 constexpr int window = 256;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using troupe::bench::median;
 
 double since_us(clock_type::time_point start) {
   return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();

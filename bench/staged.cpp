@@ -8,6 +8,8 @@
 // The trivial record: a batch of 1,024 slices of one number each, doubled: the time a slice
 // costs parallel_compute when its work costs nothing (cutting, sending, running, returning,
 // stacking). Medians over the rounds. The last lines are `name value unit`, read by tooling.
+#include "median.hpp"
+
 #include "troupe/pools/process_pool.hpp"
 #include "troupe/staged/parallel_compute.hpp"
 
@@ -61,10 +63,7 @@ const auto bench_schema = staged::register_schema(
 
 using clock_type = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using troupe::bench::median;
 
 /// Seconds for one parallel_compute of `property` over a fresh record of `slices`.
 double time_compute(troupe::process_pool& pool, std::size_t slices, const char* property,
