@@ -171,7 +171,12 @@ void connect_async(runtime_state& rt, caf::event_based_actor* self, const endpoi
                    const link_policy& policy, std::chrono::steady_clock::time_point deadline,
                    std::function<void(caf::actor)> on_connected,
                    std::function<void(const std::string&)> on_failed) {
-  rt.network->intend(at.host, at.port, connect_intent{policy, tls_of(rt, policy), deadline});
+  try { // `self` calls this from a handler: nothing may escape it
+    rt.network->intend(at.host, at.port, connect_intent{policy, tls_of(rt, policy), deadline});
+  } catch (const std::exception& e) {
+    on_failed("cannot connect to " + at.to_string() + ": " + e.what());
+    return;
+  }
   const auto left = std::chrono::ceil<caf::timespan>(deadline - std::chrono::steady_clock::now());
   self
     ->request(rt.network->actor(), std::max(left, caf::timespan{std::chrono::milliseconds{1}}),

@@ -164,6 +164,27 @@ TEST(world_scale, a_member_lost_while_frozen_does_not_rejoin_when_it_resumes) {
   EXPECT_THROW(group.rpc_sync("2", 1s, add_numbers, 1, 1), troupe::peer_lost);
 }
 
+// This test is member 1. Its first call to member 2 waits for rank 0 to pass on that 2 should
+// connect; rank 0 is frozen, then killed: the call fails with peer_lost at once, rather than at
+// the end of the world's timeout, since no member is reached without rank 0.
+TEST(world_scale, a_call_waiting_for_its_member_to_be_reached_fails_when_rank_0_is_lost) {
+  const int port = free_port();
+  std::vector<member_process> members;
+  members.emplace_back("quiet_member", member_environment(0, 3, port));
+  members.emplace_back("quiet_member", member_environment(2, 3, port));
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(1, 3, port)};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  members[0].signal(SIGSTOP);
+  auto call = group.rpc_async("2", 15s, add_numbers, 1, 2); // a timeout: over TCP
+  std::this_thread::sleep_for(200ms); // waiting for rank 0 now
+  members[0].signal(SIGKILL);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(call.get(20s), troupe::peer_lost);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
 /// Calls every other member at once, over TCP, and checks every answer.
 void call_everyone_at_once(troupe::world& world) {
   auto group = world.create_rpc_group("all", world.members());
