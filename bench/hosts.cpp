@@ -82,8 +82,8 @@ troupe::world_options options(int rank) {
 
 /// Raw gloo between the two hosts, joined through a FileStore in the shared folder.
 std::shared_ptr<gloo::rendezvous::Context> raw_gloo(int rank) {
-  auto device =
-    gloo::transport::tcp::CreateDevice(gloo::transport::tcp::attr{environment("TROUPE_BENCH_IP").c_str()});
+  auto device = gloo::transport::tcp::CreateDevice(
+    gloo::transport::tcp::attr{environment("TROUPE_BENCH_IP").c_str()});
   gloo::rendezvous::FileStore store{environment("TROUPE_BENCH_DIR")};
   auto context = std::make_shared<gloo::rendezvous::Context>(rank, 2);
   context->connectFullMesh(store, device);
@@ -125,7 +125,8 @@ void all_reduce_turns(troupe::collective_group& group,
 void calls(troupe::rpc_group& group, caf::scoped_actor& self, const caf::actor& echo,
            figures& out) {
   for (int i = 0; i < tiny_calls; ++i) {
-    out.troupe_us.push_back(timed_us([&] { (void)group.rpc_sync("rank-0", hosts_bench_add, i, 1); }));
+    out.troupe_us.push_back(
+      timed_us([&] { (void)group.rpc_sync("rank-0", hosts_bench_add, i, 1); }));
     out.raw_us.push_back(timed_us([&] {
       self->request(echo, caf::infinite, std::int32_t{i}, std::int32_t{1})
         .receive([](std::int32_t) {}, [](caf::error&) { std::abort(); });
@@ -168,7 +169,8 @@ int run(int rank, int rounds) {
   caf::scoped_actor self{*state.system};
   if (rank == 1) {
     const auto port = static_cast<std::uint16_t>(group.get_paired<int>("echo_port").to_here());
-    const auto host = environment("TROUPE_ADDRESS").substr(0, environment("TROUPE_ADDRESS").find(':'));
+    const auto host =
+      environment("TROUPE_ADDRESS").substr(0, environment("TROUPE_ADDRESS").find(':'));
     echo = troupe::detail::connect(state, {host, port}, {}, clock_type::now() + 10s);
   }
   for (int round = 0; round < rounds; ++round) {

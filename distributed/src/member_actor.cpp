@@ -208,8 +208,8 @@ caf::behavior member(member_actor* self, world_core* core) {
     [self](gone_atom, std::int32_t rank, bool left) {
       const handling scope{self};
       auto& st = self->state;
-      if (sender_rank(self) != 0 || rank <= 0 || static_cast<std::size_t>(rank) >= st.peers.size() ||
-          rank == st.core->options.rank)
+      if (sender_rank(self) != 0 || rank <= 0 ||
+          static_cast<std::size_t>(rank) >= st.peers.size() || rank == st.core->options.rank)
         return;
       if (left)
         st.left[static_cast<std::size_t>(rank)] = true;

@@ -27,8 +27,8 @@ std::optional<std::string> join_refusal(member_actor* self, const std::string& n
     return "the name '" + name + "' is claimed by rank 0 and rank " + std::to_string(rank);
   for (const auto& [other, join] : st.joins)
     if (join.name == name)
-      return "the name '" + name + "' is claimed by rank " + std::to_string(other) +
-             " and rank " + std::to_string(rank);
+      return "the name '" + name + "' is claimed by rank " + std::to_string(other) + " and rank " +
+             std::to_string(rank);
   return std::nullopt;
 }
 
@@ -116,9 +116,9 @@ reply_result accept_join(member_actor* self, std::string name, int rank, int siz
         [self, rank](caf::error& e) {
           const handling scope{self};
           --self->state.unknown_addresses;
-          self->state.core->formation_failed(std::make_exception_ptr(network_error(
-            "world: the address of rank " + std::to_string(rank) + " is unknown: " +
-            to_string(e))));
+          self->state.core->formation_failed(std::make_exception_ptr(
+            network_error("world: the address of rank " + std::to_string(rank) +
+                          " is unknown: " + to_string(e))));
         });
     return promise;
   }

@@ -23,9 +23,9 @@ constexpr std::chrono::milliseconds connect_pause{100};
 std::exception_ptr error_from_caf(const caf::error& e, const std::string& who,
                                   std::optional<std::chrono::milliseconds> timeout) {
   if (e == caf::sec::request_timeout)
-    return std::make_exception_ptr(timeout_error(
-      "no answer from " + who + " within " + std::to_string(timeout ? timeout->count() : 0) +
-      " ms"));
+    return std::make_exception_ptr(timeout_error("no answer from " + who + " within " +
+                                                 std::to_string(timeout ? timeout->count() : 0) +
+                                                 " ms"));
   if (e == caf::sec::request_receiver_down)
     return std::make_exception_ptr(peer_lost(who + " is gone"));
   return std::make_exception_ptr(network_error("a call to " + who + " failed: " + to_string(e)));
@@ -48,8 +48,8 @@ void schedule_sweep(member_actor* self) {
   if (!earliest || (st.sweep_at && *st.sweep_at <= *earliest))
     return;
   st.sweep_at = earliest;
-  const auto wait = std::max(*earliest - pending_requests::clock::now(),
-                             pending_requests::clock::duration::zero());
+  const auto wait =
+    std::max(*earliest - pending_requests::clock::now(), pending_requests::clock::duration::zero());
   self->delayed_send(self, std::chrono::ceil<std::chrono::microseconds>(wait), sweep_request{});
 }
 
@@ -61,8 +61,8 @@ void fail_awaiting(member_actor* self, int rank, const std::string& why) {
     return;
   for (auto& [id, message] : waiting.mapped())
     if (auto request = st.pending.take(id))
-      request->reply->set_error(
-        std::make_exception_ptr(peer_lost(st.core->label(rank) + " cannot be reached (" + why + ")")));
+      request->reply->set_error(std::make_exception_ptr(
+        peer_lost(st.core->label(rank) + " cannot be reached (" + why + ")")));
 }
 
 /// Connects to the lower `rank`: for the requests waiting on it, or because it asked. A loaded
@@ -219,13 +219,12 @@ void send_request(member_actor* self, outgoing_request& request) {
     return;
   }
   if (st.lost[static_cast<std::size_t>(to)]) {
-    request.reply->set_error(
-      std::make_exception_ptr(peer_lost(st.core->label(to) + " was lost")));
+    request.reply->set_error(std::make_exception_ptr(peer_lost(st.core->label(to) + " was lost")));
     return;
   }
   if (st.lost[0] && to != st.core->options.rank) { // the world is rank 0's: this member left it
-    request.reply->set_error(std::make_exception_ptr(peer_lost(
-      st.core->label(to) + " is out of reach: rank 0 was lost, and with it the world")));
+    request.reply->set_error(std::make_exception_ptr(
+      peer_lost(st.core->label(to) + " is out of reach: rank 0 was lost, and with it the world")));
     return;
   }
   const auto id = st.pending.add(to, request.reply, request.timeout);

@@ -32,7 +32,7 @@ struct member_state {
   /// Requests (their ids in `pending`) to members not reached yet, by rank.
   std::map<int, std::vector<std::pair<std::uint64_t, caf::message>>> awaiting_peer;
   std::map<int, int> connect_failures; // attempts to reach a rank that failed in a row
-  std::set<int> greet_when_reached;    // lower ranks that asked this member to connect
+  std::set<int> greet_when_reached; // lower ranks that asked this member to connect
   std::vector<bool> lost;
   std::vector<bool> left; // said it was leaving: its end is no loss to report
   bool roster_known = false;
@@ -44,11 +44,11 @@ struct member_state {
     int from = 0;
   };
   std::map<std::uint64_t, served_call> serving; // calls running on the executor, and whose
-  std::vector<std::size_t> serving_from;        // how many of them each member made
+  std::vector<std::size_t> serving_from; // how many of them each member made
   std::uint64_t next_serving = 0;
   std::map<int, pending_join> joins; // rank 0, while the world forms
-  int unknown_addresses = 0;         // rank 0: joins whose address is still being looked up
-  coordinator groups;                // rank 0
+  int unknown_addresses = 0; // rank 0: joins whose address is still being looked up
+  coordinator groups; // rank 0
   static inline const char* name = "troupe.member";
 };
 

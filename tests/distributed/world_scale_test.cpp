@@ -34,8 +34,8 @@ TEST(world_scale, a_world_of_256_processes_forms_calls_around_its_ring_and_meets
   troupe::runtime rt;
   auto options = member_options(0, 256, port);
   options.timeout = 120s;
-  auto forming = std::async(std::launch::async,
-                            [&] { return std::make_unique<troupe::world>(rt, options); });
+  auto forming =
+    std::async(std::launch::async, [&] { return std::make_unique<troupe::world>(rt, options); });
   for (int i = 0; i < 10'000 && !listening_on(port); ++i)
     std::this_thread::sleep_for(1ms);
   std::vector<member_process> members;
@@ -160,7 +160,8 @@ TEST(world_scale, a_member_lost_while_frozen_does_not_rejoin_when_it_resumes) {
     std::this_thread::sleep_for(10ms);
   ASSERT_TRUE(lost) << "the frozen member was not taken for lost";
   members[1].signal(SIGCONT);
-  EXPECT_EQ(members[1].exit_code(30s), 0) << "the resumed member's calls did not fail with peer_lost";
+  EXPECT_EQ(members[1].exit_code(30s), 0)
+    << "the resumed member's calls did not fail with peer_lost";
   EXPECT_THROW(group.rpc_sync("2", 1s, add_numbers, 1, 1), troupe::peer_lost);
 }
 

@@ -65,8 +65,9 @@ rendezvous_with(troupe::runtime& rt, int port, troupe::detail::wire_bytes payloa
     troupe::detail::reply_status::state_error, {}};
   self
     ->request(rank0, std::chrono::seconds{5}, troupe::detail::group_atom::value,
-              std::string{"a check"}, troupe::detail::to_wire(troupe::serialize(std::vector<int>{0})),
-              std::int32_t{0}, std::move(payload))
+              std::string{"a check"},
+              troupe::detail::to_wire(troupe::serialize(std::vector<int>{0})), std::int32_t{0},
+              std::move(payload))
     .receive(
       [&](std::uint8_t status, std::string&, troupe::detail::wire_bytes& gathered) {
         troupe::detail::tsan_acquire(troupe::detail::mailbox_of(rank0));

@@ -72,8 +72,7 @@ TROUPE_HOST_ROLE(graph_partition) {
   const auto partition = find_distributed_partition(*g, make_outputs({{"z", z}}));
   verify_distributed_partition(*g, partition);
   const auto got = execute_distributed_partition(partition, *g, {{"x", x_of(g->rank())}}).at("z");
-  const xt::xarray<double> want =
-    x_of(g->rank()) + 2.0 * x_of(right) + x_of(right2);
+  const xt::xarray<double> want = x_of(g->rank()) + 2.0 * x_of(right) + x_of(right2);
   require(xt::allclose(got, want), "z from three hosts");
   g->barrier();
 }

@@ -23,9 +23,9 @@ struct role_registration {
   role_registration(const std::string& name, role body) { roles().emplace(name, std::move(body)); }
 };
 
-#define TROUPE_HOST_ROLE(name)                                                                  \
-  void host_role_##name(troupe::runtime&);                                                      \
-  const ::troupe::hosts::role_registration host_role_registered_##name{#name, host_role_##name}; \
+#define TROUPE_HOST_ROLE(name)                                                                     \
+  void host_role_##name(troupe::runtime&);                                                         \
+  const ::troupe::hosts::role_registration host_role_registered_##name{#name, host_role_##name};   \
   void host_role_##name(troupe::runtime& rt)
 
 inline void require(bool condition, const std::string& what) {

@@ -66,13 +66,13 @@ const auto host_schema = troupe::staged::register_schema(
 /// joined, a map, an inbatch_parallel action and a staged compute run on it, each reaching
 /// more than this host.
 TROUPE_HOST_ROLE(pool_with_nodes) {
-  troupe::process_pool pool{rt,
-                            {.workers = 1,
-                             .remote_secret = std::getenv("TROUPE_SECRET"),
-                             .tls = troupe::tls_options::from_environment(),
-                             .listen_address = "0.0.0.0",
-                             .listen_port = static_cast<std::uint16_t>(
-                               std::stoi(std::getenv("TROUPE_TEST_PORT")))}};
+  troupe::process_pool pool{
+    rt,
+    {.workers = 1,
+     .remote_secret = std::getenv("TROUPE_SECRET"),
+     .tls = troupe::tls_options::from_environment(),
+     .listen_address = "0.0.0.0",
+     .listen_port = static_cast<std::uint16_t>(std::stoi(std::getenv("TROUPE_TEST_PORT")))}};
   mark("pool_listens");
   const auto until = std::chrono::steady_clock::now() + 60s;
   while (pool.size() < 3 && std::chrono::steady_clock::now() < until)
@@ -83,15 +83,15 @@ TROUPE_HOST_ROLE(pool_with_nodes) {
   const auto hosts = pool.map(host_of_item, items);
   require(std::set<double>(hosts.begin(), hosts.end()).size() == 3, "the map ran on three hosts");
 
-  auto action = troupe::inbatch_parallel(
-    rt, troupe::inits::indices, host_row_squared,
-    [](rows&, troupe::outcomes<int>& out) { return out; },
-    {.target = troupe::inbatch_target::processes, .processes = &pool});
+  auto action =
+    troupe::inbatch_parallel(rt, troupe::inits::indices, host_row_squared,
+                             [](rows&, troupe::outcomes<int>& out) { return out; },
+                             {.target = troupe::inbatch_target::processes, .processes = &pool});
   rows batch;
   const auto out = action(batch);
   for (std::size_t i = 0; i < out.size(); ++i)
-    require(out[i].value() == static_cast<int>(i * i), "inbatch_parallel's item " +
-                                                         std::to_string(i));
+    require(out[i].value() == static_cast<int>(i * i),
+            "inbatch_parallel's item " + std::to_string(i));
 
   using namespace troupe::staged;
   const xt::xarray<double> values = xt::arange<double>(12.0);
@@ -111,7 +111,8 @@ troupe::grad_server_options machin_options() {
 
 /// machin's chain of three scalar layers, and the step p -= grad.
 troupe::versioned_model chain() {
-  return {{{"l0", xt::xarray<float>{1.0f}}, {"l1", xt::xarray<float>{2.0f}},
+  return {{{"l0", xt::xarray<float>{1.0f}},
+           {"l1", xt::xarray<float>{2.0f}},
            {"l2", xt::xarray<float>{3.0f}}}};
 }
 void minus_gradient(troupe::state_dict& p, const troupe::state_dict& g) {
@@ -149,8 +150,9 @@ TROUPE_HOST_ROLE(servers) {
     troupe::push_pull_grad_server gradients{group, "grads", machin_options()};
     auto model_seen = chain();
     for (int i = 0; i < 2; ++i)
-      gradients.push(model_seen, {{"l0", xt::xarray<float>{6.0f}}, {"l1", xt::xarray<float>{3.0f}},
-                               {"l2", xt::xarray<float>{2.0f}}});
+      gradients.push(model_seen, {{"l0", xt::xarray<float>{6.0f}},
+                                  {"l1", xt::xarray<float>{3.0f}},
+                                  {"l2", xt::xarray<float>{2.0f}}});
     troupe::versioned_model model;
     server.pull(model);
     for (int i = 0; i < 20; ++i) {

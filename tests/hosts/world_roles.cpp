@@ -76,7 +76,8 @@ std::chrono::milliseconds timed(F&& work) {
 void expect_lost_after_restore(troupe::rpc_group& group, const std::string& member) {
   await_mark("restored", 60s);
   std::string how;
-  const auto took = timed([&] { how = failure_of([&] { group.rpc_sync(member, 5s, host_add, 1, 1); }, 10s); });
+  const auto took =
+    timed([&] { how = failure_of([&] { group.rpc_sync(member, 5s, host_add, 1, 1); }, 10s); });
   require(how == "peer_lost", "a call to '" + member + "' after the link came back: " + how);
   require(took < 2s, "and it failed at once");
 }
@@ -134,7 +135,8 @@ TROUPE_HOST_ROLE(slow_link) {
   const auto took =
     timed([&] { how = failure_of([&] { group.rpc_sync(next, 100ms, host_sleep_ms, 2000); }, 5s); });
   require(how == "timeout_error", "a call past its timeout: " + how);
-  require(took < 1s, "the 100 ms timeout is honoured (took " + std::to_string(took.count()) + " ms)");
+  require(took < 1s,
+          "the 100 ms timeout is honoured (took " + std::to_string(took.count()) + " ms)");
   group.barrier(30s);
 }
 
