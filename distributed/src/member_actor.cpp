@@ -1,8 +1,10 @@
-// The member actor: the one place a member's traffic goes through. It holds the other members'
-// handles and monitors them, tracks every request this member has pending on each, and fails
-// those of a member that is lost (CAF itself would leave them unanswered for ever). Calls from
-// other members run on the world's executor, never on this actor's thread; their promises wait
-// here until the executor is done. On rank 0 it also forms the world (member_formation.cpp),
+// The member actor: the one place a member's traffic comes in through. It holds the other
+// members' handles and monitors them, tracks every request this member has pending on each, and
+// fails those of a member that is lost (CAF itself would leave them unanswered for ever). Calls
+// without a timeout to a member already reached leave from the calling thread itself
+// (direct_calls.hpp); their answers come in here. Calls from other members run on the world's
+// executor, never on this actor's thread, which answers them (call_answer.hpp); this actor
+// counts them until they are done. On rank 0 it also forms the world (member_formation.cpp),
 // coordinates groups and tells every member of a loss; how members reach each other is
 // member_peers.cpp's.
 #include "member_state.hpp"
@@ -24,10 +26,12 @@ void stop(member_actor* self) {
       self->send(st.peers[rank], leave_atom::value, static_cast<std::int32_t>(me));
   for (auto& request : st.pending.take_all())
     request.reply->set_error(std::make_exception_ptr(state_error("the world has stopped")));
+  for (auto& reply : st.core->direct.stop())
+    reply->set_error(std::make_exception_ptr(state_error("the world has stopped")));
   st.awaiting_peer.clear(); // their requests were in `pending`
   const auto gone = st.core->label(st.core->options.rank) + " has stopped";
   for (auto& [_, call] : st.serving)
-    call.promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
+    call.answer.deliver(reply_status::peer_lost, gone, {});
   st.serving.clear();
   for (auto& [_, join] : st.joins)
     join.promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
@@ -51,16 +55,15 @@ void tell_withdrawn(member_actor* self, const std::string& group, const std::str
 
 /// The answer to a call from no member: peer_lost to a member this one has lost (it does not
 /// rejoin, even when its connection comes back), state_error to anyone else.
-reply_result refused_call(member_actor* self) {
+std::pair<reply_status, std::string> refusal(member_actor* self) {
   auto& st = self->state;
   const auto proven = proven_name(self);
   const auto& names = st.core->names;
   const auto at = proven ? std::find(names.begin(), names.end(), *proven) : names.end();
   if (at != names.end() && st.lost[static_cast<std::size_t>(at - names.begin())])
-    return failed_reply(reply_status::peer_lost,
-                        st.core->label(static_cast<int>(at - names.begin())) +
-                          " was lost to this world and does not rejoin it");
-  return failed_reply(reply_status::state_error, "calls are taken from this world's members only");
+    return {reply_status::peer_lost, st.core->label(static_cast<int>(at - names.begin())) +
+                                       " was lost to this world and does not rejoin it"};
+  return {reply_status::state_error, "calls are taken from this world's members only"};
 }
 
 /// What a member may bring to a rendezvous (a shape check's signature is 88 bytes).
@@ -70,17 +73,17 @@ constexpr std::size_t max_rendezvous_payload = 4096;
 reply_result arrive(member_actor* self, std::string what, const wire_bytes& ranks, int rank,
                     wire_bytes payload) {
   if (rank != sender_rank(self))
-    return failed_reply(reply_status::invalid_argument,
-                        "a group request for rank " + std::to_string(rank) +
-                          " must come from that member");
+    return failed_reply(reply_status::invalid_argument, "a group request for rank " +
+                                                          std::to_string(rank) +
+                                                          " must come from that member");
   if (payload.size() > max_rendezvous_payload)
     return failed_reply(reply_status::invalid_argument,
                         "a rendezvous payload of " + std::to_string(payload.size()) +
                           " bytes, over the limit of " + std::to_string(max_rendezvous_payload));
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   try {
-    self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank,
-                              promise, std::move(payload));
+    self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank, promise,
+                              std::move(payload));
   } catch (const serialization_error& e) {
     promise.deliver(static_cast<std::uint8_t>(reply_status::serialization_error),
                     std::string{e.what()}, wire_bytes{});
@@ -93,24 +96,33 @@ reply_result arrive(member_actor* self, std::string what, const wire_bytes& rank
 /// without bound.
 constexpr std::size_t max_calls_in_flight = 16'384;
 
-reply_result accept_call(member_actor* self, int from, std::uint8_t kind, std::string group,
-                         std::string key, std::string name, std::string type,
-                         wire_bytes payload) {
+/// Runs member `from`'s call on the executor, which answers it through `answer`; refused at
+/// once when `from` has too many calls here already.
+void accept_call(member_actor* self, int from, call_answer answer, std::string group,
+                 incoming_call call) {
   auto& st = self->state;
   auto& in_flight = st.serving_from[static_cast<std::size_t>(from)];
-  if (in_flight >= max_calls_in_flight)
-    return failed_reply(reply_status::state_error,
-                        st.core->label(from) + " has " + std::to_string(in_flight) +
-                          " calls waiting or running at " + st.core->label(st.core->options.rank) +
-                          " already: wait for some to finish");
+  if (in_flight >= max_calls_in_flight) {
+    answer.deliver(reply_status::state_error,
+                   st.core->label(from) + " has " + std::to_string(in_flight) +
+                     " calls waiting or running at " + st.core->label(st.core->options.rank) +
+                     " already: wait for some to finish",
+                   {});
+    return;
+  }
   ++in_flight;
   const auto id = st.next_serving++;
-  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
-  st.serving.emplace(id, member_state::served_call{promise, from});
-  st.core->serve(id, std::move(group),
-                 incoming_call{static_cast<call_kind>(kind), std::move(key), std::move(name),
-                               std::move(type), std::move(payload), from});
-  return promise;
+  st.serving.emplace(id, member_state::served_call{answer, from});
+  call.from = from;
+  st.core->serve(id, std::move(group), std::move(call), std::move(answer));
+}
+
+/// The answer to one of this process's direct calls (direct_calls.hpp), if from the member it
+/// went to.
+void on_answer(member_actor* self, std::uint64_t id, std::uint8_t status, std::string& text,
+               wire_bytes& payload) {
+  if (auto reply = self->state.core->direct.answered(id, sender_rank(self)))
+    complete(reply, status, text, payload);
 }
 
 caf::behavior member(member_actor* self, world_core* core) {
@@ -124,31 +136,38 @@ caf::behavior member(member_actor* self, world_core* core) {
   st.serving_from.assign(size, 0);
   st.left.assign(size, false);
   st.peers[static_cast<std::size_t>(core->options.rank)] = caf::actor_cast<caf::actor>(self);
+  core->direct.reached(core->options.rank, caf::actor_cast<caf::actor>(self));
   // A stray message must not print to stdout (a user's protocol channel, maybe).
   self->set_default_handler(caf::drop);
   self->set_down_handler([self](caf::down_msg& down) {
-      const handling scope{self};
+    const handling scope{self};
     auto& peers = self->state.peers;
     for (std::size_t rank = 0; rank < peers.size(); ++rank)
       if (peers[rank] && peers[rank].address() == down.source)
         on_lost(self, static_cast<int>(rank));
   });
   self->set_exit_handler([self](caf::exit_msg&) {
-      const handling scope{self}; stop(self); });
+    const handling scope{self};
+    stop(self);
+  });
   return {
     [self](early_peer& peer) {
       const handling scope{self};
       add_peer(self, peer.rank, std::move(peer.handle));
     },
     [self](stop_request) {
-      const handling scope{self}; stop(self); },
+      const handling scope{self};
+      stop(self);
+    },
     [self](leave_atom, std::int32_t rank) {
       const handling scope{self};
       if (rank >= 0 && rank == sender_rank(self))
         self->state.left[static_cast<std::size_t>(rank)] = true;
     },
     [self](outgoing_request& request) {
-      const handling scope{self}; send_request(self, request); },
+      const handling scope{self};
+      send_request(self, request);
+    },
     [self](sweep_request) {
       const handling scope{self};
       sweep(self);
@@ -170,8 +189,6 @@ caf::behavior member(member_actor* self, world_core* core) {
       auto at = self->state.serving.find(done.id);
       if (at == self->state.serving.end())
         return;
-      at->second.promise.deliver(static_cast<std::uint8_t>(done.answer.status),
-                                 std::move(done.answer.text), to_wire(done.answer.payload));
       --self->state.serving_from[static_cast<std::size_t>(at->second.from)];
       self->state.serving.erase(at);
     },
@@ -219,10 +236,34 @@ caf::behavior member(member_actor* self, world_core* core) {
            std::string& type, wire_bytes& payload) -> reply_result {
       const handling scope{self};
       const int from = sender_rank(self);
-      if (from < 0)
-        return refused_call(self);
-      return accept_call(self, from, kind, std::move(group), std::move(key), std::move(name),
-                         std::move(type), std::move(payload));
+      if (from < 0) {
+        auto [status, why] = refusal(self);
+        return failed_reply(status, std::move(why));
+      }
+      auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+      accept_call(self, from, call_answer{promise, self->state.core->answerer()}, std::move(group),
+                  incoming_call{static_cast<call_kind>(kind), std::move(key), std::move(name),
+                                std::move(type), std::move(payload)});
+      return promise;
+    },
+    [self](call_atom, std::uint64_t id, std::uint8_t kind, std::string& group, std::string& key,
+           std::string& name, std::string& type, wire_bytes& payload) {
+      const handling scope{self};
+      const int from = sender_rank(self);
+      call_answer answer{caf::actor_cast<caf::actor>(self), self->current_sender(), id};
+      if (from < 0) {
+        auto [status, why] = refusal(self);
+        answer.deliver(status, std::move(why), {});
+        return;
+      }
+      accept_call(self, from, std::move(answer), std::move(group),
+                  incoming_call{static_cast<call_kind>(kind), std::move(key), std::move(name),
+                                std::move(type), std::move(payload)});
+    },
+    [self](answer_atom, std::uint64_t id, std::uint8_t status, std::string& text,
+           wire_bytes& payload) {
+      const handling scope{self};
+      on_answer(self, id, status, text, payload);
     },
     [self](group_atom, std::string& what, wire_bytes& ranks, std::int32_t rank) -> reply_result {
       const handling scope{self};
@@ -237,9 +278,9 @@ caf::behavior member(member_actor* self, world_core* core) {
            std::int32_t rank) -> reply_result {
       const handling scope{self};
       if (rank != sender_rank(self))
-        return failed_reply(reply_status::invalid_argument,
-                            "a key request for rank " + std::to_string(rank) +
-                              " must come from that member");
+        return failed_reply(reply_status::invalid_argument, "a key request for rank " +
+                                                              std::to_string(rank) +
+                                                              " must come from that member");
       auto reply = self->state.groups.keys(static_cast<key_operation>(op),
                                            static_cast<key_table>(table), group, key, rank);
       if (static_cast<key_operation>(op) == key_operation::remove &&

@@ -15,20 +15,21 @@
 
 namespace troupe::detail {
 
-using join_atom = caf::atom_constant<caf::atom("join")>;       // a member to rank 0
-using call_atom = caf::atom_constant<caf::atom("call")>;       // a call (call_request)
-using group_atom = caf::atom_constant<caf::atom("group")>;     // rank 0: a group's rendezvous
-using key_atom = caf::atom_constant<caf::atom("key")>;         // rank 0: the key tables
-using leave_atom = caf::atom_constant<caf::atom("leave")>;     // a member stops on purpose
+using join_atom = caf::atom_constant<caf::atom("join")>; // a member to rank 0
+using call_atom = caf::atom_constant<caf::atom("call")>; // a call (call_request)
+using answer_atom = caf::atom_constant<caf::atom("answer")>; // to a one-way call
+using group_atom = caf::atom_constant<caf::atom("group")>; // rank 0: a group's rendezvous
+using key_atom = caf::atom_constant<caf::atom("key")>; // rank 0: the key tables
+using leave_atom = caf::atom_constant<caf::atom("leave")>; // a member stops on purpose
 using withdrawn_atom = caf::atom_constant<caf::atom("withdrawn")>; // rank 0: a service's key went
-using gone_atom = caf::atom_constant<caf::atom("gone")>;       // rank 0: a member was lost, or left
-using reach_atom = caf::atom_constant<caf::atom("reach")>;     // to rank 0, and from it: connect
-using greet_atom = caf::atom_constant<caf::atom("greet")>;     // a member that connected as asked
+using gone_atom = caf::atom_constant<caf::atom("gone")>; // rank 0: a member was lost, or left
+using reach_atom = caf::atom_constant<caf::atom("reach")>; // to rank 0, and from it: connect
+using greet_atom = caf::atom_constant<caf::atom("greet")>; // a member that connected as asked
 
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 4;
+inline constexpr std::uint32_t wire_version = 5;
 
 enum class reply_status : std::uint8_t {
   ok,

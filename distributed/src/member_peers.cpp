@@ -31,14 +31,6 @@ std::exception_ptr error_from_caf(const caf::error& e, const std::string& who,
   return std::make_exception_ptr(network_error("a call to " + who + " failed: " + to_string(e)));
 }
 
-void complete(const bytes_result& reply, std::uint8_t status, const std::string& text,
-              wire_bytes& payload) {
-  if (static_cast<reply_status>(status) != reply_status::ok)
-    reply->set_error(exception_for(static_cast<reply_status>(status), text));
-  else
-    reply->set_value(std::move(payload));
-}
-
 void dispatch(member_actor* self, int to, std::uint64_t id, caf::message message);
 
 /// Makes sure a sweep comes by the earliest deadline of the requests pending.
@@ -130,6 +122,14 @@ void dispatch(member_actor* self, int to, std::uint64_t id, caf::message message
 
 } // namespace
 
+void complete(const bytes_result& reply, std::uint8_t status, const std::string& text,
+              wire_bytes& payload) {
+  if (static_cast<reply_status>(status) != reply_status::ok)
+    reply->set_error(exception_for(static_cast<reply_status>(status), text));
+  else
+    reply->set_value(std::move(payload));
+}
+
 std::optional<std::string> proven_name(member_actor* self) {
   const auto& sender = self->current_sender();
   if (!sender)
@@ -173,6 +173,7 @@ void add_peer(member_actor* self, int rank, caf::actor handle) {
   auto& slot = st.peers[static_cast<std::size_t>(rank)];
   if (slot != handle) {
     self->monitor(handle);
+    st.core->direct.reached(rank, handle);
     slot = std::move(handle);
   }
   check_ready(self);
@@ -193,6 +194,10 @@ void on_lost(member_actor* self, int rank) {
   const auto who = st.core->label(rank) + (left ? " has left the world" : " was lost");
   for (auto& request : st.pending.take_to(rank))
     request.reply->set_error(std::make_exception_ptr(peer_lost(who)));
+  for (auto& reply : st.core->direct.lost(rank))
+    reply->set_error(std::make_exception_ptr(peer_lost(who)));
+  if (rank == 0) // the world is rank 0's: no new call leaves this member
+    st.core->direct.close();
   st.awaiting_peer.erase(rank); // their requests were in `pending`
   st.greet_when_reached.erase(rank);
   if (rank == 0) // no member is reached without rank 0: what waits for one fails now

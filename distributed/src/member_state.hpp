@@ -4,6 +4,7 @@
 // here runs on the member actor, with `self` its own.
 #pragma once
 
+#include "call_answer.hpp"
 #include "coordinator.hpp"
 #include "pending_requests.hpp"
 #include "world_core.hpp"
@@ -40,7 +41,7 @@ struct member_state {
   pending_requests pending; // requests this member sent
   std::optional<pending_requests::clock::time_point> sweep_at; // the next sweep scheduled
   struct served_call {
-    reply_promise promise;
+    call_answer answer;
     int from = 0;
   };
   std::map<std::uint64_t, served_call> serving; // calls running on the executor, and whose
@@ -61,6 +62,9 @@ std::optional<std::string> proven_name(member_actor* self);
 /// The rank of the member whose process sent the message being handled, or -1 (adopting a
 /// member it has no handle for yet: see member_peers.cpp).
 int sender_rank(member_actor* self);
+/// Settles `reply` with a member's answer.
+void complete(const bytes_result& reply, std::uint8_t status, const std::string& text,
+              wire_bytes& payload);
 /// Formed once the roster is known and rank 0 reached (on rank 0: once everyone joined).
 void check_ready(member_actor* self);
 /// `rank` is reached: monitored from now on, and what waited for it goes.

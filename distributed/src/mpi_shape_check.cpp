@@ -28,20 +28,31 @@ struct check_block {
 constexpr std::size_t compared_from = offsetof(check_block, fused);
 constexpr std::size_t compared_bytes = offsetof(check_block, payload) - compared_from;
 
+template <class T, class F>
+void combine_with(const T* a, T* b, std::size_t n, F f) {
+  for (std::size_t i = 0; i < n; ++i) // one loop per op: the compiler vectorizes each
+    b[i] = f(a[i], b[i]);
+}
+
 template <class T>
 void combine_elements(reduce_op op, const void* in, void* inout, std::size_t n) {
   const auto* a = static_cast<const T*>(in);
   auto* b = static_cast<T*>(inout);
-  for (std::size_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<T, bool>) {
-      b[i] = op == reduce_op::sum || op == reduce_op::max ? (a[i] || b[i]) : (a[i] && b[i]);
-    } else {
-      switch (op) {
-      case reduce_op::sum: b[i] = static_cast<T>(a[i] + b[i]); break;
-      case reduce_op::product: b[i] = static_cast<T>(a[i] * b[i]); break;
-      case reduce_op::min: b[i] = std::min(a[i], b[i]); break;
-      case reduce_op::max: b[i] = std::max(a[i], b[i]); break;
-      }
+  if constexpr (std::is_same_v<T, bool>) {
+    if (op == reduce_op::sum || op == reduce_op::max)
+      combine_with(a, b, n, [](bool x, bool y) { return x || y; });
+    else
+      combine_with(a, b, n, [](bool x, bool y) { return x && y; });
+  } else {
+    switch (op) {
+    case reduce_op::sum:
+      combine_with(a, b, n, [](T x, T y) { return static_cast<T>(x + y); });
+      break;
+    case reduce_op::product:
+      combine_with(a, b, n, [](T x, T y) { return static_cast<T>(x * y); });
+      break;
+    case reduce_op::min: combine_with(a, b, n, [](T x, T y) { return std::min(x, y); }); break;
+    case reduce_op::max: combine_with(a, b, n, [](T x, T y) { return std::max(x, y); }); break;
     }
   }
 }
@@ -63,7 +74,9 @@ void combine(void* in, void* inout, int* length, MPI_Datatype*) {
   }
 }
 
-/// The block's MPI datatype and troupe's op on it, made once MPI is up.
+/// The block's MPI datatype and troupe's op on it, made once MPI is up. One size for every
+/// all_reduce: members whose tensors differ (what the check is for) must still make the same
+/// MPI call.
 struct check_types {
   MPI_Datatype block = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;

@@ -45,12 +45,7 @@ bytes_result start_call(group_state& group, int rank, call_request request,
     tensor_store_pause inline_tensors; // a network message carries its tensors itself
     request.payload = request.encode();
   }
-  return group.live_core().send(
-    rank,
-    caf::make_message(call_atom::value, static_cast<std::uint8_t>(request.kind), group.name,
-                      std::move(request.key), std::move(request.name), std::move(request.type),
-                      to_wire(request.payload)),
-    timeout, std::move(reply));
+  return group.live_core().call(rank, group.name, std::move(request), timeout, std::move(reply));
 }
 
 reply_bytes await_call(const bytes_result& reply) {
@@ -100,16 +95,14 @@ namespace {
 
 /// Keeps an entry here, then claims its key at rank 0; withdraws the entry if the key is taken.
 template <class Map, class Entry>
-void claim(group_state& group, key_table table, Map& entries, const std::string& key,
-           Entry entry) {
+void claim(group_state& group, key_table table, Map& entries, const std::string& key, Entry entry) {
   auto& core = group.live_core();
   {
     std::lock_guard guard{core.tables_mutex};
     if (!entries.try_emplace({group.name, key}, std::move(entry)).second)
       throw key_error((table == key_table::paired ? "paired value '" : "service '") + key +
-                      "' already " +
-                      (table == key_table::paired ? "paired to" : "registered on") + " group '" +
-                      group.name + "'");
+                      "' already " + (table == key_table::paired ? "paired to" : "registered on") +
+                      " group '" + group.name + "'");
   }
   try {
     ask_keys(group, key_operation::add, table, key);
@@ -169,7 +162,8 @@ void rpc_group::barrier(std::chrono::milliseconds timeout) {
   try {
     meet(timeout);
   } catch (const timeout_error&) {
-    throw timeout_error("rpc group '" + state_->name + "': not every member reached the barrier within " +
+    throw timeout_error("rpc group '" + state_->name +
+                        "': not every member reached the barrier within " +
                         std::to_string(timeout.count()) + " ms");
   }
 }
@@ -178,10 +172,9 @@ void rpc_group::meet(std::optional<std::chrono::milliseconds> timeout) {
   auto& core = state_->live_core();
   detail::await_call(core.send(
     0,
-    caf::make_message(detail::group_atom::value,
-                      detail::barrier_rendezvous(state_->name, ++state_->barriers),
-                      detail::to_wire(serialize(state_->ranks)),
-                      static_cast<std::int32_t>(core.options.rank)),
+    caf::make_message(
+      detail::group_atom::value, detail::barrier_rendezvous(state_->name, ++state_->barriers),
+      detail::to_wire(serialize(state_->ranks)), static_cast<std::int32_t>(core.options.rank)),
     timeout));
 }
 

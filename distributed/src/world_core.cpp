@@ -73,6 +73,8 @@ void world_core::join() {
     world_id = make_nonce().substr(0, 16);
     open_inbox();
   }
+  answerer_ = std::make_unique<caf::scoped_actor>(*rt.system);
+  (*answerer_)->mailbox().close();
   member = spawn_member(*this);
   port_ = publish(rt, member, listen, link());
   if (options.rank != 0)
@@ -126,12 +128,11 @@ void world_core::await_formation(clock::time_point deadline) {
       if (!joined_.contains(rank))
         missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
   }
-  throw timeout_error(
-    "world: not all " + std::to_string(options.world_size) + " members joined within " +
-    std::to_string(options.timeout.count()) + " ms" +
-    (options.rank == 0 ? "; missing ranks: " + missing
-                       : "; rank " + std::to_string(options.rank) +
-                           " did not hear from rank 0 that everyone joined"));
+  throw timeout_error("world: not all " + std::to_string(options.world_size) +
+                      " members joined within " + std::to_string(options.timeout.count()) + " ms" +
+                      (options.rank == 0 ? "; missing ranks: " + missing
+                                         : "; rank " + std::to_string(options.rank) +
+                                             " did not hear from rank 0 that everyone joined"));
 }
 
 void world_core::open_inbox() {
@@ -182,8 +183,8 @@ void world_core::let_running_calls_finish() noexcept {
     running = busy_;
   }
   std::cerr << "troupe: " << label(options.rank) << " stops with " << running
-            << " served call(s) still running after stop_grace ("
-            << options.stop_grace.count() << " ms); they finish on their own and their "
+            << " served call(s) still running after stop_grace (" << options.stop_grace.count()
+            << " ms); they finish on their own and their "
             << "answers go nowhere\n";
   // The calls run on this core's threads: whoever holds it last must not be one of them
   // (destroying the executor joins its threads), so a thread of its own keeps it until then.
@@ -250,15 +251,44 @@ bytes_result world_core::send(int to, caf::message message,
   return reply;
 }
 
-void world_core::serve(std::uint64_t id, std::string group, incoming_call request) {
-  post([this, id, group = std::move(group), request = std::move(request)]() mutable {
+bytes_result world_core::call(int to, const std::string& group, call_request request,
+                              std::optional<std::chrono::milliseconds> timeout,
+                              bytes_result reply) {
+  const auto kind = static_cast<std::uint8_t>(request.kind);
+  if (!timeout) {
+    std::shared_lock guard{stop_mutex};
+    if (stopped_)
+      throw state_error("the world has stopped");
+    if (auto ticket = direct.start(to, reply)) {
+      send_as_from_outside(member, ticket->to, call_atom::value, ticket->id, kind, group,
+                           std::move(request.key), std::move(request.name), std::move(request.type),
+                           to_wire(request.payload));
+      return reply;
+    }
+  }
+  return send(to,
+              caf::make_message(call_atom::value, kind, group, std::move(request.key),
+                                std::move(request.name), std::move(request.type),
+                                to_wire(request.payload)),
+              timeout, std::move(reply));
+}
+
+void world_core::serve(std::uint64_t id, std::string group, incoming_call request,
+                       call_answer answer) {
+  post([this, id, group = std::move(group), request = std::move(request),
+        answer = std::move(answer)]() mutable {
     if (dropping_queued_)
       return; // not started when the world stopped: its caller has heard already
-    auto answer = run(group, request);
+    auto outcome = run(group, request);
+    answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
     std::shared_lock guard{stop_mutex};
     if (member) // gone once the world has stopped: a call that outlived stop_grace
-      send_from_outside(member, call_done{id, std::move(answer)});
+      send_from_outside(member, call_done{id});
   });
+}
+
+caf::strong_actor_ptr world_core::answerer() const {
+  return caf::actor_cast<caf::strong_actor_ptr>(*answerer_);
 }
 
 std::string world_core::label(int rank) const {

@@ -2,6 +2,8 @@
 // talks to them, the threads that run their calls here, and what this member keeps for them.
 #pragma once
 
+#include "call_answer.hpp"
+#include "direct_calls.hpp"
 #include "member_messages.hpp"
 #include "service_owners.hpp"
 
@@ -56,10 +58,9 @@ struct sweep_request {};
 struct reconnect {
   int rank = 0;
 };
-/// An executor thread finished call `id`.
+/// An executor thread finished call `id`, and answered it.
 struct call_done {
   std::uint64_t id = 0;
-  served answer;
 };
 
 class local_channel;
@@ -79,9 +80,15 @@ public:
   bytes_result send(int to, caf::message message, std::optional<std::chrono::milliseconds> timeout,
                     bytes_result reply = nullptr);
 
-  /// Runs a call from another member (on an executor thread); the answer goes back through the
-  /// member actor.
-  void serve(std::uint64_t id, std::string group, incoming_call request);
+  /// Sends call `request` of group `group` to member `to`, its payload made: straight to it
+  /// when it is reached and the call has no timeout (direct_calls.hpp), else through the member
+  /// actor. Its reply arrives in `reply`, which it returns.
+  bytes_result call(int to, const std::string& group, call_request request,
+                    std::optional<std::chrono::milliseconds> timeout, bytes_result reply);
+
+  /// Runs a call from another member on an executor thread, which answers it, then tells the
+  /// member actor that call `id` is done.
+  void serve(std::uint64_t id, std::string group, incoming_call request, call_answer answer);
   /// Runs `work` on the executor (the threads that run other members' calls).
   void post(std::function<void()> work);
   /// Runs a call from another member; what it answers.
@@ -121,8 +128,11 @@ public:
   const endpoint rank0_address;
   const bool tls;
   std::vector<std::string> names; // by rank, once formed
-  std::string world_id;           // made by rank 0: names this world's inboxes
+  std::string world_id; // made by rank 0: names this world's inboxes
   caf::actor member;
+  direct_calls direct{static_cast<std::size_t>(options.world_size)};
+  /// The actor served calls' answers come from (call_answer.hpp says why).
+  caf::strong_actor_ptr answerer() const;
 
   // What this member keeps for others, by (group, key).
   std::mutex tables_mutex;
@@ -163,6 +173,7 @@ private:
   int busy_ = 0; // work posted to the executor and not finished
   std::atomic<bool> dropping_queued_{false};
   boost::asio::thread_pool executor_;
+  std::unique_ptr<caf::scoped_actor> answerer_; // its mailbox closed: nobody sends to it
   std::unique_ptr<local_channel> channel_;
   std::shared_ptr<result_state<int>> formation_ = std::make_shared<result_state<int>>();
   std::mutex joined_mutex;

@@ -154,6 +154,45 @@ TROUPE_ROLE(stranger_caller) {
   return code;
 }
 
+/// A process that is no member sends rank 0 a one-way call (the way members call each other
+/// directly). Exits 0 if rank 0 answered that call as a non-member's, 1 if it ran it, 2 if no
+/// answer came.
+TROUPE_ROLE(stranger_direct_caller) {
+  stranger_at_rank_0 stranger{"stranger"};
+  caf::scoped_actor self{*stranger.state().system};
+  constexpr std::uint64_t call_id = 5;
+  self->send(stranger.rank0, troupe::detail::call_atom::value, call_id,
+             static_cast<std::uint8_t>(troupe::detail::call_kind::task), std::string{"g"},
+             std::string{}, std::string{"add_numbers"}, std::string{},
+             troupe::detail::to_wire(troupe::serialize(std::tuple{1, 2})));
+  int code = 2;
+  self->receive(
+    [&](troupe::detail::answer_atom, std::uint64_t id, std::uint8_t status, std::string& text,
+        troupe::detail::wire_bytes&) {
+      std::cerr << "rank 0 answered call " << id << ": " << text << "\n";
+      code = id == call_id &&
+                 status == static_cast<std::uint8_t>(troupe::detail::reply_status::state_error) &&
+                 text.find("members only") != std::string::npos
+               ? 0
+               : 1;
+    },
+    caf::after(5s) >> [] {});
+  return code;
+}
+
+/// A process that is no member sends rank 0 answers to the calls it may have in flight, each
+/// saying the result is 7.
+TROUPE_ROLE(stranger_answerer) {
+  stranger_at_rank_0 stranger{"stranger"};
+  caf::scoped_actor self{*stranger.state().system};
+  for (std::uint64_t id = 0; id < 1024; ++id)
+    self->send(stranger.rank0, troupe::detail::answer_atom::value, id,
+               static_cast<std::uint8_t>(troupe::detail::reply_status::ok), std::string{},
+               troupe::detail::to_wire(troupe::serialize(7)));
+  std::this_thread::sleep_for(300ms);
+  return 0;
+}
+
 /// A process that is no member tells rank 0 that member 1 is leaving, as member 1 would.
 TROUPE_ROLE(stranger_leaver) {
   stranger_at_rank_0 stranger{"1"};

@@ -2,6 +2,11 @@
 // it gets past the handshake) cannot run a task, forge a member's leave, or take a member's rank.
 #include "world_security_support.hpp"
 
+TROUPE_TASK(slow_add, [](int a, int b) {
+  std::this_thread::sleep_for(std::chrono::milliseconds{1500});
+  return a + b;
+});
+
 namespace troupe::testing {
 namespace {
 
@@ -11,6 +16,32 @@ TEST(world_strangers, a_stranger_cannot_call_a_task_on_a_formed_world) {
   troupe::world world{rt, member_options(0, 1, port)};
   member_process stranger{"stranger_caller", member_environment(1, 2, port)};
   EXPECT_EQ(stranger.exit_code(20s), 0);
+}
+
+TEST(world_strangers, a_strangers_one_way_call_is_answered_as_a_non_members) {
+  troupe::runtime rt;
+  const int port = free_port();
+  troupe::world world{rt, member_options(0, 1, port)};
+  member_process stranger{"stranger_direct_caller", member_environment(1, 2, port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0);
+}
+
+// Calls between reached members are one-way messages answered by one-way messages carrying the
+// call's id: an answer settles a call only if it comes from the member the call went to.
+TEST(world_strangers, a_strangers_answers_do_not_settle_a_members_calls) {
+  troupe::runtime rt;
+  const int port = free_port();
+  member_process server{"patient_server", member_environment(1, 2, port)};
+  auto options = member_options(0, 2, port);
+  options.shared_memory = false; // the call goes over TCP
+  troupe::world world{rt, options};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  auto call = group.rpc_async("1", slow_add, 20, 22);
+  member_process stranger{"stranger_answerer", member_environment(1, 2, port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0);
+  EXPECT_EQ(call.get(), 42) << "a stranger's answer settled member 1's call";
+  server.kill_and_collect();
 }
 
 TEST(world_strangers, a_forged_leave_does_not_hide_a_members_loss) {

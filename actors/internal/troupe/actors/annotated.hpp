@@ -26,6 +26,13 @@ void send_from_outside(const Handle& receiver, Ts&&... message) {
   caf::anon_send(receiver, std::forward<Ts>(message)...);
 }
 
+/// Sends from outside any actor, in the name of actor `as` (its receiver sees `as` send it).
+template <class As, class Handle, class... Ts>
+void send_as_from_outside(const As& as, const Handle& receiver, Ts&&... message) {
+  tsan_release(mailbox_of(receiver));
+  caf::send_as(as, receiver, std::forward<Ts>(message)...);
+}
+
 /// Sends from inside an actor.
 template <class Self, class Handle, class... Ts>
 void send_from(Self* self, const Handle& receiver, Ts&&... message) {
