@@ -1,98 +1,48 @@
-// Build a small transformer-like model as an ONNX file (12 blocks: attention projection,
-// feed-forward up and down, a skip connection each), read it back with troupe::model_from_onnx
-// grouped by block, and place it onto 4 GPUs and a CPU.
+// Place a transformer exported by PyTorch onto 4 GPUs and a CPU, one module per encoder layer.
+// The model (data/onnx/encoder_dynamic.onnx, made by tools/export_onnx_models.py) has dynamic
+// batch and sequence axes: the batch takes batch_size, the sequence length is given by name, as
+// troupe-assign's `--dim seq=128` would.
 //
-//   ./build/examples/assign_onnx_model
+//   ./build/examples/assign_onnx_model                       # the bundled export, seq 128
+//   ./build/examples/assign_onnx_model my_model.onnx seq=512 # yours: every symbolic dim NAME=SIZE
 #include <troupe/assigner/onnx_model.hpp>
 #include <troupe/troupe.hpp>
 
-#include <onnx/onnx_pb.h>
-
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
-#include <unistd.h>
-
-namespace {
-
-constexpr std::int64_t width = 256, hidden = 1024, blocks = 12;
-
-void add_value(onnx::ValueInfoProto* v, const std::string& name) {
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(onnx::TensorProto::FLOAT);
-  t->mutable_shape()->add_dim()->set_dim_param("batch"); // the batch size is chosen when read
-  t->mutable_shape()->add_dim()->set_dim_value(width);
-}
-
-void add_weight(onnx::GraphProto& g, const std::string& name, std::int64_t rows,
-                std::int64_t cols) {
-  auto* w = g.add_initializer();
-  w->set_name(name);
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(rows);
-  w->add_dims(cols);
-  w->set_raw_data(std::string(static_cast<std::size_t>(rows * cols) * sizeof(float), '\0'));
-}
-
-void add_node(onnx::GraphProto& g, const std::string& op, const std::string& name,
-              std::initializer_list<std::string> inputs, const std::string& output) {
-  auto* n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (const auto& i : inputs)
-    n->add_input(i);
-  n->add_output(output);
-}
-
-/// Blocks named as PyTorch exports them: "/layers.3/attn/MatMul".
-std::string transformer_onnx() {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(17);
-  auto& g = *model.mutable_graph();
-  add_value(g.add_input(), "x");
-  std::string last = "x";
-  for (int i = 0; i < blocks; ++i) {
-    const auto b = "/layers." + std::to_string(i), k = std::to_string(i);
-    add_weight(g, "wq" + k, width, width);
-    add_weight(g, "wup" + k, width, hidden);
-    add_weight(g, "wdown" + k, hidden, width);
-    add_node(g, "MatMul", b + "/attn/MatMul", {last, "wq" + k}, "q" + k);
-    add_node(g, "MatMul", b + "/mlp/up", {"q" + k, "wup" + k}, "u" + k);
-    add_node(g, "Relu", b + "/mlp/act", {"u" + k}, "a" + k);
-    add_node(g, "MatMul", b + "/mlp/down", {"a" + k, "wdown" + k}, "d" + k);
-    add_node(g, "Add", b + "/residual", {"d" + k, last}, "h" + k);
-    last = "h" + k;
-  }
-  add_value(g.add_output(), last);
-  return model.SerializeAsString();
-}
-
-} // namespace
-
-int main() {
+int main(int argc, char** argv) {
   constexpr double mib = 1 << 20;
-  const auto file = std::filesystem::temp_directory_path() /
-                    ("troupe_example_model_" + std::to_string(::getpid()) + ".onnx");
-  std::ofstream{file, std::ios::binary} << transformer_onnx();
-
-  const auto model = troupe::model_from_onnx(file, {.group_depth = 2, .batch_size = 64});
-  std::filesystem::remove(file);
-  std::printf("%zu modules, %zu connections\n", model.modules.size(), model.connections.size());
+  troupe::onnx_options options{.group_depth = 3,
+                               .batch_size = 8}; // "/enc/layers.3/..." -> enc.layers.3
+  const std::string path = argc > 1 ? argv[1] : TROUPE_EXAMPLE_ONNX_MODEL;
+  if (argc <= 2)
+    options.dims["seq"] = 128;
+  for (int i = 2; i < argc; ++i) {
+    const std::string dim = argv[i];
+    const auto at = dim.find('=');
+    if (at == std::string::npos) {
+      std::fprintf(stderr, "'%s' is not NAME=SIZE\n", argv[i]);
+      return 2;
+    }
+    options.dims[dim.substr(0, at)] = std::stoll(dim.substr(at + 1));
+  }
+  const auto model = troupe::model_from_onnx(path, options);
+  for (const auto& warning : model.warnings)
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  std::printf("%zu modules, %zu connections, %.1f MiB of weights\n", model.modules.size(),
+              model.connections.size(), model.parameter_bytes / mib);
 
   std::vector<troupe::device_spec> devices;
   for (int g = 0; g < 4; ++g)
-    devices.push_back({"cuda:" + std::to_string(g), troupe::device_kind::gpu, 40 * mib});
+    devices.push_back({"cuda:" + std::to_string(g), troupe::device_kind::gpu, 64 * mib});
   devices.push_back({"cpu", troupe::device_kind::cpu, 1024 * mib});
 
-  troupe::assigner_options options; // machin's: sizes doubled, half of each device usable
-  options.seed = 1;
-  const auto placed = troupe::assign(model.modules, devices, model.connections, options);
+  troupe::assigner_options placement; // machin's: sizes doubled, half of each device usable
+  placement.seed = 1;
+  const auto placed = troupe::assign(model.modules, devices, model.connections, placement);
   for (std::size_t i = 0; i < model.modules.size(); ++i)
-    std::printf("%-10s %6.1f MiB %8.0f MFLOP  -> %s\n", model.modules[i].name.c_str(),
+    std::printf("%-14s %6.1f MiB %8.1f MFLOP  -> %s\n", model.modules[i].name.c_str(),
                 model.modules[i].size_bytes / mib, *model.modules[i].complexity / 1e6,
                 placed.device_name[i].c_str());
   for (std::size_t j = 0; j < devices.size(); ++j)

@@ -5,6 +5,7 @@
 //   troupe-assign --format json INSTANCE.json          # {"assignment": [...], "cost": ..., ...}
 //   troupe-assign --dot placement.dot INSTANCE.json    # then: dot -Tpng placement.dot > p.png
 //   troupe-assign model.onnx --group-depth 2 --batch-size 8 --devices local   # or devices.json
+//   troupe-assign gpt2.onnx --group-depth 2 --dim seq=512                    # a symbolic dim
 #include <troupe/actors/error.hpp>
 #include <troupe/assigner/assigner.hpp>
 #include <troupe/assigner/devices.hpp>
@@ -97,6 +98,8 @@ void write_dot(const std::string& path, const troupe::placement_instance& instan
 troupe::placement_instance onnx_instance(const std::string& path, const troupe::onnx_options& o,
                                          const std::string& devices) {
   auto model = troupe::model_from_onnx(path, o);
+  for (const auto& warning : model.warnings)
+    std::cerr << "troupe-assign: warning: " << warning << "\n";
   troupe::placement_instance instance;
   instance.name = path;
   instance.modules = std::move(model.modules);
@@ -130,8 +133,24 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", rounds, "rounds of the discrete search (default: by size)");
   app.add_option("--group-depth", onnx.group_depth,
                  "ONNX: name components that make a module (0: one per operator)");
-  app.add_option("--batch-size", onnx.batch_size, "ONNX: the size of symbolic batch dims")
+  app
+    .add_option("--batch-size", onnx.batch_size,
+                "ONNX: the size of a symbolic first axis (the batch) not given by --dim")
     ->check(CLI::PositiveNumber);
+  std::vector<std::string> dims;
+  app.add_option("--dim", dims, "ONNX: NAME=SIZE, the size of a symbolic dim (repeatable)")
+    ->each([&](const std::string& d) {
+      const auto at = d.find('=');
+      std::size_t used = 0;
+      long long size = 0;
+      try {
+        size = at == std::string::npos ? 0 : std::stoll(d.substr(at + 1), &used);
+      } catch (const std::exception&) {
+      }
+      if (at == std::string::npos || at == 0 || used != d.size() - at - 1 || size <= 0)
+        throw CLI::ValidationError("--dim", "'" + d + "' is not NAME=SIZE with a positive SIZE");
+      onnx.dims[d.substr(0, at)] = size;
+    });
   app.add_option("--devices", devices, "ONNX: 'local' (this machine) or a devices JSON file");
   CLI11_PARSE(app, argc, argv);
 

@@ -1,30 +1,105 @@
 #include "troupe/assigner/onnx_model.hpp"
 
+#include "onnx/onnx_flops.hpp"
+#include "onnx/onnx_reader.hpp"
+#include "onnx/onnx_shape_rules.hpp"
+#include "onnx/onnx_shapes.hpp"
+
 #include "troupe/actors/error.hpp"
 
-#include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-
-#include <algorithm>
-#include <fstream>
-#include <functional>
 #include <map>
-#include <numeric>
 #include <set>
-#include <sstream>
 
 namespace troupe {
 
 namespace {
 
-using dims = std::vector<std::int64_t>; // -1: unknown
+using detail::shape_table;
 
-const std::set<std::string> one_flop_per_element{
-  "Add", "Sub",   "Mul",         "Div", "Relu", "LeakyRelu", "Sigmoid",    "Tanh", "Gelu",
-  "Erf", "Sqrt",  "Pow",         "Exp", "Log",  "Neg",       "Abs",        "Clip", "Max",
-  "Min", "Where", "HardSigmoid", "Elu", "Selu", "Softplus",  "Reciprocal", "Cast"};
-const std::set<std::string> five_flops_per_element{"Softmax", "LogSoftmax", "LayerNormalization",
-                                                   "BatchNormalization", "InstanceNormalization"};
+/// The scope of an operator: its name's components but the last (the operator's own), split at
+/// '/' and '.': "/enc/layers.3/self_attn/MatMul" is in enc, layers, 3, self_attn.
+std::vector<std::string> scope_of(const std::string& name) {
+  std::vector<std::string> parts;
+  std::string part;
+  for (char c : name + "/")
+    if (c == '/' || c == '.') {
+      if (!part.empty())
+        parts.push_back(std::move(part));
+      part.clear();
+    } else {
+      part += c;
+    }
+  if (!parts.empty())
+    parts.pop_back();
+  return parts;
+}
+
+/// Operators into modules, by index, and the modules' names in order of first operator.
+class grouping {
+public:
+  grouping(const onnx::GraphProto& g, std::size_t depth) : module_of_(g.node_size()) {
+    std::map<std::string, std::size_t> producer; // tensor -> operator
+    std::vector<int> unplaced;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const auto& node = g.node(i);
+      const auto scope = scope_of(node.name());
+      if (depth == 0 && !node.name().empty()) {
+        module_of_[static_cast<std::size_t>(i)] = named(node.name());
+      } else if (depth > 0 && !scope.empty()) {
+        std::string name;
+        for (std::size_t k = 0; k < std::min(depth, scope.size()); ++k)
+          name += (k ? "." : "") + scope[k];
+        module_of_[static_cast<std::size_t>(i)] = named(name);
+      } else if (auto from = first_placed_producer(node, producer)) {
+        module_of_[static_cast<std::size_t>(i)] = module_of_[*from]; // top-level glue, as "/Add"
+      } else {
+        unplaced.push_back(i); // a constant, say: it goes with what reads it
+      }
+      for (const auto& output : node.output())
+        producer[output] = static_cast<std::size_t>(i);
+    }
+    place_with_readers(g, unplaced);
+  }
+
+  std::size_t module_of(int node) const { return *module_of_[static_cast<std::size_t>(node)]; }
+  const std::vector<std::string>& names() const { return names_; }
+
+private:
+  std::size_t named(const std::string& name) {
+    auto [at, fresh] = index_.emplace(name, names_.size());
+    if (fresh)
+      names_.push_back(name);
+    return at->second;
+  }
+
+  std::optional<std::size_t>
+  first_placed_producer(const onnx::NodeProto& node,
+                        const std::map<std::string, std::size_t>& producer) {
+    for (const auto& input : node.input())
+      if (auto at = producer.find(input); at != producer.end() && module_of_[at->second])
+        return at->second;
+    return std::nullopt;
+  }
+
+  /// Unplaced operators join the module of their first reader, or one named "model".
+  void place_with_readers(const onnx::GraphProto& g, const std::vector<int>& unplaced) {
+    std::map<std::string, std::size_t> first_reader;
+    for (int i = g.node_size(); i-- > 0;)
+      for (const auto& input : g.node(i).input())
+        first_reader[input] = static_cast<std::size_t>(i);
+    for (auto i = unplaced.rbegin(); i != unplaced.rend(); ++i) { // readers after producers
+      std::optional<std::size_t> module;
+      for (const auto& output : g.node(*i).output())
+        if (auto at = first_reader.find(output); at != first_reader.end() && module_of_[at->second])
+          module = module_of_[at->second];
+      module_of_[static_cast<std::size_t>(*i)] = module ? *module : named("model");
+    }
+  }
+
+  std::vector<std::optional<std::size_t>> module_of_;
+  std::vector<std::string> names_;
+  std::map<std::string, std::size_t> index_;
+};
 
 /// Bytes of one element of an ONNX tensor type (4 when unknown).
 double element_bytes(int type) {
@@ -43,188 +118,110 @@ double element_bytes(int type) {
   }
 }
 
-double product(const dims& d) {
-  return std::accumulate(d.begin(), d.end(), 1.0,
-                         [](double p, std::int64_t x) { return p * double(x); });
-}
-
-/// A parsed model with every tensor's shape that inference could find.
-class onnx_graph {
-public:
-  onnx_graph(const std::string& bytes, const onnx_options& options) {
-    if (!model_.ParseFromString(bytes) || !model_.has_graph() || model_.graph().node_size() == 0)
-      throw invalid_argument("model_from_onnx: not an ONNX model (no graph of operators)");
-    for (auto& input : *model_.mutable_graph()->mutable_input()) {
-      if (!input.type().tensor_type().has_shape())
-        continue; // no shape at all: inference may find none either (mutable_shape would add one)
-      for (auto& d : *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
-        if (!d.has_dim_value())
-          d.set_dim_value(options.batch_size); // a symbolic dim, as "batch" or "N"
+/// What `node` reads: its inputs, and what its subgraphs' operators read from outside them
+/// (an If's branch or a Loop's body may read any tensor of the graph around it).
+void add_reads(const onnx::NodeProto& node, std::vector<std::string>& reads) {
+  reads.insert(reads.end(), node.input().begin(), node.input().end());
+  for (const auto& a : node.attribute()) {
+    if (!a.has_g())
+      continue;
+    std::set<std::string> inside;
+    for (const auto& v : a.g().input())
+      inside.insert(v.name());
+    std::vector<std::string> below;
+    for (const auto& n : a.g().node()) {
+      add_reads(n, below);
+      inside.insert(n.output().begin(), n.output().end());
     }
-    try {
-      onnx::shape_inference::InferShapes(model_);
-    } catch (const std::exception& e) {
-      throw invalid_argument(std::string{"model_from_onnx: shape inference failed: "} + e.what());
-    }
-    const auto& g = model_.graph();
-    for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
-      for (const auto& v : *list)
-        note(v);
-    for (const auto& init : g.initializer())
-      initializers_.emplace(init.name(), &init);
+    for (auto& r : below)
+      if (!inside.contains(r))
+        reads.push_back(std::move(r));
   }
-
-  const onnx::GraphProto& graph() const { return model_.graph(); }
-
-  const onnx::TensorProto* initializer(const std::string& name) const {
-    auto at = initializers_.find(name);
-    return at == initializers_.end() ? nullptr : at->second;
-  }
-
-  /// The shape of `tensor`; invalid_argument naming it if unknown.
-  dims shape(const std::string& tensor, const char* needed_for) const {
-    if (const auto* init = initializer(tensor))
-      return {init->dims().begin(), init->dims().end()};
-    auto at = shapes_.find(tensor);
-    if (at == shapes_.end() ||
-        std::any_of(at->second.begin(), at->second.end(), [](std::int64_t d) { return d < 0; }))
-      throw invalid_argument("model_from_onnx: the shape of tensor '" + tensor +
-                             "' is unknown, and its " + needed_for + " are needed");
-    return at->second;
-  }
-
-private:
-  void note(const onnx::ValueInfoProto& v) {
-    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape())
-      return;
-    dims d;
-    for (const auto& each : v.type().tensor_type().shape().dim())
-      d.push_back(each.has_dim_value() ? each.dim_value() : -1);
-    shapes_[v.name()] = std::move(d);
-  }
-
-  onnx::ModelProto model_;
-  std::map<std::string, dims> shapes_;
-  std::map<std::string, const onnx::TensorProto*> initializers_;
-};
-
-std::int64_t int_attribute(const onnx::NodeProto& n, const std::string& name,
-                           std::int64_t fallback) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name)
-      return a.i();
-  return fallback;
 }
 
-double flops_of(const onnx::NodeProto& n, const onnx_graph& g) {
-  const auto& op = n.op_type();
-  const auto out = [&] { return product(g.shape(n.output(0), "FLOPs")); };
-  if (op == "MatMul")
-    return 2 * double(g.shape(n.input(0), "FLOPs").back()) * out();
-  if (op == "Gemm") {
-    const auto a = g.shape(n.input(0), "FLOPs");
-    const double k = double(int_attribute(n, "transA", 0) ? a.front() : a.back());
-    return 2 * k * out() + (n.input_size() > 2 ? out() : 0);
-  }
-  if (op == "Conv") {
-    const auto w = g.shape(n.input(1), "FLOPs");
-    return 2 * out() * product(dims(w.begin() + 1, w.end()));
-  }
-  if (five_flops_per_element.contains(op))
-    return 5 * out();
-  if (one_flop_per_element.contains(op))
-    return out();
-  return 0;
+std::string listed(const std::vector<std::string>& items, std::size_t at_most = 10) {
+  std::string all;
+  for (std::size_t i = 0; i < std::min(items.size(), at_most); ++i)
+    all += (i ? ", " : "") + items[i];
+  if (items.size() > at_most)
+    all += " and " + std::to_string(items.size() - at_most) + " more";
+  return all;
 }
 
-/// The module of each operator, by index, and the modules' names in order of first operator.
-std::vector<std::size_t> group(const onnx::GraphProto& g, std::size_t depth,
-                               std::vector<std::string>& names) {
-  std::map<std::string, std::size_t> index;
-  std::vector<std::size_t> module_of;
-  for (int i = 0; i < g.node_size(); ++i) {
-    const auto& node = g.node(i);
-    std::vector<std::string> parts;
-    std::string part;
-    for (char c : node.name() + "/")
-      if (c == '/' || c == '.') {
-        if (!part.empty())
-          parts.push_back(std::move(part));
-        part.clear();
-      } else {
-        part += c;
-      }
-    std::string name;
-    if (parts.empty())
-      name = node.op_type() + "_" + std::to_string(i); // unnamed: a module of its own
-    else if (depth == 0)
-      name = node.name();
-    else
-      for (std::size_t k = 0; k < std::min(depth, parts.size()); ++k)
-        name += (k ? "." : "") + parts[k];
-    auto [at, fresh] = index.emplace(name, names.size());
-    if (fresh)
-      names.push_back(name);
-    module_of.push_back(at->second);
-  }
-  return module_of;
-}
-
-} // namespace
-
-onnx_model model_from_onnx_bytes(const std::string& bytes, const onnx_options& options) {
-  const onnx_graph g{bytes, options};
-  std::vector<std::string> names;
-  const auto module_of = group(g.graph(), options.group_depth, names);
+onnx_model model_of(onnx::ModelProto& proto, const onnx_options& options) {
+  const shape_table shapes{proto, options};
+  const auto& g = proto.graph();
+  const grouping groups{g, options.group_depth};
+  const auto& names = groups.names();
   if (names.size() < 2)
     throw invalid_argument("model_from_onnx: grouping at depth " +
                            std::to_string(options.group_depth) + " makes one module ('" +
                            names.front() + "'): nothing to place apart");
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  for (const auto& t : g.initializer())
+    initializers.emplace(t.name(), &t);
   onnx_model model;
   for (const auto& name : names)
     model.modules.push_back({name, 0, 0.0});
   std::map<std::string, std::size_t> producer; // tensor -> module
-  std::vector<std::set<std::string>> params(names.size());
+  std::set<std::string> owned; // initializers counted (once, where first read)
   std::map<std::pair<std::size_t, std::size_t>, double> flows;
   std::set<std::pair<std::string, std::size_t>> counted; // (tensor, reader module)
-  const auto& nodes = g.graph().node();
-  for (int i = 0; i < nodes.size(); ++i) {
-    const auto& node = nodes[i];
-    const auto m = module_of[static_cast<std::size_t>(i)];
+  std::set<std::string> unknown_operators;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& node = g.node(i);
+    const auto m = groups.module_of(i);
     auto& spec = model.modules[m];
-    *spec.complexity += flops_of(node, g);
-    for (const auto& input : node.input()) {
+    *spec.complexity += detail::flops_of(node, shapes, unknown_operators);
+    std::vector<std::string> reads;
+    add_reads(node, reads);
+    for (const auto& input : reads) {
       if (input.empty())
         continue; // an omitted optional input
-      if (const auto* init = g.initializer(input)) {
-        if (params[m].insert(input).second)
-          spec.size_bytes += product({init->dims().begin(), init->dims().end()}) *
-                             element_bytes(init->data_type()) * options.size_multiplier;
+      if (auto init = initializers.find(input); init != initializers.end()) {
+        if (owned.insert(input).second) {
+          const auto bytes =
+            detail::element_count(shapes.shape(input)) * element_bytes(init->second->data_type());
+          model.parameter_bytes += bytes;
+          spec.size_bytes += bytes * options.size_multiplier;
+        }
       } else if (auto from = producer.find(input);
                  from != producer.end() && from->second != m && counted.emplace(input, m).second) {
-        flows[{from->second, m}] += product(g.shape(input, "bytes")) * options.dtype_bytes;
+        flows[{from->second, m}] +=
+          detail::element_count(shapes.shape(input)) * options.dtype_bytes;
       }
     }
     for (const auto& output : node.output()) {
       if (output.empty())
         continue;
       producer[output] = m;
-      spec.size_bytes += product(g.shape(output, "bytes")) * options.dtype_bytes;
+      spec.size_bytes += detail::element_count(shapes.shape(output)) * options.dtype_bytes;
     }
   }
   for (const auto& [pair, bytes] : flows)
     model.connections.push_back({pair.first, pair.second, bytes});
+  if (!shapes.estimated().empty())
+    model.warnings.push_back(
+      "model_from_onnx: the shapes of " + std::to_string(shapes.estimated().size()) +
+      " tensors are estimates from their producers' inputs: " + listed(shapes.estimated()));
+  if (!unknown_operators.empty())
+    model.warnings.push_back(
+      "model_from_onnx: operators without a FLOP count, counted as one per output element: " +
+      listed({unknown_operators.begin(), unknown_operators.end()}));
   return model;
 }
 
+} // namespace
+
+onnx_model model_from_onnx_bytes(const std::string& bytes, const onnx_options& options) {
+  auto proto = detail::read_onnx_skeleton_bytes(bytes);
+  return model_of(proto, options);
+}
+
 onnx_model model_from_onnx(const std::filesystem::path& path, const onnx_options& options) {
-  std::ifstream in{path, std::ios::binary};
-  if (!in)
-    throw invalid_argument("model_from_onnx: cannot read " + path.string());
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
   try {
-    return model_from_onnx_bytes(bytes.str(), options);
+    auto proto = detail::read_onnx_skeleton(path);
+    return model_of(proto, options);
   } catch (const invalid_argument& e) {
     throw invalid_argument(path.string() + ": " + e.what());
   }

@@ -1,34 +1,64 @@
 // A model to place, read from an ONNX file: modules with their bytes and FLOPs, and the bytes
-// that flow between them.
+// that flow between them. Written for what PyTorch's exporter emits (torch.onnx.export, opsets
+// 13-17: transformers, recurrent networks, CNNs), and any other exporter's standard operators.
 //
-//   auto model = troupe::model_from_onnx("model.onnx", {.group_depth = 2, .batch_size = 8});
+//   auto model = troupe::model_from_onnx("gpt2.onnx",
+//                                        {.group_depth = 2, .batch_size = 8, .dims = {{"seq",
+//                                        512}}});
 //   auto placed = troupe::assign(model.modules, troupe::local_devices(), model.connections);
 //
-// Modules: one per operator (group_depth 0), or the operators whose names share their first
-// `group_depth` components (split at '/' and '.': "/layers.3/attn/MatMul" is in "layers.3" at
-// depth 2); an operator without a name is a module of its own. A module's size is the bytes of
-// the initializers its operators read (times size_multiplier, as machin counts parameters and
-// their gradients) plus the bytes of what its operators produce; its complexity is its FLOPs.
-// Connections: the bytes of each tensor one module produces and another reads. Shapes come from
-// ONNX's shape inference; a symbolic dim ("batch", "N") of the inputs takes batch_size. Bytes
-// are elements times dtype_bytes.
+// Weights are never loaded: an initializer's size comes from its dims and type, its bytes are
+// skipped unread, and weights kept in external data files (every model over 2 GB) are never
+// opened. Reading a model costs little more memory than its graph.
+//
+// Modules: one per operator (group_depth 0), or the operators whose scope shares its first
+// `group_depth` components. An operator's scope is its name without its last component, split at
+// '/' and '.': PyTorch names "/enc/layers.3/self_attn/MatMul" after the module that ran it, so
+// depth 3 gives "enc.layers.3", one module per encoder layer (for a GPT-2 export's
+// "/blocks.7/attn/MatMul", depth 2 gives "blocks.7"). An operator without a scope (top-level glue
+// such as "/Add", or an exporter's "Constant_12") joins the module of what it reads, else of what
+// reads it. An initializer counts once, in the module of its first reader.
+// A module's size is the bytes of the initializers it owns (times size_multiplier, as machin
+// counts parameters and their gradients) plus the bytes of what its operators produce; its
+// complexity is its FLOPs. Connections: the bytes of each tensor one module produces and another
+// reads. Bytes of activations are elements times dtype_bytes.
+//
+// Shapes: every symbolic dim of the inputs is bound, from `dims` by name, else (the first axis
+// of an input, the batch by every exporter's convention) from batch_size; any other is an
+// invalid_argument naming it and its input, as is a name in `dims` that no input has. Then
+// ONNX's shape inference, then troupe's own pass, which evaluates the small integer tensors that
+// feed shapes (Shape, Size, Gather, Slice, Concat, Unsqueeze, Squeeze, Cast, Range,
+// ConstantOfShape, Expand, Reshape, Where, comparisons and integer arithmetic, Constant,
+// initializers) and follows shapes through the rest, If, Loop and Scan and LSTM, GRU, RNN
+// included. A tensor whose shape still cannot be known takes the shape of its producer's largest
+// input, and `warnings` lists such tensors.
 //
 // FLOPs, per operator (output elements: E):
-//   MatMul            2 * M * K * N per matrix product (times the broadcast batch)
-//   Gemm              2 * M * K * N (+ M * N with C)
-//   Conv              2 * E * (input channels / group) * kernel elements
-//   Softmax           5 * E (exp, sum, divide, max, subtract)
-//   LayerNormalization, BatchNormalization, InstanceNormalization: 5 * E
-//   Add Sub Mul Div Relu Sigmoid Tanh Gelu Erf Sqrt Pow Exp Neg, ...: E (one per element)
-//   everything else (Reshape, Transpose, Gather, Concat, ...): 0
+//   MatMul                 2 * E * K (K: the shared dim; broadcast batch dims included in E)
+//   Gemm                   2 * E * K (+ E with C)
+//   Conv                   2 * E * (input channels / group) * kernel elements (+ E with a bias)
+//   ConvTranspose          2 * input elements * (output channels / group) * kernel elements
+//   LSTM, GRU, RNN         seq * batch * directions * (2 * gates * hidden * (input + hidden)
+//                          + 5 * gates * hidden), gates 4, 3 and 1
+//   Softmax, LogSoftmax, LayerNormalization, BatchNormalization, InstanceNormalization,
+//   GroupNormalization     5 * E
+//   MaxPool, AveragePool   E * kernel elements; Global pools and Reduce*: input elements
+//   elementwise (Add Mul Div Pow Sqrt Erf Gelu Relu Where Equal Not Trilu ..., and Gather:
+//   an embedding's lookup)     E
+//   If: its costlier branch; Loop: its body times its trip count (once if unknown); Scan: its
+//   body times its length
+//   data movement (Reshape Transpose Shape Concat Slice Split Expand Cast Constant ...): 0
+//   any other operator: E, and `warnings` names it
 //
-// Errors (troupe::invalid_argument, naming what): a file that is not ONNX, a tensor whose shape
-// is unknown where its bytes are needed, a grouping that makes one module.
+// Errors (troupe::invalid_argument, naming what): a file that is not ONNX, an unbound symbolic
+// dim, a grouping that makes one module.
 #pragma once
 
 #include "troupe/assigner/specs.hpp"
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,11 +70,19 @@ struct onnx_options {
   std::int64_t batch_size = 1;
   double dtype_bytes = 4;
   double size_multiplier = 1;
+  /// Sizes of the inputs' symbolic dims by name, as {"seq", 512}; a first axis not named here
+  /// takes batch_size.
+  std::map<std::string, std::int64_t> dims;
 };
 
 struct onnx_model {
   std::vector<module_spec> modules;
   std::vector<connection> connections;
+  /// The bytes of every initializer (the weights), each counted once, without size_multiplier.
+  double parameter_bytes = 0;
+  /// What the reading had to guess: estimated shapes, operators without a FLOP count (one line
+  /// each). troupe-assign prints them.
+  std::vector<std::string> warnings;
 };
 
 onnx_model model_from_onnx(const std::filesystem::path& path, const onnx_options& options = {});
