@@ -9,11 +9,14 @@
 // against the J that greedy.py's iterated local search reached in 60 s, recorded once
 // (data/assigner/scale/ils60.json: 16 minutes to run again). Last, an ONNX model of 70 blocks
 // (210 modules at group depth 3) end to end: written, read with model_from_onnx, placed onto
-// 8 GPUs and a CPU.
+// 8 GPUs and a CPU; and a 24-layer encoder exported by PyTorch, when it is installed
+// (assigner_onnx_export.hpp).
 //
 //   build/bench/assigner [data/assigner]
 //
 // The last lines are `name value unit`, read by tooling.
+#include "assigner_onnx_export.hpp"
+
 #include <troupe/assigner/assigner.hpp>
 #include <troupe/assigner/instance_file.hpp>
 #include <troupe/assigner/onnx_model.hpp>
@@ -172,6 +175,8 @@ std::string blocks_model(int blocks) {
 }
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string{argv[1]} == "--onnx-child")
+    return troupe::bench::onnx_child(argv[2]);
   const std::string data = argc > 1 ? argv[1] : std::string{TROUPE_ASSIGNER_DATA};
   const auto optimum = read(data + "/optimum.json");
   const auto baselines = read(data + "/baselines.json");
@@ -255,4 +260,6 @@ int main(int argc, char** argv) {
   std::printf("assigner_scale_max_wall_ms %.1f ms\n", scale.max_wall_ms);
   std::printf("assigner_scale_ratio_to_ils60 %.4f ratio\n", scale.mean_ratio_to_ils);
   std::printf("assigner_onnx_total_ms %.1f ms\n", onnx_ms);
+  troupe::bench::onnx_export_figures(TROUPE_SOURCE_DIR,
+                                     std::filesystem::read_symlink("/proc/self/exe").string());
 }

@@ -4,6 +4,7 @@
 
     /usr/bin/python3 tools/export_onnx_models.py tests/assigner/data        # the test data
     /usr/bin/python3 tools/export_onnx_models.py DIR --full-encoder          # bench/assigner's
+    /usr/bin/python3 tools/export_onnx_models.py DIR --gpt2-small            # GPT-2 small's size
 
 Needs Debian's python3-torch, python3-torchvision and python3-onnx; the suite itself reads the
 committed files and needs none of them. Writes DIR/NAME.onnx and DIR/manifest.json, which
@@ -154,9 +155,17 @@ def main():
     parser.add_argument("folder")
     parser.add_argument("--full-encoder", action="store_true",
                         help="only a 24-layer encoder of width 768 (bench/assigner)")
+    parser.add_argument("--gpt2-small", action="store_true",
+                        help="only a decoder of GPT-2 small's size: 12 blocks of width 768")
     args = parser.parse_args()
     os.makedirs(args.folder, exist_ok=True)
-    if args.full_encoder:
+    if args.gpt2_small:
+        manifest = {"gpt2_small": export(decoder(50257, 768, 12, 12, 1024),
+                                         torch.randint(0, 50257, (1, 64)),
+                                         f"{args.folder}/gpt2_small.onnx", (["tokens"], ["logits"]),
+                                         dynamic={"tokens": {0: "batch", 1: "seq"},
+                                                  "logits": {0: "batch", 1: "seq"}}, opset=14)}
+    elif args.full_encoder:
         manifest = {"encoder_24": export(encoder(24, 768, 12, 3072), torch.randn(1, 128, 768),
                                          f"{args.folder}/encoder_24.onnx", (["x"], ["y"]),
                                          dynamic={"x": {0: "batch", 1: "seq"}})}
