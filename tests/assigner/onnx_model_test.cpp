@@ -269,6 +269,32 @@ TEST(onnx_model, an_unknown_operator_is_counted_and_named) {
   EXPECT_NE(m.warnings[0].find("Frobnicate"), std::string::npos) << m.warnings[0];
 }
 
+// ConvTranspose and GRU by the header's table; their outputs' shapes (read by the next
+// operator) by troupe's rules.
+TEST(onnx_model, transposed_convolution_and_gru_flops) {
+  const auto m = model_builder{}
+                   .input("x", {1, 8, 4, 4})
+                   .weight("k", {8, 4, 3, 3}) // 8 in, 4 out per group
+                   .node("ConvTranspose", "/up/ConvTranspose", {"x", "k"}, "u",
+                         {{"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}, {"output_padding", {1, 1}}})
+                   .node("Relu", "/up/Relu", {"u"}, "r")
+                   .input("seq", {5, 2, 3})
+                   .weight("w", {1, 12, 3})
+                   .weight("rw", {1, 12, 4})
+                   .node("GRU", "/gru/GRU", {"seq", "w", "rw"}, "y", {{"hidden_size", {4}}})
+                   .node("Relu", "/gru/Relu", {"y"}, "z")
+                   .bytes();
+  const auto model = model_from_onnx_bytes(m, {.group_depth = 1});
+  ASSERT_EQ(model.modules.size(), 2u);
+  // 2 x (8 x 4 x 4 inputs) x 4 outputs x 9 taps; then a Relu over 1 x 4 x 8 x 8: (4 - 1) * 2 - 2
+  // + 3 + 1 = 8 wide.
+  EXPECT_EQ(*model.modules[0].complexity, 2.0 * 128 * 4 * 9 + 4 * 8 * 8);
+  // 5 steps x 2 sequences of 3 gates: 2 x 4 x (3 + 4) multiply-adds and 5 per gate element;
+  // then a Relu over Y (5 x 1 x 2 x 4).
+  EXPECT_EQ(*model.modules[1].complexity, 10.0 * (2 * 3 * 4 * (3 + 4) + 5 * 3 * 4) + 5 * 2 * 4);
+  EXPECT_TRUE(model.warnings.empty()) << model.warnings.front();
+}
+
 /// A graph's value, named and typed as float of `dims` (none: no shape).
 void add_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list,
                const std::string& name, const std::vector<std::int64_t>& dims,
@@ -342,10 +368,32 @@ TEST(onnx_model, control_flow_has_shapes_and_flops) {
       add_node(b, "Relu", "/pick/else/Relu", {"final"}, {"branch_out"});
     add_value(b.mutable_output(), "branch_out", {});
   }
+  // Scan over the 3 rows of `rows`: a running sum (the state) and each row squared.
+  add_value(g.mutable_input(), "rows", {3, 4});
+  add_value(g.mutable_input(), "start", {4});
+  auto& scan = add_node(g, "Scan", "/scan/Scan", {"start", "rows"}, {"total", "squares"});
+  auto* scanned = scan.add_attribute();
+  scanned->set_name("num_scan_inputs");
+  scanned->set_type(onnx::AttributeProto::INT);
+  scanned->set_i(1);
+  auto* scan_body = scan.add_attribute();
+  scan_body->set_name("body");
+  scan_body->set_type(onnx::AttributeProto::GRAPH);
+  auto& sb = *scan_body->mutable_g();
+  add_value(sb.mutable_input(), "state", {});
+  add_value(sb.mutable_input(), "row", {});
+  add_node(sb, "Add", "/scan/body/Add", {"state", "row"}, {"state_next"});
+  add_node(sb, "Mul", "/scan/body/Mul", {"row", "row"}, {"square"});
+  add_value(sb.mutable_output(), "state_next", {});
+  add_value(sb.mutable_output(), "square", {});
+  add_node(g, "Relu", "/after/Relu", {"squares"}, {"relu_squares"});
   add_value(g.mutable_output(), "picked", {});
   add_value(g.mutable_output(), "stacked", {});
+  add_value(g.mutable_output(), "relu_squares", {});
   const auto m = model_from_onnx_bytes(model.SerializeAsString(), {.group_depth = 1});
-  ASSERT_EQ(m.modules.size(), 3u) << "count, loop, pick";
+  ASSERT_EQ(m.modules.size(), 5u) << "count, loop, pick, scan, after";
+  EXPECT_EQ(*m.modules[3].complexity, 3 * (4 + 4)) << "3 rows of an Add and a Mul of 4";
+  EXPECT_EQ(*m.modules[4].complexity, 3 * 4) << "the scan's output: 3 x 4";
   EXPECT_TRUE(m.warnings.empty()) << m.warnings.front();
   // 3 trips of a 2x4 by 4x4 MatMul (64) and a Relu over 2x4 (8); the Gather reads one element.
   EXPECT_EQ(*m.modules[1].complexity, 3 * (2.0 * 2 * 4 * 4 + 2 * 4));
