@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -31,8 +32,7 @@ public:
   using value = std::variant<bool, std::int64_t, double, std::string>;
 
   named_args() = default;
-  named_args(std::initializer_list<std::pair<const std::string, value>> values)
-    : values_(values) {}
+  named_args(std::initializer_list<std::pair<const std::string, value>> values) : values_(values) {}
 
   /// Sets `name`, replacing what it held.
   named_args& set(std::string name, value v) {
@@ -100,9 +100,20 @@ private:
                            ", which does not convert to the type asked for");
   }
 
+  /// Whether `i` converts to T exactly (any arithmetic type: std::in_range takes neither
+  /// floating-point nor character types).
   template <class T>
   static bool fits(std::int64_t i) {
-    return std::is_floating_point_v<T> || std::in_range<T>(i);
+    if constexpr (std::is_floating_point_v<T>) {
+      const auto x = static_cast<T>(i);
+      return x >= T(-9.223372036854775808e18) && x < T(9.223372036854775808e18) &&
+             static_cast<std::int64_t>(x) == i;
+    } else if constexpr (std::is_signed_v<T>) {
+      return i >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+             i <= static_cast<std::int64_t>(std::numeric_limits<T>::max());
+    } else {
+      return i >= 0 && static_cast<std::uint64_t>(i) <= std::numeric_limits<T>::max();
+    }
   }
 
   static std::string kind_of(const value& v);
