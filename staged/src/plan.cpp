@@ -23,11 +23,30 @@ struct traced {
   std::optional<shape> dims;
 };
 
+/// The dims of `r` that slices are cut along; invalid_plan for a named dim `r` lacks, unless
+/// the options say to ignore it.
+shape parallel_dims_of(const record& r, const compute_options& options) {
+  const auto dims = r.dims();
+  if (!options.ignore_unknown_parallel_dims)
+    for (const auto& name : options.parallel_dims.named())
+      if (!dims.contains(name)) {
+        std::string all;
+        for (const auto& d : dims.names())
+          all += (all.empty() ? "" : ", ") + d;
+        throw invalid_plan("parallel_compute: parallel_dims names '" + name + "', a dim record '" +
+                           r.definition().name() +
+                           "' has not (its dims: " + (all.empty() ? "none" : all) +
+                           "); compute_options::ignore_unknown_parallel_dims splits along the "
+                           "others");
+      }
+  return dims.only(options.parallel_dims);
+}
+
 /// The nodes to compute (not cached yet), dependencies first, checked; MIXED properties split.
 class planner {
 public:
   planner(const record& r, const compute_options& options)
-    : r_(r), parallel_(r.dims().only(options.parallel_dims)) {}
+    : r_(r), parallel_(parallel_dims_of(r, options)) {}
 
   void visit(const std::string& name, const std::string& reader) {
     const auto& s = r_.definition();

@@ -30,8 +30,9 @@ const tensor& record::get(const std::string& name) const {
     return at->second;
   if (schema_->has_field(name))
     throw invalid_argument("record of '" + schema_->name() + "': field '" + name +
-                           "' was not sent to this slice: name it in the field_deps of the " +
-                           "property that reads it");
+                           "' was not sent to this slice: name it in the field_deps of " +
+                           (reading_ ? "property '" + *reading_ + "', which reads it"
+                                     : std::string{"the property that reads it"}));
   if (auto at = cache_.find(name); at != cache_.end())
     return at->second;
   const auto& p = schema_->property_of(name);
@@ -49,8 +50,14 @@ const tensor& record::computed(const property_spec& p) const {
   struct done {
     std::set<std::string>& in_progress;
     const std::string& name;
-    ~done() { in_progress.erase(name); }
-  } finished{in_progress_, p.name};
+    const std::string*& reading;
+    const std::string* outer;
+    ~done() {
+      in_progress.erase(name);
+      reading = outer;
+    }
+  } finished{in_progress_, p.name, reading_, reading_};
+  reading_ = &p.name;
   auto value = p.compute(*this);
   // A slice's value lacks the dims its stage splits: the whole result is checked when stacked.
   if (p.out && !partial_ && !value.dims().equivalent(*p.out))

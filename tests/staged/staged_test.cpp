@@ -294,6 +294,24 @@ TEST_F(staged_compute, what_cannot_be_planned_is_invalid_plan) {
   EXPECT_THROW(record(r.definition_ptr(), {}), troupe::invalid_argument) << "data not given";
 }
 
+// PhiML splits nothing, silently, along a dim the record lacks; troupe names it, unless asked.
+TEST_F(staged_compute, an_unknown_parallel_dim_is_refused_by_name) {
+  record r{normalizing(seen), {{"data", data_123()}}};
+  try {
+    (void)plan_compute(r, {"normalized"}, {.parallel_dims = dim_filter::names({"exmaple"})});
+    FAIL() << "a misspelt parallel dim was accepted";
+  } catch (const troupe::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'exmaple'"), std::string::npos) << what;
+    EXPECT_NE(what.find("its dims: " + r.dims().names().front()), std::string::npos) << what;
+  }
+  const auto silent = plan_compute(
+    r, {"normalized"},
+    {.parallel_dims = dim_filter::names({"exmaple"}), .ignore_unknown_parallel_dims = true});
+  for (const auto& st : silent.stages)
+    EXPECT_TRUE(st.on_host()) << "an unknown name splits nothing";
+}
+
 // The pick among candidates of different distributions: the first in dependency order.
 TEST_F(staged_compute, the_stage_pick_is_the_first_candidate_s_distribution) {
   schema s{"pick"};

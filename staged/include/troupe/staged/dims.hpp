@@ -46,6 +46,8 @@ public:
   static dim_filter names(std::vector<std::string> names);
 
   bool selects(const dim& d) const;
+  /// The names it was made of (names()); empty for the other filters.
+  const std::vector<std::string>& named() const noexcept { return names_; }
 
 private:
   enum class by : std::uint8_t { none, all, kind, names };

@@ -22,8 +22,11 @@
 namespace troupe::staged {
 
 struct compute_options {
-  /// The dims slices are cut along (those the record has).
+  /// The dims slices are cut along. Named dims must be the record's: a name it lacks is an
+  /// invalid_argument naming it and the record's dims, unless ignore_unknown_parallel_dims asks
+  /// for PhiML's silence (the name then splits nothing).
   dim_filter parallel_dims = dim_filter::kind(dim_kind::batch);
+  bool ignore_unknown_parallel_dims = false;
   /// At most this many slices at once, on a pool of any size; 0 runs every stage on the host.
   std::size_t max_workers = std::max(1u, std::thread::hardware_concurrency());
   /// Bytes of results the slices running at once keep in memory; the rest go to files in

@@ -61,6 +61,7 @@ private:
   std::map<std::string, tensor> fields_;
   mutable std::map<std::string, tensor> cache_;
   mutable std::set<std::string> in_progress_; // properties being computed: a circle is an error
+  mutable const std::string* reading_ = nullptr; // the property being computed innermost
   bool computing_ = false; // a slice or host stage of parallel_compute: properties compute
   bool partial_ = false; // a slice: only the fields its stage reads
 };

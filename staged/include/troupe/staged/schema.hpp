@@ -32,7 +32,10 @@ enum class direct_eval : std::uint8_t { raise, host_compute };
 
 struct property_spec {
   std::string name;
-  /// The fields and properties compute reads: only these travel to the workers.
+  /// The fields and properties compute reads: only these travel to the workers. A compute
+  /// function is opaque to the plan: one that reads a field it does not declare fails when a
+  /// slice runs, naming the field and the property (a MIXED expression's reads are declared
+  /// for it).
   std::vector<std::string> field_deps, property_deps;
   /// The dims it needs whole (PhiML's `requires`, a C++ keyword); the others among the
   /// parallel dims split it.
