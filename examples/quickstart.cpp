@@ -64,11 +64,13 @@ int main(int argc, char** argv) {
     std::cout << "apply: the task threw std::invalid_argument (" << e.what() << ")\n";
   }
 
-  // Context-bound workers: each worker owns one device and gets it first in every call.
+  // Context-bound workers: each worker owns one device and gets it first in every call. While
+  // one device is busy with a batch (100 ms here), the other worker takes the next.
   troupe::ctx_thread_pool<device> devices{rt, std::vector<device>{{"gpu:0"}, {"gpu:1"}}};
   const auto placed = devices.map(
     [](device& d, int batch) {
       ++d.calls;
+      std::this_thread::sleep_for(100ms);
       return "batch " + std::to_string(batch) + " on " + d.name;
     },
     std::vector<int>{0, 1, 2, 3}, 1);
@@ -79,4 +81,5 @@ int main(int argc, char** argv) {
   std::cout << "ctx_thread_pool: " << devices.context(0).name << " ran "
             << devices.context(0).calls << " tasks, " << devices.context(1).name << " ran "
             << devices.context(1).calls << '\n';
+  return devices.context(0).calls > 0 && devices.context(1).calls > 0 ? 0 : 1;
 }
