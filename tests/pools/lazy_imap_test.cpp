@@ -98,4 +98,21 @@ TEST_F(lazy_imap_test, dropping_a_lazy_stream_of_slow_items_returns_promptly) {
     << "the unstarted items of the window were cancelled, not run";
 }
 
+// multiprocessing.Pool.imap answers after one item of a slow input: so does troupe, a block
+// going to the workers as soon as it is read (it waited for a window of 64 items: 1.3 s here).
+TEST_F(lazy_imap_test, a_slow_input_is_dispatched_as_it_is_read) {
+  troupe::thread_pool pool{rt, {.workers = 2}};
+  auto pulled = std::make_shared<std::atomic<int>>(0);
+  auto slow = counted_naturals(pulled) | std::views::transform([](int x) {
+                std::this_thread::sleep_for(20ms); // an item every 20 ms
+                return x;
+              });
+  auto stream = pool.imap([](int x) { return 2 * x; }, std::move(slow));
+  ASSERT_EQ(stream.next(), 0);
+  EXPECT_LE(pulled->load(), 4) << "items read before the first result";
+  for (int i = 1; i < 10; ++i)
+    ASSERT_EQ(stream.next(), 2 * i);
+  EXPECT_LE(pulled->load(), 10 + 4) << "and no more than a few ahead of the consumer after";
+}
+
 } // namespace

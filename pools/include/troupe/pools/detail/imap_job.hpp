@@ -4,7 +4,7 @@
 //   - eager_imap: one job over an input that can be read by index in place (an lvalue
 //     random-access range, or a container handed over), throttled by the job's start limit;
 //   - lazy_imap: any other input (an input range, a view, a generator), pulled on the
-//     consumer's thread as it reads, a block of items at a time, each block a job of its own.
+//     consumer's thread as it reads, each block handed to the workers as soon as it is read.
 // Once the pool closes, an eager job runs unthrottled, so that close(); join() never waits on a
 // consumer (lazy blocks have all been submitted whole).
 #pragma once
@@ -116,6 +116,17 @@ public:
     return taken_;
   }
 
+  /// Whether take() would return at once: a result is there, or every item was taken.
+  bool ready() const {
+    std::lock_guard guard{mutex_};
+    if (taken_ == total_)
+      return true;
+    if constexpr (Ordered)
+      return !pending_.empty() && pending_.front().has_value();
+    else
+      return !pending_.empty();
+  }
+
   // The jobs feeding the sink, counted so a dropped stream can wait until none runs.
   void job_started() {
     std::lock_guard guard{mutex_};
@@ -212,7 +223,8 @@ public:
   template <class MakeJob>
   eager_imap(pool_core& core, chunking chunks, std::size_t window, progress_ptr progress,
              MakeJob&& make)
-    : sink_(std::make_shared<sink_type>(std::move(progress))), chunks_(chunks), window_(window), core_(&core) {
+    : sink_(std::make_shared<sink_type>(std::move(progress))), chunks_(chunks), window_(window),
+      core_(&core) {
     sink_->set_total(chunks.size);
     job_ = make(sink_);
     job_->limit_starts(window_);
@@ -241,28 +253,35 @@ private:
   job_ptr job_;
 };
 
-/// Pulls the input on the consumer's thread as it reads, a block of items at a time, at most
-/// `window` items ahead of it; each block runs as a job of its own.
+/// Pulls the input on the consumer's thread as it reads, at most `window` items ahead of it, and
+/// hands the workers each block as soon as it is read: a block is full at `block` items, or
+/// goes early once its first chunk has waited `linger`, so a slow input's items start as they
+/// come and a fast one's travel in blocks. Each block runs as a job of its own.
 template <class R, bool Ordered, class Item>
 class lazy_imap final : public imap_source<R> {
 public:
   using sink_type = imap_sink<R, Ordered>;
-  /// Appends up to `count` more input items to `out`; false once the input has ended.
+  /// Appends input items to `out` until it holds `count`; false once the input has ended.
   using pull_fn = std::function<bool(std::vector<Item>& out, std::size_t count)>;
   /// A job over a block of items that are the stream's items from `offset` on.
   using block_fn = std::function<std::shared_ptr<job>(std::vector<Item> items, std::size_t offset,
-                                                       std::shared_ptr<sink_type> sink)>;
+                                                      std::shared_ptr<sink_type> sink)>;
+  static constexpr std::chrono::microseconds linger{500};
 
-  lazy_imap(pool_core& core, pull_fn pull, block_fn make_block, std::size_t block,
-            std::size_t window, progress_ptr progress)
+  lazy_imap(pool_core& core, pull_fn pull, block_fn make_block, std::size_t chunk,
+            std::size_t block, std::size_t window, progress_ptr progress)
     : sink_(std::make_shared<sink_type>(std::move(progress))), pull_(std::move(pull)),
-      make_block_(std::move(make_block)), block_(block), window_(std::max(window, block)),
-      core_(&core) {
-    top_up(); // the workers start on the first blocks at once
+      make_block_(std::move(make_block)), chunk_(chunk), block_(std::max(block, chunk)),
+      window_(std::max(window, block_)), core_(&core) {
+    pull_block(); // the workers start on the first block at once
   }
 
   std::optional<R> next(stream_deadline until) override {
-    top_up();
+    // One block for the result about to be taken, then more while none is there to take: the
+    // consumer waits for no more input than its next result needs.
+    pull_block();
+    while (!sink_->ready() && pull_block()) {
+    }
     auto outcome = sink_->take(until);
     if (!outcome)
       return std::nullopt;
@@ -278,30 +297,35 @@ public:
   }
 
 private:
-  /// Reads and submits blocks while a whole block fits in the window.
-  void top_up() {
-    while (!ended_ && submitted_ - sink_->taken() + block_ <= window_) {
-      std::vector<Item> items;
-      items.reserve(block_);
-      bool more = false;
-      try {
-        more = pull_(items, block_);
-      } catch (...) {
-        // The input itself failed: its error takes the next place in the stream, which ends.
-        const auto place = submitted_ + items.size();
-        std::vector<typename sink_type::outcome> failed(1);
-        failed[0].error = std::current_exception();
-        sink_->publish(place, failed);
-        finish(place + 1, std::move(items));
-        return;
-      }
-      const auto count = items.size();
-      if (!more || count < block_) {
-        finish(submitted_ + count, std::move(items));
-        return;
-      }
-      submit(std::move(items));
+  /// Reads a block and submits it; false when the input has ended or the window is full.
+  bool pull_block() {
+    const auto ahead = submitted_ - sink_->taken();
+    if (ended_ || ahead + chunk_ > window_)
+      return false;
+    const auto most = std::min(block_, (window_ - ahead) / chunk_ * chunk_);
+    std::vector<Item> items;
+    const auto first = std::chrono::steady_clock::now();
+    bool more = true;
+    try {
+      while (more && items.size() < most &&
+             (items.empty() || std::chrono::steady_clock::now() - first < linger))
+        more = pull_(items, items.size() + chunk_);
+    } catch (...) {
+      // The input itself failed: its error takes the next place in the stream, which ends.
+      const auto place = submitted_ + items.size();
+      std::vector<typename sink_type::outcome> failed(1);
+      failed[0].error = std::current_exception();
+      sink_->publish(place, failed);
+      finish(place + 1, std::move(items));
+      return false;
     }
+    if (!more) {
+      const auto total = submitted_ + items.size(); // before `items` is moved from
+      finish(total, std::move(items));
+      return false;
+    }
+    submit(std::move(items));
+    return true;
   }
 
   void submit(std::vector<Item> items) {
@@ -324,7 +348,7 @@ private:
   std::shared_ptr<sink_type> sink_;
   pull_fn pull_;
   block_fn make_block_;
-  std::size_t block_, window_;
+  std::size_t chunk_, block_, window_;
   pool_core* core_; // outlives the stream: imap_stream holds it
   std::size_t submitted_ = 0;
   bool ended_ = false;
@@ -335,8 +359,8 @@ private:
 /// lvalue (it must outlive the stream), or moved into the stream when it is an rvalue.
 template <class Range>
 class pulled_input {
-  using stored = std::conditional_t<std::is_lvalue_reference_v<Range>, Range,
-                                    std::remove_cvref_t<Range>>;
+  using stored =
+    std::conditional_t<std::is_lvalue_reference_v<Range>, Range, std::remove_cvref_t<Range>>;
 
 public:
   using item = range_value_t<Range>;
@@ -361,9 +385,8 @@ private:
 /// ranges, views, generators) is pulled lazily.
 template <class Range>
 concept indexable_input = std::ranges::random_access_range<Range> &&
-                          std::ranges::sized_range<Range> &&
-                          (std::is_lvalue_reference_v<Range> ||
-                           !std::ranges::view<std::remove_cvref_t<Range>>);
+  std::ranges::sized_range<Range> &&
+  (std::is_lvalue_reference_v<Range> || !std::ranges::view<std::remove_cvref_t<Range>>);
 
 /// imap and imap_unordered on a thread pool: each chunk runs in the worker's thread.
 template <class R, class Items, class Call, bool Ordered>
@@ -373,8 +396,7 @@ class imap_job final : public streaming_job<R, Ordered, thread_job> {
 public:
   imap_job(Items items, std::size_t chunk_size, std::size_t offset, Call call,
            std::shared_ptr<typename base::sink_type> sink)
-    : base(chunking{items.size(), chunk_size}, offset, std::move(sink)),
-      items_(std::move(items)),
+    : base(chunking{items.size(), chunk_size}, offset, std::move(sink)), items_(std::move(items)),
       call_(std::move(call)) {}
 
   std::size_t run(std::size_t chunk, const worker_env& env) noexcept override {
@@ -402,10 +424,9 @@ private:
 /// Starts a stream over `range`: eager when it can be indexed in place, else lazy. `make_job`
 /// builds a job from (items, chunk size, offset, sink) for either; `workers` sizes the window.
 template <class R, bool Ordered, class Range, class MakeJob>
-std::shared_ptr<imap_source<R>> start_imap(pool_core& core, Range&& range,
-                                           std::optional<std::ptrdiff_t> chunksize,
-                                           const progress& report, std::size_t workers,
-                                           MakeJob make_job) {
+std::shared_ptr<imap_source<R>>
+start_imap(pool_core& core, Range&& range, std::optional<std::ptrdiff_t> chunksize,
+           const progress& report, std::size_t workers, MakeJob make_job) {
   using sink_type = imap_sink<R, Ordered>;
   // Enough chunks in flight to keep every worker busy while the consumer catches up.
   const auto window = std::max<std::size_t>(64, 8 * workers);
@@ -433,7 +454,7 @@ std::shared_ptr<imap_source<R>> start_imap(pool_core& core, Range&& range,
                              std::shared_ptr<sink_type> sink) -> std::shared_ptr<job> {
         return make_job(owned_items{std::move(block)}, chunk_size, offset, std::move(sink));
       },
-      16 * chunk_size, window * chunk_size, track(report, std::nullopt));
+      chunk_size, 16 * chunk_size, window * chunk_size, track(report, std::nullopt));
   }
 }
 
