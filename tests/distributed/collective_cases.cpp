@@ -324,6 +324,9 @@ void run_collective_cases(troupe::world& world, const troupe::collective_options
   two_groups_two_threads(world, options);
   g.barrier();
   a_member_that_never_comes(world, options); // last: the members' group counts part here
+  // Nobody leaves while another may still be timing out: a member that left first would turn
+  // the others' timeout_error into peer_lost.
+  world.create_rpc_group("collective cases done", world.members()).barrier();
 }
 
 } // namespace troupe::testing
