@@ -1,5 +1,6 @@
 // find_distributed_partition and number_distributed_tags: this rank's communications,
 // exchanged with every member, leveled alike on all, and this rank's DAG cut into parts.
+#include "placeholder_names.hpp"
 #include "troupe/graph/distributed.hpp"
 
 #include "troupe/actors/serialization.hpp"
@@ -147,8 +148,7 @@ private:
 /// before it when its data needs all of that one's receives (see local_comms::extends).
 class send_lists {
 public:
-  void record(const comm_id& id, std::uint32_t data, const receive_sets& needs,
-              local_comms& info) {
+  void record(const comm_id& id, std::uint32_t data, const receive_sets& needs, local_comms& info) {
     if (last_ && needs.covers(data, last_needs_)) {
       info.sends[id] = needs.receives_beyond(data, last_needs_, info.recvs);
       info.extends.emplace(id, *last_);
@@ -322,7 +322,8 @@ private:
     for (const auto& [id, n] : found.recv_nodes) {
       const auto name = "_pt_dist_" + std::to_string(receives_.size());
       receives_.emplace(name, recv_info{id.src, id.tag, wire_tag.at(id.tag), n->shape()});
-      recv_placeholder_[order_.index.find(n.get())] = placeholder(name, n->shape(), n->type());
+      recv_placeholder_[order_.index.find(n.get())] =
+        detail::internal_placeholder(name, n->shape(), n->type());
     }
     // Structurally equal receives are one: each takes the placeholder of the one kept.
     for (std::uint32_t i = 0; i < order_.nodes.size(); ++i) {
@@ -442,7 +443,7 @@ private:
     if (fresh) {
       const auto& n = order_.nodes[at];
       const auto name = "_pt_dist_" + std::to_string(receives_.size() + promoted_.size() - 1);
-      it->second = placeholder(name, n->shape(), n->type());
+      it->second = detail::internal_placeholder(name, n->shape(), n->type());
       promoted_names_.insert(name);
       wanted_[home_[at]].emplace_back(name, at);
     }

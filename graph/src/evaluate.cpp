@@ -1,5 +1,6 @@
 #include "troupe/graph/evaluate.hpp"
 
+#include "placeholder_names.hpp"
 #include "troupe/actors/error.hpp"
 
 #include "address_index.hpp"
@@ -343,6 +344,7 @@ requires std::same_as<T, float> || std::same_as<T, double> basic_tensor_map<T>
 evaluate(const node_ptr& outputs, const basic_tensor_map<T>& inputs) {
   if (!outputs || outputs->what() != kind::outputs)
     throw invalid_argument("evaluate: give the outputs node (make_outputs) of the graph");
+  detail::check_placeholder_names(outputs);
   return evaluator<T>{outputs, inputs}.run();
 }
 

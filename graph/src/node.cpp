@@ -1,5 +1,8 @@
 #include "troupe/graph/node.hpp"
 
+#include "placeholder_names.hpp"
+#include "troupe/graph/errors.hpp"
+
 #include "troupe/actors/error.hpp"
 
 #include <algorithm>
@@ -266,6 +269,14 @@ node_ptr node::with_tag(std::string tag) const {
 }
 
 node_ptr placeholder(std::string name, shape_t shape, dtype type) {
+  if (name.starts_with(detail::reserved_prefix))
+    throw name_clash_error("placeholder '" + name + "': names beginning with '" +
+                           std::string{detail::reserved_prefix} +
+                           "' are troupe's own (the placeholders it makes between parts)");
+  return detail::internal_placeholder(std::move(name), std::move(shape), type);
+}
+
+node_ptr detail::internal_placeholder(std::string name, shape_t shape, dtype type) {
   if (name.empty())
     throw invalid_argument("placeholder: a name is needed");
   // A size parameter's dimension makes the parameter a child: it is read before the placeholder.

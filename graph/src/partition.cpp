@@ -1,5 +1,6 @@
 #include "troupe/graph/partition.hpp"
 
+#include "placeholder_names.hpp"
 #include "troupe/graph/analysis.hpp"
 #include "troupe/graph/errors.hpp"
 #include "troupe/pools/this_worker.hpp"
@@ -97,7 +98,7 @@ private:
       return rewritten_[at];
     auto& cut = cuts_[at];
     if (!cut) {
-      cut = placeholder(cut_name(cut_count_++), child->shape(), child->type());
+      cut = detail::internal_placeholder(cut_name(cut_count_++), child->shape(), child->type());
       const auto& name = cut->name();
       result_.var_name_to_result.emplace_hint(result_.var_name_to_result.end(), name,
                                               rewritten_[at]);
@@ -216,6 +217,7 @@ graph_partition find_partition(const node_ptr& outputs,
     throw invalid_argument("find_partition: give the outputs node (make_outputs) of the graph");
   if (!part_of)
     throw invalid_argument("find_partition: no part function");
+  detail::check_placeholder_names(outputs);
   return partitioner{part_of}.run(outputs);
 }
 
@@ -230,11 +232,11 @@ tensor_map execute_partition(const graph_partition& partition, tensor_map inputs
                              thread_pool& pool) {
   // Inside a pool's task, this thread would only wait: it runs parts too.
   const bool caller_helps = this_worker().has_value();
-  return detail::run_parts_in_loops(partition, std::move(inputs), pool.size(), caller_helps,
-                                    [&pool](std::function<void()> loop,
-                                            std::function<void(std::exception_ptr)> lost) {
-                                      pool.apply_async(std::move(loop)).on_error(std::move(lost));
-                                    });
+  return detail::run_parts_in_loops(
+    partition, std::move(inputs), pool.size(), caller_helps,
+    [&pool](std::function<void()> loop, std::function<void(std::exception_ptr)> lost) {
+      pool.apply_async(std::move(loop)).on_error(std::move(lost));
+    });
 }
 
 } // namespace troupe::graph

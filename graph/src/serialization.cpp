@@ -1,5 +1,6 @@
 #include "troupe/graph/serialization.hpp"
 
+#include "placeholder_names.hpp"
 #include "troupe/graph/analysis.hpp"
 
 #include <unordered_map>
@@ -32,7 +33,7 @@ node_ptr built(const node_record& r, std::vector<node_ptr> c) {
     return r.ints[i];
   };
   switch (r.what) {
-  case kind::placeholder: return placeholder(r.name, r.shape, r.type);
+  case kind::placeholder: return detail::internal_placeholder(r.name, r.shape, r.type);
   case kind::size_param: return size_param(r.name);
   case kind::data: {
     std::size_t size = 1;

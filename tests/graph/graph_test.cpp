@@ -1,6 +1,7 @@
 // graph/: pytato's acceptance cases (other_seeds.md §2c) that need no communication, and the
 // reference evaluator.
 #include "troupe/graph/analysis.hpp"
+#include "troupe/graph/errors.hpp"
 #include "troupe/graph/evaluate.hpp"
 #include "troupe/graph/materialize.hpp"
 #include "troupe/graph/partition.hpp"
@@ -11,6 +12,7 @@
 #include <xtensor/xrandom.hpp>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <map>
 #include <random>
@@ -421,6 +423,44 @@ TEST(graph_partition, a_child_used_from_two_parts_gets_one_cut_placeholder) {
   auto values = execute_partition(p, {{"x", xt::xarray<double>{1, 2}}});
   EXPECT_EQ(values.at("left"), (xt::xarray<double>{4, 7}));
   EXPECT_EQ(values.at("right"), (xt::xarray<double>{6, 12}));
+}
+
+// A user's input named like a cut placeholder was fed the cut's array ({6, 12} where the
+// reference gives {103, 206}): the prefix is troupe's own, as pytato's is.
+TEST(graph_names, a_placeholder_may_not_take_a_reserved_name) {
+  try {
+    (void)placeholder("_pt_part_ph_0", {2});
+    FAIL() << "a reserved name was taken";
+  } catch (const name_clash_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("'_pt_part_ph_0'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)placeholder("_pt_dist_3", {2}), name_clash_error);
+  EXPECT_NO_THROW((void)placeholder("pt_part_ph_0", {2})) << "only the prefix is reserved";
+}
+
+TEST(graph_names, one_name_for_two_different_inputs_is_refused_naming_both) {
+  auto a = placeholder("x", {2});
+  auto b = placeholder("x", {2}, dtype::float32);
+  auto out = make_outputs({{"sum", a + b}});
+  for (const auto& attempt : std::vector<std::function<void()>>{
+         [&] { (void)find_partition(out, [](const node_ptr&) -> part_id { return 0; }); },
+         [&] {
+           (void)evaluate(out, {{"x", xt::xarray<double>{1, 2}}});
+         }}) {
+    try {
+      attempt();
+      FAIL() << "two inputs of one name were accepted";
+    } catch (const name_clash_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("'x'"), std::string::npos) << what;
+      EXPECT_NE(what.find("float64 (2)"), std::string::npos) << what;
+      EXPECT_NE(what.find("float32 (2)"), std::string::npos) << what;
+    }
+  }
+  // The same input twice (equal name, shape and dtype) is one input.
+  auto twice = make_outputs({{"sum", placeholder("y", {2}) + placeholder("y", {2})}});
+  EXPECT_EQ(evaluate(twice, {{"y", xt::xarray<double>{1, 2}}}).at("sum"),
+            (xt::xarray<double>{2, 4}));
 }
 
 TEST(graph_partition, the_same_dag_gives_the_same_partition) {

@@ -11,6 +11,13 @@ public:
   using invalid_argument::invalid_argument;
 };
 
+/// A placeholder's name is reserved (troupe's own begin with "_pt_"), or one DAG has two
+/// placeholders of one name that differ in shape or dtype (pytato's NameClashError).
+class name_clash_error : public troupe::invalid_argument {
+public:
+  using invalid_argument::invalid_argument;
+};
+
 /// A cached mapper met two distinct but equal nodes under one key (err_on_collision).
 class cache_collision : public troupe::state_error {
 public:

@@ -1,0 +1,21 @@
+// Placeholder names: those troupe makes for itself between parts ("_pt_part_ph_<n>",
+// "_pt_dist_<n>") begin with a prefix users may not take, so a user's input is never fed
+// another array; and within one DAG a name stands for one input.
+#pragma once
+
+#include "troupe/graph/node.hpp"
+
+#include <string_view>
+
+namespace troupe::graph::detail {
+
+inline constexpr std::string_view reserved_prefix = "_pt_";
+
+/// A placeholder of a reserved name: for the partitioners and for parts read back.
+node_ptr internal_placeholder(std::string name, shape_t shape, dtype type);
+
+/// name_clash_error naming both if two placeholders of `root`'s DAG share a name but differ in
+/// shape or dtype.
+void check_placeholder_names(const node_ptr& root);
+
+} // namespace troupe::graph::detail
