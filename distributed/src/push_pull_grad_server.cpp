@@ -1,6 +1,7 @@
 #include "troupe/distributed/push_pull_grad_server.hpp"
 
 #include <algorithm>
+#include <iostream>
 
 namespace troupe {
 
@@ -163,6 +164,7 @@ void push_pull_grad_server_host::reduce_loop() {
       auto primary_batch = step_ ? due(primary_queue_, now) : std::vector<detail::blob>{};
       auto secondary_batch = due(secondary_queue_, now);
       if (primary_batch.empty() && secondary_batch.empty()) {
+        warn_if_waiting(now);
         wake_.wait_for(lock, poll);
         continue;
       }
@@ -184,6 +186,23 @@ void push_pull_grad_server_host::reduce_loop() {
     failure_ = std::current_exception();
     running_ = false;
   }
+}
+
+void push_pull_grad_server_host::warn_if_waiting(std::chrono::steady_clock::time_point now) {
+  if (warned_waiting_ || options_.flush_after)
+    return;
+  for (const auto* q : {&secondary_queue_, &primary_queue_})
+    if (!q->items.empty() && now - q->items.front().first > std::chrono::seconds{1}) {
+      warned_waiting_ = true;
+      std::cerr << "troupe: gradient server '" << name_ << "': " << q->items.size()
+                << " gradient(s) have waited over a second for a batch of "
+                << options_.reduce_batch_size
+                << " (reduce_batch_size, at each level: the model steps once every "
+                << options_.reduce_batch_size * options_.reduce_batch_size
+                << " pushes, as machin's does); set grad_server_options::flush_after to reduce "
+                   "fewer\n";
+      return;
+    }
 }
 
 state_dict push_pull_grad_server_host::reduce(const std::vector<detail::blob>& batch) const {

@@ -289,6 +289,28 @@ TEST_F(grad_server_alone, without_flush_after_leftovers_wait_as_in_machin) {
   EXPECT_EQ(host.model().version, 0);
 }
 
+// machin's rule kept: two pushes with a batch of 2 wait for two more (2 x 2 per step); after a
+// second the server says so once, naming flush_after.
+TEST_F(grad_server_alone, pushes_waiting_for_a_batch_are_logged_once) {
+  auto options = machin_options(troupe::reduce_method::sum);
+  options.reduce_batch_size = 2;
+  troupe::push_pull_grad_server_host host{group, "grads", options};
+  host.manage_model(chain(), minus_gradient);
+  ::testing::internal::CaptureStderr();
+  host.start();
+  troupe::push_pull_grad_server server{group, "grads", options};
+  troupe::versioned_model model = chain();
+  server.push(model, chain_gradients());
+  server.push(model, chain_gradients()); // one secondary batch: the primary waits for another
+  std::this_thread::sleep_for(2500ms);
+  host.stop();
+  const auto said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(host.model().version, 0);
+  EXPECT_NE(said.find("every 4 pushes"), std::string::npos) << said;
+  EXPECT_NE(said.find("flush_after"), std::string::npos) << said;
+  EXPECT_EQ(said.find("flush_after"), said.rfind("flush_after")) << "once: " << said;
+}
+
 TEST_F(grad_server_alone, stop_returns_with_work_queued_and_start_goes_on) {
   auto options = machin_options(troupe::reduce_method::sum);
   troupe::push_pull_grad_server_host host{group, "grads", options};

@@ -11,6 +11,11 @@
 //   troupe::push_pull_grad_server server{group, "grads", options};      // on any member
 //   server.push(model, gradients);        // queued at a reducer; then model gets the newest
 //
+// machin's rule: each level reduces reduce_batch_size gradients at once, so with a batch of B the
+// model steps once every B * B pushes (a batch of 2: every 4th push). Pushes that wait longer
+// than a second without a step are logged once on standard error; `flush_after` reduces what a
+// reducer has once its oldest gradient waited that long.
+//
 // Better than machin: leftovers smaller than a batch are reduced after `flush_after`; stop()
 // returns at once with work queued; a reducer that is gone makes a push try another; the
 // learning-rate schedule given to manage_model runs after every optimizer step.
@@ -94,6 +99,8 @@ private:
   std::vector<detail::blob> due(queue& q, std::chrono::steady_clock::time_point now);
   state_dict reduce(const std::vector<detail::blob>& batch) const;
   void step_model(const state_dict& gradients);
+  /// Says once, on standard error, that gradients wait for a batch and how to reduce sooner.
+  void warn_if_waiting(std::chrono::steady_clock::time_point now);
 
   rpc_group group_;
   const std::string name_;
@@ -106,6 +113,7 @@ private:
   std::condition_variable wake_;
   queue secondary_queue_, primary_queue_;
   bool running_ = false;
+  bool warned_waiting_ = false;
   std::exception_ptr failure_;
   std::thread reducer_;
 
