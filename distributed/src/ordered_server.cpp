@@ -105,26 +105,28 @@ ordered_server_host::~ordered_server_host() {
   }
 }
 
-ordered_server::ordered_server(rpc_group group, std::string name)
+ordered_server::ordered_server(rpc_group group, std::string name,
+                               std::optional<std::chrono::milliseconds> timeout)
   : group_(std::move(group)), push_service_(push_service(name)), pull_service_(pull_service(name)),
-    pull_newer_service_(pull_newer_service(name)) {}
+    pull_newer_service_(pull_newer_service(name)), timeout_(timeout) {
+  if (timeout_ && timeout_->count() <= 0)
+    throw invalid_argument("ordered_server '" + name + "': a timeout must be positive");
+}
 
 bool ordered_server::push_blob(const std::string& key, detail::blob value, std::int64_t version,
                                std::optional<std::int64_t> prev_version) {
-  return group_.registered_sync<bool>(push_service_, key, std::move(value), version, prev_version);
+  return call<bool>(push_service_, key, std::move(value), version, prev_version);
 }
 
 std::optional<std::pair<detail::blob, std::int64_t>>
 ordered_server::pull_blob(const std::string& key, std::optional<std::int64_t> version) {
-  return group_.registered_sync<std::optional<std::pair<detail::blob, std::int64_t>>>(pull_service_,
-                                                                                      key, version);
+  return call<std::optional<std::pair<detail::blob, std::int64_t>>>(pull_service_, key, version);
 }
 
 std::optional<std::pair<std::optional<detail::blob>, std::int64_t>>
 ordered_server::pull_blob_newer(const std::string& key, std::int64_t than) {
-  return group_
-    .registered_sync<std::optional<std::pair<std::optional<detail::blob>, std::int64_t>>>(
-      pull_newer_service_, key, than);
+  return call<std::optional<std::pair<std::optional<detail::blob>, std::int64_t>>>(
+    pull_newer_service_, key, than);
 }
 
 } // namespace troupe

@@ -38,6 +38,8 @@ grad_server_options checked(const rpc_group& group, const std::string& name,
            std::to_string(options.max_queue_size));
   if (options.flush_after && options.flush_after->count() <= 0)
     refuse("flush_after must be positive");
+  if (options.call_timeout && options.call_timeout->count() <= 0)
+    refuse("call_timeout must be positive");
   auto reducers = secondaries_of(group, options);
   reducers.push_back(primary_of(group, options));
   for (const auto& reducer : reducers)
@@ -243,7 +245,7 @@ push_pull_grad_server::push_pull_grad_server(rpc_group group, std::string name,
                                              grad_server_options options)
   : group_(std::move(group)), name_(std::move(name)),
     secondaries_(secondaries_of(group_, checked(group_, name_, options))),
-    parameters_(group_, name_, options.model_name) {}
+    timeout_(options.call_timeout), parameters_(group_, name_, options.model_name, timeout_) {}
 
 bool push_pull_grad_server::push(versioned_model& model, const state_dict& gradients) {
   const auto blob = detail::blob(serialize(gradients));
@@ -252,7 +254,11 @@ bool push_pull_grad_server::push(versioned_model& model, const state_dict& gradi
     std::uniform_int_distribution<std::size_t> pick{0, candidates.size() - 1};
     const auto at = candidates.begin() + static_cast<std::ptrdiff_t>(pick(random_));
     try {
-      group_.registered_sync<bool>(push_service(name_, *at), secondary_level, blob);
+      if (timeout_)
+        group_.registered_async<bool>(push_service(name_, *at), *timeout_, secondary_level, blob)
+          .get();
+      else
+        group_.registered_sync<bool>(push_service(name_, *at), secondary_level, blob);
       break;
     } catch (const peer_lost&) {
       // That reducer is gone: another takes the gradients.

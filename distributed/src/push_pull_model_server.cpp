@@ -8,8 +8,10 @@ push_pull_model_server_host::push_pull_model_server_host(rpc_group group, const 
   : store_(std::move(group), detail::model_store_name(name)) {}
 
 push_pull_model_server::push_pull_model_server(rpc_group group, const std::string& name,
-                                               std::string model_name)
-  : store_(std::move(group), detail::model_store_name(name)), key_(std::move(model_name)) {}
+                                               std::string model_name,
+                                               std::optional<std::chrono::milliseconds> timeout)
+  : store_(std::move(group), detail::model_store_name(name), timeout), key_(std::move(model_name)) {
+}
 
 bool push_pull_model_server::push(versioned_model& model, bool pull_on_fail) {
   if (store_.push_blob(key_, detail::blob(serialize(model.state)), model.base() + 1,

@@ -438,6 +438,7 @@ TROUPE_ROLE(store_host) {
   return as_member([](troupe::world& world) {
     auto group = world.create_rpc_group("ps", world.members());
     troupe::ordered_server_host host{group, "store"};
+    troupe::push_pull_model_server_host models{group, "models"};
     group.barrier();
     std::this_thread::sleep_for(60s);
   });
@@ -468,6 +469,32 @@ TEST(ordered_server_failure, a_server_whose_host_is_gone_fails_calls_with_peer_l
   } catch (const troupe::peer_lost& e) {
     EXPECT_NE(std::string{e.what()}.find("member '1' (rank 1)"), std::string::npos) << e.what();
   }
+}
+
+// A host that froze (stopped, not gone): without a timeout a call waits as long as the host is
+// in the world; with one it fails with timeout_error in that time, for every server client.
+TEST(ordered_server_failure, calls_to_a_frozen_host_end_at_their_timeout) {
+  const int port = free_port();
+  member_process host{"store_host", member_environment(1, 2, port)};
+  troupe::runtime rt;
+  auto options = member_options(0, 2, port);
+  options.shared_memory = false; // over TCP, where a frozen host still holds its connection
+  troupe::world world{rt, options};
+  auto group = world.create_rpc_group("ps", two);
+  group.barrier();
+  troupe::ordered_server store{group, "store", 300ms};
+  EXPECT_TRUE(store.push("a", std::string{"v"}, 1)) << "answered while the host runs";
+  EXPECT_THROW((void)troupe::ordered_server(group, "store", 0ms), troupe::invalid_argument);
+  host.signal(SIGSTOP);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW((void)store.pull<std::string>("a"), troupe::timeout_error);
+  EXPECT_THROW(store.push("a", std::string{"w"}, 2, 1), troupe::timeout_error);
+  troupe::versioned_model model;
+  EXPECT_THROW((void)troupe::push_pull_model_server(group, "models", "model", 300ms).pull(model),
+               troupe::timeout_error);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  host.signal(SIGCONT);
+  host.kill_and_collect();
 }
 
 } // namespace

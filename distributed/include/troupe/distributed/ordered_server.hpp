@@ -17,16 +17,17 @@
 
 #include "troupe/distributed/rpc_group.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
-#include <algorithm>
-#include <span>
 #include <vector>
 
 namespace troupe {
@@ -112,7 +113,10 @@ private:
 
 class ordered_server {
 public:
-  ordered_server(rpc_group group, std::string name);
+  /// With `timeout`, each push and pull waits that long at most (timeout_error, as an RPC call
+  /// with a timeout); without, as long as the server's member is in the world.
+  ordered_server(rpc_group group, std::string name,
+                 std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   template <class T>
   bool push(const std::string& key, const T& value, std::int64_t version,
@@ -126,8 +130,7 @@ public:
     auto found = pull_blob(key, version);
     if (!found)
       return std::nullopt;
-    return std::pair<T, std::int64_t>{deserialize<T>(found->first.bytes()),
-                                      found->second};
+    return std::pair<T, std::int64_t>{deserialize<T>(found->first.bytes()), found->second};
   }
 
   /// The same on values already serialized (what the model servers use).
@@ -141,8 +144,16 @@ public:
   pull_blob_newer(const std::string& key, std::int64_t than);
 
 private:
+  template <class R, class... A>
+  R call(const std::string& service, A&&... args) {
+    if (timeout_)
+      return group_.registered_async<R>(service, *timeout_, std::forward<A>(args)...).get();
+    return group_.registered_sync<R>(service, std::forward<A>(args)...);
+  }
+
   rpc_group group_;
   std::string push_service_, pull_service_, pull_newer_service_;
+  std::optional<std::chrono::milliseconds> timeout_;
 };
 
 } // namespace troupe

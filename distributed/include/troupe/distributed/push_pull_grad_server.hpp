@@ -53,6 +53,9 @@ struct grad_server_options {
   /// Fewer gradients than a batch are reduced once the oldest has waited this long; without
   /// it they wait for the batch to fill (machin's behaviour).
   std::optional<std::chrono::milliseconds> flush_after;
+  /// A client's push and pull each wait this long at most (timeout_error); none: as long as
+  /// the reducers are in the world.
+  std::optional<std::chrono::milliseconds> call_timeout;
 };
 
 /// Applies reduced gradients to the parameters (an optimizer's step).
@@ -139,6 +142,7 @@ private:
   rpc_group group_;
   std::string name_;
   std::vector<std::string> secondaries_;
+  std::optional<std::chrono::milliseconds> timeout_;
   push_pull_model_server parameters_; // where the primary publishes them
   std::mt19937 random_{std::random_device{}()};
 };

@@ -33,8 +33,9 @@ private:
 
 class push_pull_model_server {
 public:
-  push_pull_model_server(rpc_group group, const std::string& name,
-                         std::string model_name = "model");
+  /// With `timeout`, each push and pull waits that long at most (timeout_error).
+  push_pull_model_server(rpc_group group, const std::string& name, std::string model_name = "model",
+                         std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   /// Pushes `model.state` as version `model.version + 1`. True, and the model's version goes up,
   /// if nobody else pushed since this model's version; otherwise false, and with
