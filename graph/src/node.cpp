@@ -377,8 +377,33 @@ node_ptr concatenate(std::vector<node_ptr> arrays, std::int64_t axis) {
   return make(kind::concatenate, {}, std::move(arrays), std::move(shape), type, {axis});
 }
 
+namespace {
+
+/// `shape` with its one -1 (numpy's "the rest") worked out from `x`'s size.
+shape_t inferred_shape(const node& x, shape_t shape) {
+  const auto unknown = [](std::int64_t d) { return d == -1 && !symbols().name(d); };
+  const auto count = std::count_if(shape.begin(), shape.end(), unknown);
+  if (count == 0)
+    return shape;
+  if (count > 1)
+    throw invalid_argument("reshape: " + describe(x.shape()) + " to " + describe(shape) +
+                           ": at most one dimension may be -1");
+  std::int64_t rest = 1;
+  for (auto d : shape)
+    if (!unknown(d))
+      rest *= d;
+  if (has_symbols(x.shape()) || rest <= 0 || x.size() % rest != 0)
+    throw invalid_argument("reshape: " + describe(x.shape()) + " to " + describe(shape) +
+                           ": -1 stands for no whole number of elements");
+  std::replace_if(shape.begin(), shape.end(), unknown, x.size() / rest);
+  return shape;
+}
+
+} // namespace
+
 node_ptr reshape(node_ptr x, shape_t shape) {
   require_operands({x}, "reshape");
+  shape = inferred_shape(*x, std::move(shape));
   if (has_symbols(shape) || has_symbols(x->shape())) {
     // Sizes that cannot be compared: the same parameters on both sides, the rest equal.
     const auto split = [](const shape_t& s) {

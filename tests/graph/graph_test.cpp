@@ -463,6 +463,17 @@ TEST(graph_names, one_name_for_two_different_inputs_is_refused_naming_both) {
             (xt::xarray<double>{2, 4}));
 }
 
+TEST(graph_nodes, reshape_takes_one_minus_one_for_the_rest) {
+  auto x = placeholder("x", {2, 3});
+  EXPECT_EQ(reshape(x, {-1})->shape(), (shape_t{6}));
+  EXPECT_EQ(reshape(x, {3, -1})->shape(), (shape_t{3, 2}));
+  auto out = make_outputs({{"r", reshape(x, {-1, 2})}});
+  const xt::xarray<double> values{{1, 2, 3}, {4, 5, 6}};
+  EXPECT_EQ(evaluate(out, {{"x", values}}).at("r"), (xt::xarray<double>{{1, 2}, {3, 4}, {5, 6}}));
+  EXPECT_THROW((void)reshape(x, {-1, -1}), troupe::invalid_argument);
+  EXPECT_THROW((void)reshape(x, {4, -1}), troupe::invalid_argument);
+}
+
 TEST(graph_partition, the_same_dag_gives_the_same_partition) {
   const auto first = random_dag(7, 40); // built twice, apart
   const auto one = find_partition(first, by_thirds(first));

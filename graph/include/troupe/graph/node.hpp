@@ -141,6 +141,7 @@ node_ptr elementwise(std::string op, std::vector<node_ptr> operands);
 node_ptr reduce(node_ptr x, std::vector<std::int64_t> axes, std::string op = "sum");
 node_ptr stack(std::vector<node_ptr> arrays, std::int64_t axis = 0);
 node_ptr concatenate(std::vector<node_ptr> arrays, std::int64_t axis = 0);
+/// One dimension may be -1, as in numpy: the size that keeps the element count.
 node_ptr reshape(node_ptr x, shape_t shape);
 node_ptr transpose(node_ptr x, std::vector<std::int64_t> axes = {});
 node_ptr roll(node_ptr x, std::int64_t shift, std::int64_t axis);
