@@ -2,6 +2,7 @@
 
 #include "address_index.hpp"
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace troupe::graph {
@@ -141,6 +142,80 @@ node_set rec_get_user_nodes(const node_ptr& root, const node_ptr& n) {
 node_ptr deduplicate(const node_ptr& root) {
   copy_mapper copy{false, false};
   return copy(root);
+}
+
+node_set size_param_gatherer::combine(const node_ptr& n, std::vector<node_set> children) {
+  auto all = united(children);
+  if (n->what() == kind::size_param)
+    all.insert(n);
+  return all;
+}
+
+std::size_t get_num_nodes(const node_ptr& root, bool count_duplicates) {
+  const auto order = topological_order(root);
+  if (count_duplicates)
+    return static_cast<std::size_t>(std::count_if(
+      order.begin(), order.end(), [](const node_ptr& n) { return n->what() != kind::outputs; }));
+  node_set distinct;
+  for (const auto& n : order)
+    if (n->what() != kind::outputs)
+      distinct.insert(n);
+  return distinct.size();
+}
+
+node_map<std::size_t> get_nusers(const node_ptr& root) {
+  node_map<std::size_t> counts;
+  for (const auto& n : topological_order(root)) { // each instance once, as pytato's by id
+    counts.try_emplace(n, 0);
+    for (const auto& child : n->children())
+      ++counts[child];
+  }
+  return counts;
+}
+
+node_map<std::set<std::string>> tag_user_nodes(const node_map<node_set>& users,
+                                               const std::string& tag,
+                                               const node_ptr& starting_point,
+                                               node_map<std::set<std::string>> node_to_tags) {
+  std::vector<node_ptr> todo{starting_point};
+  while (!todo.empty()) { // iterative: a chain of a million users needs no deep stack
+    auto n = std::move(todo.back());
+    todo.pop_back();
+    if (!node_to_tags[n].insert(tag).second)
+      continue; // reached before, and its users with it
+    if (auto at = users.find(n); at != users.end())
+      todo.insert(todo.end(), at->second.begin(), at->second.end());
+  }
+  return node_to_tags;
+}
+
+namespace {
+
+class map_and_copy_mapper : public copy_mapper {
+public:
+  explicit map_and_copy_mapper(const std::function<node_ptr(const node_ptr&)>& map_fn)
+    : map_fn_(map_fn) {}
+
+  node_ptr rec(const node_ptr& n) override {
+    if (auto at = mapped_.find(n); at != mapped_.end())
+      return at->second;
+    auto result = copy_mapper::rec(map_fn_(n));
+    mapped_.emplace(n, result);
+    return result;
+  }
+
+private:
+  const std::function<node_ptr(const node_ptr&)>& map_fn_;
+  node_map<node_ptr> mapped_; // by the node before map_fn
+};
+
+} // namespace
+
+node_ptr map_and_copy(const node_ptr& root,
+                      const std::function<node_ptr(const node_ptr&)>& map_fn) {
+  if (!map_fn)
+    throw invalid_argument("map_and_copy: no function");
+  return map_and_copy_mapper{map_fn}(root);
 }
 
 } // namespace troupe::graph

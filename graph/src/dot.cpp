@@ -139,4 +139,23 @@ std::string get_dot_graph(const distributed_graph_partition& partition) {
   return d.finish();
 }
 
+std::string get_ascii_graph(const node_ptr& root) {
+  std::unordered_map<const node*, std::size_t> ids;
+  std::ostringstream out;
+  for (const auto& n : topological_order(root)) {
+    const auto id = ids.emplace(n.get(), ids.size()).first->second;
+    out << '#' << id << ' ' << label(n);
+    if (n->what() == kind::outputs) {
+      out << " [";
+      for (std::size_t i = 0; i < n->names().size(); ++i)
+        out << (i ? ", " : "") << n->names()[i];
+      out << ']';
+    }
+    for (std::size_t i = 0; i < n->children().size(); ++i)
+      out << (i ? ", #" : " <- #") << ids.at(n->children()[i].get());
+    out << '\n';
+  }
+  return out.str();
+}
+
 } // namespace troupe::graph

@@ -1,6 +1,7 @@
 // graph/: pytato's acceptance cases (other_seeds.md §2c) that need no communication, and the
 // reference evaluator.
 #include "troupe/graph/analysis.hpp"
+#include "troupe/graph/dot.hpp"
 #include "troupe/graph/errors.hpp"
 #include "troupe/graph/evaluate.hpp"
 #include "troupe/graph/materialize.hpp"
@@ -472,6 +473,59 @@ TEST(graph_nodes, reshape_takes_one_minus_one_for_the_rest) {
   EXPECT_EQ(evaluate(out, {{"x", values}}).at("r"), (xt::xarray<double>{{1, 2}, {3, 4}, {5, 6}}));
   EXPECT_THROW((void)reshape(x, {-1, -1}), troupe::invalid_argument);
   EXPECT_THROW((void)reshape(x, {4, -1}), troupe::invalid_argument);
+}
+
+// pytato's helpers, by their documented behaviour, on p = (a + b) * (a + b), the two sums
+// equal but distinct instances.
+TEST(graph_analysis, pytato_helpers_count_tag_gather_copy_and_draw) {
+  auto a = placeholder("a", {2});
+  auto b = placeholder("b", {2});
+  auto s1 = a + b, s2 = a + b;
+  auto p = s1 * s2;
+  auto out = make_outputs({{"p", p}});
+  EXPECT_EQ(get_num_nodes(out), 4u) << "a, b, the sum once, the product";
+  EXPECT_EQ(get_num_nodes(out, true), 5u) << "each instance of the sum";
+
+  const auto nusers = get_nusers(out);
+  EXPECT_EQ(nusers.at(a), 2u) << "read by both sums";
+  EXPECT_EQ(nusers.at(s1), 2u) << "the product reads each sum once; the two are equal";
+  EXPECT_EQ(nusers.at(p), 1u);
+  EXPECT_EQ(nusers.at(out), 0u);
+
+  const auto tags = tag_user_nodes(get_users(out), "from_a", a);
+  for (const auto& n : {a, s1, p, out})
+    EXPECT_TRUE(tags.at(n).contains("from_a"));
+  EXPECT_FALSE(tags.contains(b)) << "b does not use a";
+  const auto more = tag_user_nodes(get_users(out), "from_b", b, tags);
+  EXPECT_EQ(more.at(p), (std::set<std::string>{"from_a", "from_b"}));
+
+  auto n = size_param("n");
+  auto sized = make_outputs({{"q", placeholder("q", {extent(n), 3}) * 2.0}});
+  size_param_gatherer gather;
+  const auto found = gather(sized);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ((*found.begin())->name(), "n");
+
+  std::size_t calls = 0;
+  auto renamed = map_and_copy(out, [&](const node_ptr& x) {
+    ++calls;
+    return x->what() == kind::placeholder && x->name() == "a" ? placeholder("c", x->shape()) : x;
+  });
+  input_gatherer inputs;
+  std::set<std::string> names;
+  for (const auto& i : inputs(renamed))
+    names.insert(i->name());
+  EXPECT_EQ(names, (std::set<std::string>{"b", "c"}));
+  EXPECT_EQ(calls, 5u) << "each distinct node once: outputs, product, sum, a, b";
+  EXPECT_EQ(
+    evaluate(renamed, {{"b", xt::xarray<double>{1, 2}}, {"c", xt::xarray<double>{3, 4}}}).at("p"),
+    (xt::xarray<double>{16, 36}));
+
+  const auto text = get_ascii_graph(out);
+  EXPECT_NE(text.find("#0 placeholder a (2)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" <- #0, #1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("outputs [p] <- #"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 6) << "5 instances and the outputs";
 }
 
 TEST(graph_partition, the_same_dag_gives_the_same_partition) {
