@@ -528,6 +528,38 @@ TEST(graph_analysis, pytato_helpers_count_tag_gather_copy_and_draw) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 6) << "5 instances and the outputs";
 }
 
+/// Scales each placeholder by a factor passed down from the root.
+class scaling_copy : public copy_mapper_with_extra_args<double> {
+protected:
+  node_ptr map_placeholder(const node_ptr& n, double factor) override { return n * factor; }
+  std::string extra_key(double factor) const override { return std::to_string(factor); }
+};
+
+/// Counts the edges it is asked about, by the kinds at their ends.
+class edge_counter : public edge_cached_mapper {
+public:
+  std::map<std::pair<std::string, std::string>, int> edges;
+
+protected:
+  node_ptr handle_edge(const node_ptr& parent, const node_ptr& child) override {
+    ++edges[{kind_name(parent->what()), kind_name(child->what())}];
+    return rec(child);
+  }
+};
+
+TEST(graph_mappers, extra_arguments_go_down_and_edges_are_handled_once_each) {
+  auto a = placeholder("a", {2});
+  auto out = make_outputs({{"y", a + a}});
+  const auto scaled = scaling_copy{}(out, 3.0);
+  EXPECT_EQ(evaluate(scaled, {{"a", xt::xarray<double>{1, 2}}}).at("y"),
+            (xt::xarray<double>{6, 12}));
+  // (a + a): the sum node is reached once, but its two edges to `a` are each handled.
+  edge_counter counter;
+  (void)counter(out);
+  EXPECT_EQ((counter.edges[{"elementwise", "placeholder"}]), 2);
+  EXPECT_EQ((counter.edges[{"outputs", "elementwise"}]), 1) << "the outputs node's edge to the sum";
+}
+
 TEST(graph_partition, the_same_dag_gives_the_same_partition) {
   const auto first = random_dag(7, 40); // built twice, apart
   const auto one = find_partition(first, by_thirds(first));

@@ -12,6 +12,11 @@
 //   results:
 //                                  equal results are one instance. err_on_created_duplicate: a new
 //                                  node equal to the one it replaces throws created_duplicate.
+//   copy_mapper_with_extra_args<Extra...>  copies, passing the extra arguments down to the
+//                                  children (pytato's CopyMapperWithExtraArgs).
+//   edge_cached_mapper             rebuilds each node once, each child replaced by
+//                                  handle_edge(parent, child): called once per edge, not per
+//                                  node (pytato's EdgeCachedMapper).
 //   combine_mapper<R>              maps a node to combine(its children's results).
 //   walk_mapper<Extra...>          visit(n) false skips the subtree; post_visit after the children.
 //   cached_walk_mapper<Extra...>   the same, each key once.
@@ -32,8 +37,9 @@ namespace troupe::graph {
   X(placeholder)                                                                                   \
   X(size_param)                                                                                    \
   X(data)                                                                                          \
-  X(elementwise) X(reduce) X(stack) X(concatenate) X(reshape) X(transpose) X(roll) X(einsum)       \
-    X(outputs) X(send) X(recv)
+  X(elementwise)                                                                                   \
+  X(reduce) X(stack) X(concatenate) X(reshape) X(transpose) X(roll) X(einsum) X(outputs) X(send)   \
+    X(recv)
 
 template <class R, class... Extra>
 class mapper {
@@ -127,6 +133,48 @@ protected:
 private:
   bool err_on_created_duplicate_;
   node_set made_; // every result, so equal results are one instance
+};
+
+template <class... Extra>
+class copy_mapper_with_extra_args : public cached_mapper<node_ptr, Extra...> {
+protected:
+#define TROUPE_GRAPH_COPY_EXTRA(k)                                                                 \
+  node_ptr map_##k(const node_ptr& n, Extra... extra) override { return copy(n, extra...); }
+  TROUPE_GRAPH_KINDS(TROUPE_GRAPH_COPY_EXTRA)
+#undef TROUPE_GRAPH_COPY_EXTRA
+
+  /// `n` with its children mapped with the same extra arguments: `n` itself when none changed.
+  node_ptr copy(const node_ptr& n, Extra... extra) {
+    std::vector<node_ptr> children;
+    bool changed = false;
+    for (const auto& child : n->children()) {
+      children.push_back(this->rec(child, extra...));
+      changed = changed || children.back() != child;
+    }
+    return changed ? n->with_children(std::move(children)) : n;
+  }
+};
+
+class edge_cached_mapper : public cached_mapper<node_ptr> {
+protected:
+  /// What takes `child`'s place under `parent`.
+  virtual node_ptr handle_edge(const node_ptr& parent, const node_ptr& child) = 0;
+
+#define TROUPE_GRAPH_EDGES(k)                                                                      \
+  node_ptr map_##k(const node_ptr& n) override { return rebuild(n); }
+  TROUPE_GRAPH_KINDS(TROUPE_GRAPH_EDGES)
+#undef TROUPE_GRAPH_EDGES
+
+private:
+  node_ptr rebuild(const node_ptr& n) {
+    std::vector<node_ptr> children;
+    bool changed = false;
+    for (const auto& child : n->children()) {
+      children.push_back(handle_edge(n, child));
+      changed = changed || children.back() != child;
+    }
+    return changed ? n->with_children(std::move(children)) : n;
+  }
 };
 
 template <class R>
