@@ -69,6 +69,7 @@ const troupe::grad_server_options grad_options{
 
 struct figures {
   std::vector<double> model_ms, rpc_ms;
+  std::vector<bool> pushes_won; // by round: a lost push pulls the newer model as well
   double grad_pushes_per_s = 0;
 };
 
@@ -98,7 +99,7 @@ figures run_client(troupe::rpc_group& group, int rounds) {
   troupe::versioned_model model{ten_mib(1.0f), 0};
   for (int round = 0; round < rounds; ++round) {
     auto start = clock_type::now();
-    models.push(model);
+    out.pushes_won.push_back(models.push(model)); // lost: the other client pushed first
     models.pull(model);
     out.model_ms.push_back(since_ms(start));
     start = clock_type::now();
@@ -155,6 +156,10 @@ int lead(int rounds) {
   const double gib = 2.0 * tensors * floats_per_tensor * sizeof(float) / double(1 << 30);
   std::printf("param_server: 1 server and 2 clients on 127.0.0.1, %d rounds, medians of client 0\n",
               rounds);
+  std::printf("rounds (model server ms, push won W or lost L to the other client; rpc ms):\n");
+  for (std::size_t r = 0; r < out.model_ms.size(); ++r)
+    std::printf("  %2zu: %7.2f %c %7.2f\n", r, out.model_ms[r], out.pushes_won[r] ? 'W' : 'L',
+                out.rpc_ms[r]);
   std::printf("%-48s %10.2f ms %6.2f GiB/s\n", "model server push + pull, 10 MiB", model_ms,
               gib / (model_ms / 1000));
   std::printf("%-48s %10.2f ms %6.2f GiB/s\n", "rpc_sync of the same state dict, there and back",

@@ -1,15 +1,19 @@
 #include "troupe/actors/tensor_serialization.hpp"
 
+#include "../map_tensor_store.hpp"
+
 #include <gtest/gtest.h>
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xrandom.hpp>
 
 #include <complex>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <random>
 
 namespace {
+
+using troupe::testing::map_store;
 
 template <class Tensor>
 void expect_tensor_round_trip(const Tensor& t) {
@@ -22,16 +26,15 @@ void expect_tensor_round_trip(const Tensor& t) {
 template <class T>
 class tensor_of : public ::testing::Test {};
 
-using element_types =
-  ::testing::Types<bool, char, signed char, unsigned char, std::int16_t, std::uint16_t,
-                   std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double,
-                   long double>;
+using element_types = ::testing::Types<bool, char, signed char, unsigned char, std::int16_t,
+                                       std::uint16_t, std::int32_t, std::uint32_t, std::int64_t,
+                                       std::uint64_t, float, double, long double>;
 TYPED_TEST_SUITE(tensor_of, element_types);
 
 TYPED_TEST(tensor_of, xarray_of_every_shape_round_trips) {
   using T = TypeParam;
-  xt::xarray<T> scalar = T(1);                                    // 0-d
-  xt::xarray<T> empty = xt::xarray<T>::from_shape({3, 0, 2});     // no elements
+  xt::xarray<T> scalar = T(1); // 0-d
+  xt::xarray<T> empty = xt::xarray<T>::from_shape({3, 0, 2}); // no elements
   xt::xarray<T> vec = xt::arange<int>(7) % 2;
   xt::xarray<T> cube = xt::reshape_view(xt::arange<int>(24) % 2, {2, 3, 4});
   expect_tensor_round_trip(scalar);
@@ -44,8 +47,10 @@ TYPED_TEST(tensor_of, xtensor_and_column_major_round_trip) {
   using T = TypeParam;
   xt::xtensor<T, 2> m = xt::reshape_view(xt::arange<int>(6) % 2, {2, 3});
   xt::xtensor<T, 0> zero_d = T(1);
-  xt::xarray<T, xt::layout_type::column_major> col = xt::reshape_view(xt::arange<int>(12) % 2, {3, 4});
-  xt::xtensor<T, 3, xt::layout_type::column_major> col3 = xt::reshape_view(xt::arange<int>(8) % 2, {2, 2, 2});
+  xt::xarray<T, xt::layout_type::column_major> col =
+    xt::reshape_view(xt::arange<int>(12) % 2, {3, 4});
+  xt::xtensor<T, 3, xt::layout_type::column_major> col3 =
+    xt::reshape_view(xt::arange<int>(8) % 2, {2, 2, 2});
   expect_tensor_round_trip(m);
   expect_tensor_round_trip(zero_d);
   expect_tensor_round_trip(col);
@@ -67,7 +72,8 @@ TEST(tensor_serialization, elements_are_written_as_one_block) {
   // framing.
   xt::xarray<double> a = xt::random::rand<double>({100, 10});
   const auto bytes = troupe::serialize(a);
-  EXPECT_EQ(bytes.size(), troupe::detail::blob_header_size + 1 + 8 + 2 * 8 + 1 + 1000 * sizeof(double));
+  EXPECT_EQ(bytes.size(),
+            troupe::detail::blob_header_size + 1 + 8 + 2 * 8 + 1 + 1000 * sizeof(double));
   const double* first = reinterpret_cast<const double*>(bytes.data() + bytes.size() - 8000);
   EXPECT_EQ(std::memcmp(first, a.data(), 8000), 0);
 }
@@ -133,29 +139,6 @@ TEST(tensor_serialization, a_bool_tensor_with_a_byte_other_than_0_or_1_is_reject
 }
 
 /// A tensor store over a map, standing in for the queues' shared-memory segments.
-class map_store : public troupe::detail::tensor_store {
-public:
-  bool takes(std::size_t bytes) const override { return bytes >= 64; }
-  std::string keep(const void* data, std::size_t bytes) override {
-    auto name = "t" + std::to_string(kept.size());
-    auto p = static_cast<const std::byte*>(data);
-    kept[name].assign(p, p + bytes);
-    return name;
-  }
-  void fetch(const std::string& handle, void* out, std::size_t bytes) override {
-    auto it = kept.find(handle);
-    if (it == kept.end() || it->second.size() != bytes)
-      throw troupe::serialization_error("no tensor " + handle);
-    std::memcpy(out, it->second.data(), bytes);
-  }
-  std::size_t kept_bytes(const std::string& handle) override {
-    auto it = kept.find(handle);
-    if (it == kept.end())
-      throw troupe::serialization_error("no tensor " + handle);
-    return it->second.size();
-  }
-  std::map<std::string, std::vector<std::byte>> kept;
-};
 
 /// A blob for xt::xarray<float> with `shape` and the given storage (inline bytes or a handle).
 std::vector<std::byte> forged_tensor(const std::vector<std::uint64_t>& shape, std::uint8_t storage,
@@ -213,7 +196,8 @@ TEST(tensor_serialization, large_tensors_go_to_an_active_store_and_come_back_fro
   EXPECT_EQ(store.kept.size(), 1u) << "only the large tensor is kept outside";
   EXPECT_LT(blob.size(), 200u);
   EXPECT_THROW((void)(troupe::deserialize<std::pair<xt::xarray<float>, xt::xarray<float>>>(blob)),
-               troupe::serialization_error) << "no store active: the handle cannot be resolved";
+               troupe::serialization_error)
+    << "no store active: the handle cannot be resolved";
   troupe::detail::tensor_store_scope scope{store};
   const auto back = troupe::deserialize<std::pair<xt::xarray<float>, xt::xarray<float>>>(blob);
   EXPECT_EQ(back.first, big);

@@ -1,5 +1,6 @@
 // Parameter servers: machin's test_ordered_server and test_param_server, locally and across
 // processes (this test is member "0" and starts the others), and what troupe does better.
+#include "../map_tensor_store.hpp"
 #include "world_test_support.hpp"
 
 #include "troupe/distributed/push_pull_grad_server.hpp"
@@ -72,6 +73,34 @@ TEST(ordered_server, machin_table_locally_and_typed_values) {
   EXPECT_THROW(store.pull<std::string>("numbers"), troupe::serialization_error);
   EXPECT_THROW((troupe::ordered_server_host{group, "store"}), troupe::key_error);
   EXPECT_THROW((troupe::ordered_server_host{group, "deep", -1}), troupe::invalid_argument);
+}
+
+// A stored value crosses to a member of the same host through shared memory, as tensors do:
+// with a tensor store active, a large blob is kept there and its encoding holds a handle.
+TEST(ordered_server, a_large_blob_travels_by_handle_through_a_tensor_store) {
+  using troupe::detail::blob;
+  using troupe::detail::tensor_store_scope;
+  const blob value{std::vector<std::byte>(1 << 20, std::byte{7})};
+  map_store store;
+  const auto encoded = [&] {
+    tensor_store_scope scope{store};
+    return troupe::serialize(value);
+  }();
+  EXPECT_LT(encoded.size(), 64u) << "the blob's bytes stayed out of the message";
+  ASSERT_EQ(store.kept.size(), 1u);
+  {
+    tensor_store_scope scope{store};
+    EXPECT_EQ(troupe::deserialize<blob>(encoded), value);
+  }
+  EXPECT_THROW((void)troupe::deserialize<blob>(encoded), troupe::serialization_error)
+    << "no store to fetch it from";
+  store.kept.begin()->second.resize(10); // the store keeps fewer bytes than the blob claims
+  tensor_store_scope scope{store};
+  EXPECT_THROW((void)troupe::deserialize<blob>(encoded), troupe::serialization_error);
+  EXPECT_EQ(
+    troupe::deserialize<blob>(troupe::serialize(blob{std::vector<std::byte>(8)})).bytes().size(),
+    8u)
+    << "a small blob stays inline";
 }
 
 TEST(ordered_server, depth_zero_keeps_only_the_newest) {

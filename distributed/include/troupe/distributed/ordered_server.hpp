@@ -15,6 +15,7 @@
 // gone fails calls with peer_lost.
 #pragma once
 
+#include "troupe/actors/tensor_store.hpp"
 #include "troupe/distributed/rpc_group.hpp"
 
 #include <algorithm>
@@ -49,15 +50,42 @@ public:
     return std::ranges::equal(bytes(), other.bytes());
   }
 
+  // A large blob goes where large tensors go while a tensor store is active (a call between
+  // members of one host: a shared-memory segment), not inline through the inbox.
   template <class Archive>
   void save(Archive& ar) const {
     const auto data = bytes();
+    if (auto* store = active_tensor_store(); store != nullptr && store->takes(data.size())) {
+      ar(std::uint8_t{1}, static_cast<std::uint64_t>(data.size()),
+         store->keep(data.data(), data.size()));
+      return;
+    }
+    ar(std::uint8_t{0});
     ar(cereal::make_size_tag(static_cast<std::uint64_t>(data.size())));
     ar(cereal::binary_data(data.data(), data.size()));
   }
   template <class Archive>
   void load(Archive& ar) {
+    std::uint8_t kept = 0;
+    ar(kept);
+    if (kept > 1)
+      throw serialization_error("corrupted blob: storage byte " + std::to_string(kept));
     std::uint64_t size = 0;
+    if (kept == 1) {
+      std::string handle;
+      ar(size, handle);
+      auto* store = active_tensor_store();
+      if (store == nullptr)
+        throw serialization_error("blob kept outside the message (" + handle +
+                                  "), and no store to fetch it from");
+      if (store->kept_bytes(handle) < size) // a forged size allocates nothing
+        throw serialization_error("corrupted blob: " + std::to_string(size) + " bytes, " + handle +
+                                  " keeps fewer");
+      std::vector<std::byte> data(size);
+      store->fetch(handle, data.data(), size);
+      bytes_ = std::make_shared<const std::vector<std::byte>>(std::move(data));
+      return;
+    }
     ar(cereal::make_size_tag(size));
     if constexpr (requires { ar.require_elements(size, 1); })
       ar.require_elements(size, 1); // a forged length allocates nothing
