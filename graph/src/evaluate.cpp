@@ -1,5 +1,6 @@
 #include "troupe/graph/evaluate.hpp"
 
+#include "indexing.hpp"
 #include "placeholder_names.hpp"
 #include "troupe/actors/error.hpp"
 
@@ -229,6 +230,7 @@ private:
       throw invalid_argument("evaluate: a distributed receive (from rank " +
                              std::to_string(n->ints()[0]) + ", tag '" + n->name() +
                              "') has a value only in execute_distributed_partition");
+    case kind::index: return own(i, detail::indexed<T>(*n, operand(i, 0)));
     case kind::outputs: break;
     }
     throw invalid_argument("evaluate: an outputs node is not a value");

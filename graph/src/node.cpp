@@ -1,5 +1,6 @@
 #include "troupe/graph/node.hpp"
 
+#include "node_make.hpp"
 #include "placeholder_names.hpp"
 #include "troupe/graph/errors.hpp"
 
@@ -79,19 +80,7 @@ std::int64_t checked_axis(std::int64_t axis, std::size_t ndim, const char* what)
   return axis < 0 ? axis + n : axis;
 }
 
-node_ptr make(kind what, std::string name, std::vector<node_ptr> children, shape_t shape,
-              dtype type, std::vector<std::int64_t> ints = {}, std::vector<std::string> names = {},
-              std::shared_ptr<const xt::xarray<double>> values = nullptr) {
-  return std::make_shared<const node>(node_fields{what,
-                                                  std::move(name),
-                                                  std::move(shape),
-                                                  type,
-                                                  std::move(ints),
-                                                  std::move(names),
-                                                  std::move(values),
-                                                  {}},
-                                      std::move(children));
-}
+using detail::make;
 
 dtype widest(const std::vector<node_ptr>& nodes) {
   for (const auto& n : nodes)
@@ -173,9 +162,10 @@ std::pair<std::vector<std::string>, std::string> einsum_subscripts(const std::st
 }
 
 const char* kind_name(kind k) noexcept {
-  static constexpr std::array<const char*, 14> names{
-    "placeholder", "size_param", "data", "elementwise", "reduce",  "stack", "concatenate",
-    "reshape",     "transpose",  "roll", "einsum",      "outputs", "send",  "recv"};
+  static constexpr std::array<const char*, 15> names{
+    "placeholder", "size_param",  "data",    "elementwise", "reduce",
+    "stack",       "concatenate", "reshape", "transpose",   "roll",
+    "einsum",      "outputs",     "send",    "recv",        "index"};
   return names[static_cast<std::size_t>(k)];
 }
 
@@ -274,6 +264,20 @@ node_ptr placeholder(std::string name, shape_t shape, dtype type) {
                            std::string{detail::reserved_prefix} +
                            "' are troupe's own (the placeholders it makes between parts)");
   return detail::internal_placeholder(std::move(name), std::move(shape), type);
+}
+
+node_ptr detail::make(kind what, std::string name, std::vector<node_ptr> children, shape_t shape,
+                      dtype type, std::vector<std::int64_t> ints, std::vector<std::string> names,
+                      std::shared_ptr<const xt::xarray<double>> values) {
+  return std::make_shared<const node>(node_fields{what,
+                                                  std::move(name),
+                                                  std::move(shape),
+                                                  type,
+                                                  std::move(ints),
+                                                  std::move(names),
+                                                  std::move(values),
+                                                  {}},
+                                      std::move(children));
 }
 
 node_ptr detail::internal_placeholder(std::string name, shape_t shape, dtype type) {

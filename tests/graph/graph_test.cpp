@@ -1,11 +1,13 @@
 // graph/: pytato's acceptance cases (other_seeds.md §2c) that need no communication, and the
 // reference evaluator.
+#include "troupe/actors/serialization.hpp"
 #include "troupe/graph/analysis.hpp"
 #include "troupe/graph/dot.hpp"
 #include "troupe/graph/errors.hpp"
 #include "troupe/graph/evaluate.hpp"
 #include "troupe/graph/materialize.hpp"
 #include "troupe/graph/partition.hpp"
+#include "troupe/graph/serialization.hpp"
 #include "troupe/pools/thread_pool.hpp"
 
 #include <gtest/gtest.h>
@@ -558,6 +560,48 @@ TEST(graph_mappers, extra_arguments_go_down_and_edges_are_handled_once_each) {
   (void)counter(out);
   EXPECT_EQ((counter.edges[{"elementwise", "placeholder"}]), 2);
   EXPECT_EQ((counter.edges[{"outputs", "elementwise"}]), 1) << "the outputs node's edge to the sum";
+}
+
+// numpy's basic indexing: integers (negative from the end), slices with steps either way, new
+// axes; in shapes, the evaluator, a partition, serialization and the pictures.
+TEST(graph_indexing, basic_indices_as_numpy_takes_them) {
+  auto x = placeholder("x", {4, 5});
+  EXPECT_EQ(index(x, {index_at(1)})->shape(), (shape_t{5}));
+  EXPECT_EQ(index(x, {index_at(-1), index_slice(1, {}, 2)})->shape(), (shape_t{2}));
+  EXPECT_EQ(index(x, {index_slice({}, {}, -1)})->shape(), (shape_t{4, 5}));
+  EXPECT_EQ(index(x, {index_newaxis(), index_slice(1, 3)})->shape(), (shape_t{1, 2, 5}));
+  EXPECT_EQ(index(x, {index_slice(10, 20)})->shape(), (shape_t{0, 5})) << "clamped, as numpy";
+  EXPECT_THROW((void)index(x, {index_at(4)}), troupe::invalid_argument);
+  EXPECT_THROW((void)index(x, {index_at(-5)}), troupe::invalid_argument);
+  EXPECT_THROW((void)index(x, {index_slice(0, 2, 0)}), troupe::invalid_argument);
+  EXPECT_THROW((void)index(x, {index_at(0), index_at(0), index_at(0)}), troupe::invalid_argument);
+
+  const xt::xarray<double> v = xt::reshape_view(xt::arange<double>(20), {4, 5});
+  auto out = make_outputs({{"a", index(x, {index_at(-1), index_slice(1, {}, 2)})},
+                           {"b", index(x, {index_slice({}, {}, -1), index_at(0)})},
+                           {"c", index(x, {index_newaxis(), index_slice(1, 3)})},
+                           {"d", index(x, {index_slice({}, {}, 1), index_slice(-2, {})}) * 2.0},
+                           {"e", index(x, {index_slice(3, 0, -2), index_slice(4, {}, -3)})}});
+  const auto values = evaluate(out, {{"x", v}});
+  EXPECT_EQ(values.at("a"), (xt::xarray<double>{16, 18}));
+  EXPECT_EQ(values.at("b"), (xt::xarray<double>{15, 10, 5, 0}));
+  EXPECT_EQ(values.at("c"), (xt::xarray<double>{{{5, 6, 7, 8, 9}, {10, 11, 12, 13, 14}}}));
+  EXPECT_EQ(values.at("d"), (xt::xarray<double>{{6, 8}, {16, 18}, {26, 28}, {36, 38}}));
+  EXPECT_EQ(values.at("e"), (xt::xarray<double>{{19, 16}, {9, 6}})) << "x[3:0:-2, 4::-3]";
+
+  // Cut between the indexing and its operand: the parts compute what the whole does.
+  auto doubled = x * 2.0;
+  auto picked = index(doubled, {index_slice(1, 3), index_at(-1)});
+  auto cut = make_outputs({{"p", picked}});
+  const auto p = find_partition(cut, [&](const node_ptr& n) -> part_id { return n == picked; });
+  ASSERT_EQ(p.parts.size(), 2u);
+  EXPECT_EQ(execute_partition(p, {{"x", v}}).at("p"), (xt::xarray<double>{18, 28}));
+
+  const auto back = troupe::deserialize<node_ptr>(troupe::serialize(out));
+  EXPECT_TRUE(*back == *out);
+  EXPECT_EQ(evaluate(back, {{"x", v}}).at("e"), values.at("e"));
+  EXPECT_NE(get_ascii_graph(out).find("index (2)"), std::string::npos);
+  EXPECT_NE(get_dot_graph(out).find("index"), std::string::npos);
 }
 
 TEST(graph_partition, the_same_dag_gives_the_same_partition) {

@@ -38,8 +38,9 @@ namespace troupe::graph {
   X(size_param)                                                                                    \
   X(data)                                                                                          \
   X(elementwise)                                                                                   \
-  X(reduce) X(stack) X(concatenate) X(reshape) X(transpose) X(roll) X(einsum) X(outputs) X(send)   \
-    X(recv)
+  X(reduce)                                                                                        \
+  X(stack) X(concatenate) X(reshape) X(transpose) X(roll) X(einsum) X(outputs) X(send) X(recv)     \
+    X(index)
 
 template <class R, class... Extra>
 class mapper {
