@@ -3,114 +3,31 @@
 #include "onnx_shape_rules.hpp"
 
 #include <algorithm>
+#include <initializer_list>
+#include <string_view>
 
 namespace troupe::detail {
 
 namespace {
 
-const std::set<std::string> one_per_element{"Add",
-                                            "Sub",
-                                            "Mul",
-                                            "Div",
-                                            "Relu",
-                                            "LeakyRelu",
-                                            "PRelu",
-                                            "Sigmoid",
-                                            "Tanh",
-                                            "Gelu",
-                                            "Erf",
-                                            "Sqrt",
-                                            "Pow",
-                                            "Exp",
-                                            "Log",
-                                            "Neg",
-                                            "Abs",
-                                            "Clip",
-                                            "Max",
-                                            "Min",
-                                            "Sum",
-                                            "Mean",
-                                            "Where",
-                                            "HardSigmoid",
-                                            "HardSwish",
-                                            "Elu",
-                                            "Selu",
-                                            "Celu",
-                                            "Softplus",
-                                            "Softsign",
-                                            "Reciprocal",
-                                            "Floor",
-                                            "Ceil",
-                                            "Round",
-                                            "Sign",
-                                            "Sin",
-                                            "Cos",
-                                            "Tan",
-                                            "Mod",
-                                            "Equal",
-                                            "Less",
-                                            "Greater",
-                                            "LessOrEqual",
-                                            "GreaterOrEqual",
-                                            "And",
-                                            "Or",
-                                            "Xor",
-                                            "Not",
-                                            "IsNaN",
-                                            "IsInf",
-                                            "Trilu",
-                                            "Gather",
-                                            "GatherElements",
-                                            "CumSum",
-                                            "Mish",
-                                            "ThresholdedRelu",
-                                            "Shrink",
-                                            "BitShift"};
-const std::set<std::string> five_per_element{"Softmax",
-                                             "LogSoftmax",
-                                             "Hardmax",
-                                             "LayerNormalization",
-                                             "BatchNormalization",
-                                             "InstanceNormalization",
-                                             "GroupNormalization",
-                                             "LpNormalization",
-                                             "LRN"};
-const std::set<std::string> moves_data{"Reshape",
-                                       "Transpose",
-                                       "Shape",
-                                       "Size",
-                                       "Constant",
-                                       "Concat",
-                                       "Slice",
-                                       "Squeeze",
-                                       "Unsqueeze",
-                                       "Identity",
-                                       "Flatten",
-                                       "Cast",
-                                       "CastLike",
-                                       "Expand",
-                                       "Split",
-                                       "Dropout",
-                                       "Range",
-                                       "ConstantOfShape",
-                                       "Tile",
-                                       "Pad",
-                                       "TopK",
-                                       "ArgMax",
-                                       "ArgMin",
-                                       "Resize",
-                                       "Upsample",
-                                       "DepthToSpace",
-                                       "SpaceToDepth",
-                                       "ScatterND",
-                                       "ScatterElements",
-                                       "GatherND",
-                                       "NonZero",
-                                       "OneHot",
-                                       "EyeLike",
-                                       "RandomNormalLike",
-                                       "RandomUniformLike",
-                                       "SequenceConstruct"};
+/// An operator family's names as a set.
+std::set<std::string> names_in(std::initializer_list<std::string_view> lists) {
+  std::set<std::string> names;
+  for (auto list : lists)
+    for (auto& name : operator_names(list))
+      names.insert(std::move(name));
+  return names;
+}
+
+// Gather is an embedding's lookup: one copy an output element.
+const std::set<std::string> one_per_element =
+  names_in({unary_elementwise_ops, broadcasting_ops, "Gather GatherElements"});
+const std::set<std::string> five_per_element = names_in({normalizing_ops});
+const std::set<std::string> moves_data = names_in(
+  {"Reshape Transpose Shape Size Constant Concat Slice Squeeze Unsqueeze Identity Flatten Cast "
+   "CastLike Expand Split Dropout Range ConstantOfShape Tile Pad TopK ArgMax ArgMin Resize "
+   "Upsample DepthToSpace SpaceToDepth ScatterND ScatterElements GatherND NonZero OneHot EyeLike "
+   "RandomNormalLike RandomUniformLike SequenceConstruct"});
 
 double elements(const shape_table& shapes, const std::string& tensor) {
   return element_count(shapes.shape(tensor));

@@ -314,58 +314,12 @@ using namespace shape_rules;
 const std::unordered_map<std::string, rule>& rules() {
   static const std::unordered_map<std::string, rule> table = [] {
     std::unordered_map<std::string, rule> t;
-    for (const char* op : {"Add",      "Sub",  "Mul",     "Div",         "Pow",
-                           "Mod",      "Max",  "Min",     "Sum",         "Mean",
-                           "Equal",    "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-                           "And",      "Or",   "Xor",     "Where",       "PRelu",
-                           "BitShift", "Not"})
+    for (const auto& op : operator_names(broadcasting_ops))
       t[op] = elementwise;
-    for (const char* op : {"Relu",
-                           "LeakyRelu",
-                           "Sigmoid",
-                           "Tanh",
-                           "Gelu",
-                           "Erf",
-                           "Sqrt",
-                           "Exp",
-                           "Log",
-                           "Neg",
-                           "Abs",
-                           "Clip",
-                           "HardSigmoid",
-                           "HardSwish",
-                           "Elu",
-                           "Selu",
-                           "Softplus",
-                           "Softsign",
-                           "Reciprocal",
-                           "Floor",
-                           "Ceil",
-                           "Round",
-                           "Sign",
-                           "Sin",
-                           "Cos",
-                           "Tan",
-                           "Identity",
-                           "Dropout",
-                           "Softmax",
-                           "LogSoftmax",
-                           "Hardmax",
-                           "LayerNormalization",
-                           "BatchNormalization",
-                           "InstanceNormalization",
-                           "GroupNormalization",
-                           "LpNormalization",
-                           "LRN",
-                           "Trilu",
-                           "IsNaN",
-                           "IsInf",
-                           "CumSum",
-                           "Celu",
-                           "Mish",
-                           "ThresholdedRelu",
-                           "Shrink"})
-      t[op] = same_shape;
+    for (const auto& list :
+         {unary_elementwise_ops, normalizing_ops, std::string_view{"Identity Dropout"}})
+      for (const auto& op : operator_names(list))
+        t[op] = same_shape;
     t["Cast"] = cast;
     t["CastLike"] = cast;
     t["MatMul"] = matmul;
@@ -416,6 +370,17 @@ apply_shape_rule(const onnx::NodeProto& node, const std::vector<const tensor_fac
   if (out && static_cast<int>(out->size()) < node.output_size())
     return std::nullopt;
   return out;
+}
+
+std::vector<std::string> operator_names(std::string_view list) {
+  std::vector<std::string> names;
+  for (std::size_t at = 0; at < list.size();) {
+    const auto end = std::min(list.find(' ', at), list.size());
+    if (end > at)
+      names.emplace_back(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return names;
 }
 
 std::int64_t int_attribute(const onnx::NodeProto& node, const std::string& name,

@@ -90,14 +90,7 @@ public:
   /// before `until`.
   std::optional<outcome> take(stream_deadline until) {
     std::unique_lock lock{mutex_};
-    const auto ready = [&] {
-      if (taken_ == total_)
-        return true;
-      if constexpr (Ordered)
-        return !pending_.empty() && pending_.front().has_value();
-      else
-        return !pending_.empty();
-    };
+    const auto ready = [&] { return takeable(); };
     if (!until)
       changed_.wait(lock, ready);
     else if (!changed_.wait_until(lock, *until, ready))
@@ -119,12 +112,7 @@ public:
   /// Whether take() would return at once: a result is there, or every item was taken.
   bool ready() const {
     std::lock_guard guard{mutex_};
-    if (taken_ == total_)
-      return true;
-    if constexpr (Ordered)
-      return !pending_.empty() && pending_.front().has_value();
-    else
-      return !pending_.empty();
+    return takeable();
   }
 
   // The jobs feeding the sink, counted so a dropped stream can wait until none runs.
@@ -145,6 +133,16 @@ public:
   }
 
 private:
+  /// A result is there to take, or every item was taken (mutex_ held).
+  bool takeable() const {
+    if (taken_ == total_)
+      return true;
+    if constexpr (Ordered)
+      return !pending_.empty() && pending_.front().has_value();
+    else
+      return !pending_.empty();
+  }
+
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   progress_ptr progress_;
