@@ -462,6 +462,36 @@ TEST(grad_server_failover, a_dead_secondary_makes_pushes_try_another) {
   EXPECT_EQ(host.model().version, 3) << "12 pushes, batches of 2 at both levels";
 }
 
+// A gradient client with a call timeout: a push to a secondary that froze ends with
+// timeout_error in that time, rather than waiting as long as the reducer is in the world.
+TEST(grad_server_failover, a_push_to_a_frozen_secondary_ends_at_the_call_timeout) {
+  const int port = free_port();
+  std::vector<member_process> members;
+  members.emplace_back("secondary_reducer", member_environment(1, 2, port));
+  troupe::runtime rt;
+  troupe::world world{rt, member_options(0, 2, port)};
+  auto group = world.create_rpc_group("grads", two);
+  troupe::grad_server_options options{.secondaries = {"0", "1"}, .reduce_batch_size = 2};
+  troupe::push_pull_grad_server_host host{group, "grads", options};
+  host.manage_model(chain(), minus_gradient);
+  host.start();
+  group.barrier();
+  members[0].signal(SIGSTOP);
+  auto client = options;
+  client.secondaries = {"1"};
+  client.call_timeout = 300ms;
+  troupe::push_pull_grad_server server{group, "grads", client};
+  troupe::versioned_model model = chain();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(server.push(model, chain_gradients()), troupe::timeout_error);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  members[0].signal(SIGCONT);
+  members[0].signal(SIGKILL);
+  EXPECT_EQ(members[0].exit_code(5s), 128 + SIGKILL);
+  client.call_timeout = 0ms;
+  EXPECT_THROW(troupe::push_pull_grad_server(group, "grads", client), troupe::invalid_argument);
+}
+
 /// Hosts an ordered_server "store" until the test kills it.
 TROUPE_ROLE(store_host) {
   return as_member([](troupe::world& world) {
