@@ -230,7 +230,12 @@ private:
       throw invalid_argument("evaluate: a distributed receive (from rank " +
                              std::to_string(n->ints()[0]) + ", tag '" + n->name() +
                              "') has a value only in execute_distributed_partition");
-    case kind::index: return own(i, detail::indexed<T>(*n, operand(i, 0)));
+    case kind::index: {
+      std::vector<const xt::xarray<T>*> values;
+      for (std::size_t k = 0; k < n->children().size(); ++k)
+        values.push_back(&operand(i, k));
+      return own(i, detail::indexed<T>(*n, values));
+    }
     case kind::outputs: break;
     }
     throw invalid_argument("evaluate: an outputs node is not a value");

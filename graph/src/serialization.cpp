@@ -60,7 +60,7 @@ node_ptr built(const node_record& r, std::vector<node_ptr> c) {
       throw invalid_argument("send takes two children");
     return staple_distributed_send(c[1], static_cast<int>(int_at(0)), r.name, c[0]);
   }
-  case kind::index: return detail::index_from_ints(one(), r.ints);
+  case kind::index: return detail::index_from_ints(std::move(c), r.ints);
   case kind::recv:
     return make_distributed_recv(static_cast<int>(int_at(0)), r.name, r.shape, r.type);
   case kind::outputs: {

@@ -604,6 +604,62 @@ TEST(graph_indexing, basic_indices_as_numpy_takes_them) {
   EXPECT_NE(get_dot_graph(out).find("index"), std::string::npos);
 }
 
+// numpy's advanced indexing: index arrays (whole numbers, negative from the end) broadcast
+// together; their shape stands where they stand together, else first.
+TEST(graph_indexing, index_arrays_as_numpy_takes_them) {
+  auto x = placeholder("x", {4, 5});
+  const xt::xarray<double> v = xt::reshape_view(xt::arange<double>(20), {4, 5});
+  auto rows = data(xt::xarray<double>{0, 2});
+  auto cols = placeholder("cols", {3}); // index values known only when evaluated
+  auto pairs_r = data(xt::xarray<double>{0, 1});
+  auto pairs_c = data(xt::xarray<double>{1, 2});
+  const xt::xarray<double> column_values = xt::reshape_view(xt::xarray<double>{0.0, 3.0}, {2, 1});
+  auto column = data(column_values); // [[0], [3]]
+  auto x3 = placeholder("x3", {2, 3, 4});
+  const xt::xarray<double> v3 = xt::reshape_view(xt::arange<double>(24), {2, 3, 4});
+  auto out = make_outputs(
+    {{"rows", index(x, {index_array(rows)})},
+     {"cols", index(x, {index_slice(), index_array(cols)})},
+     {"pairs", index(x, {index_array(pairs_r), index_array(pairs_c)})},
+     {"grid", index(x, {index_array(column), index_array(pairs_c)})},
+     {"apart", index(x3, {index_array(pairs_r), index_slice(), index_at(0)})},
+     {"together",
+      index(x3, {index_slice(), index_array(data(xt::xarray<double>{0, 2})), index_at(0)})}});
+  EXPECT_EQ(out->children()[0]->shape(), (shape_t{2, 3})) << "apart: the arrays' shape first";
+  EXPECT_EQ(out->children()[5]->shape(), (shape_t{2, 2})) << "together: where they stand";
+  const tensor_map inputs{{"x", v}, {"x3", v3}, {"cols", xt::xarray<double>{4, -1, 0}}};
+  const auto values = evaluate(out, inputs);
+  EXPECT_EQ(values.at("rows"), (xt::xarray<double>{{0, 1, 2, 3, 4}, {10, 11, 12, 13, 14}}));
+  EXPECT_EQ(values.at("cols"),
+            (xt::xarray<double>{{4, 4, 0}, {9, 9, 5}, {14, 14, 10}, {19, 19, 15}}));
+  EXPECT_EQ(values.at("pairs"), (xt::xarray<double>{1, 7}));
+  EXPECT_EQ(values.at("grid"), (xt::xarray<double>{{1, 2}, {16, 17}}));
+  EXPECT_EQ(values.at("apart"), (xt::xarray<double>{{0, 4, 8}, {12, 16, 20}}))
+    << "x3[[0, 1], :, 0]";
+  EXPECT_EQ(values.at("together"), (xt::xarray<double>{{0, 8}, {12, 20}})) << "x3[:, [0, 2], 0]";
+
+  EXPECT_THROW((void)index(x, {index_array(data(xt::xarray<double>{0, 1})),
+                               index_array(data(xt::xarray<double>{0, 1, 2}))}),
+               troupe::invalid_argument)
+    << "index arrays that do not broadcast";
+  for (const auto bad : {1.5, 5.0, -6.0}) {
+    auto one = make_outputs({{"y", index(x, {index_array(cols)})}});
+    EXPECT_THROW((void)evaluate(one, {{"x", v}, {"cols", xt::xarray<double>{0, bad, 1}}}),
+                 troupe::invalid_argument)
+      << bad;
+  }
+
+  const auto back = troupe::deserialize<node_ptr>(troupe::serialize(out));
+  EXPECT_TRUE(*back == *out);
+  EXPECT_EQ(evaluate(back, inputs).at("grid"), values.at("grid"));
+  // The index array made in another part.
+  auto made = cols + 0.0;
+  auto picked = index(x, {index_slice(), index_array(made)});
+  auto cut = make_outputs({{"p", picked}});
+  const auto p = find_partition(cut, [&](const node_ptr& n) -> part_id { return n == made; });
+  EXPECT_EQ(execute_partition(p, inputs).at("p"), values.at("cols"));
+}
+
 TEST(graph_partition, the_same_dag_gives_the_same_partition) {
   const auto first = random_dag(7, 40); // built twice, apart
   const auto one = find_partition(first, by_thirds(first));

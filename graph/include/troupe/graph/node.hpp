@@ -44,7 +44,8 @@ enum class kind : std::uint8_t {
   send, // children (stapled_to, data): data goes to rank ints()[0] under tag name(); the
         // node's value is stapled_to's (pytato's DistributedSendRefHolder)
   recv, // an array that comes from rank ints()[0] under tag name()
-  index, // numpy's basic indexing: ints() holds (what, start, step, count) per index
+  index, // numpy's indexing: ints() holds four per index (graph/src/indexing.hpp); children:
+         // the array, then its index arrays
 };
 const char* kind_name(kind k) noexcept;
 
@@ -149,21 +150,28 @@ node_ptr transpose(node_ptr x, std::vector<std::int64_t> axes = {});
 node_ptr roll(node_ptr x, std::int64_t shift, std::int64_t axis);
 node_ptr einsum(std::string subscripts, std::vector<node_ptr> operands);
 /// One index of index(), as numpy's: an integer (a negative one counts from the end), a slice
-/// start:stop:step (either end left out as nullopt), or a new axis of size 1.
+/// start:stop:step (either end left out as nullopt), a new axis of size 1, or an array whose
+/// elements are whole numbers (advanced indexing).
 struct index_entry {
-  enum class what : std::uint8_t { integer, slice, new_axis };
+  enum class what : std::uint8_t { integer, slice, new_axis, array };
   what kind = what::slice;
   std::int64_t value = 0; // an integer's
   std::optional<std::int64_t> start, stop;
   std::int64_t step = 1;
+  node_ptr indices; // an array's
 };
 index_entry index_at(std::int64_t i);
 index_entry index_slice(std::optional<std::int64_t> start = std::nullopt,
                         std::optional<std::int64_t> stop = std::nullopt, std::int64_t step = 1);
 index_entry index_newaxis();
-/// x[entries...], numpy's basic indexing: `index(x, {index_at(-1), index_slice(1, {}, 2)})` is
-/// x[-1, 1::2]; axes the entries do not reach are kept whole. An integer out of range, a step
-/// of 0, more entries than axes or an indexed size parameter's axis are invalid_argument.
+index_entry index_array(node_ptr indices);
+/// x[entries...], numpy's indexing: `index(x, {index_at(-1), index_slice(1, {}, 2)})` is
+/// x[-1, 1::2], `index(x, {index_slice(), index_array(rows)})` is x[:, rows]; axes the entries
+/// do not reach are kept whole. With index arrays, they and the integers are advanced indices:
+/// their broadcast shape stands where they stand together, else first, as in numpy. An integer
+/// out of range, a step of 0, more entries than axes, an indexed size parameter's axis, or
+/// index arrays that do not broadcast are invalid_argument; so is, when evaluated, an index
+/// array element that is not a whole number within its axis.
 node_ptr index(node_ptr x, std::vector<index_entry> entries);
 /// An einsum's subscripts, "ij,jk->ik": the inputs' ("ij", "jk") and the output's ("ik").
 std::pair<std::vector<std::string>, std::string> einsum_subscripts(const std::string& spec);
