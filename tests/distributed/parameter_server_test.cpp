@@ -439,20 +439,28 @@ TROUPE_ROLE(secondary_reducer) {
   });
 }
 
-TEST(grad_server_failover, a_dead_secondary_makes_pushes_try_another) {
-  const int port = free_port();
-  std::vector<member_process> members;
-  members.emplace_back("secondary_reducer", member_environment(1, 2, port));
+/// A world of two: this process hosts the primary and a secondary; member "1", a process, the
+/// other secondary.
+class grad_server_failover : public ::testing::Test {
+protected:
+  grad_server_failover() {
+    host.manage_model(chain(), minus_gradient);
+    host.start();
+    group.barrier();
+  }
+
+  int port = free_port();
+  member_process reducer{"secondary_reducer", member_environment(1, 2, port)};
   troupe::runtime rt;
   troupe::world world{rt, member_options(0, 2, port)};
-  auto group = world.create_rpc_group("grads", two);
+  troupe::rpc_group group = world.create_rpc_group("grads", two);
   troupe::grad_server_options options{.secondaries = {"0", "1"}, .reduce_batch_size = 2};
   troupe::push_pull_grad_server_host host{group, "grads", options};
-  host.manage_model(chain(), minus_gradient);
-  host.start();
-  group.barrier();
-  members[0].signal(SIGKILL);
-  EXPECT_EQ(members[0].exit_code(5s), 128 + SIGKILL);
+};
+
+TEST_F(grad_server_failover, a_dead_secondary_makes_pushes_try_another) {
+  reducer.signal(SIGKILL);
+  EXPECT_EQ(reducer.exit_code(5s), 128 + SIGKILL);
   troupe::push_pull_grad_server server{group, "grads", options};
   troupe::versioned_model model = chain();
   // 12 pushes pick "1" first at random (all but once in 4,096 runs); each lands on "0".
@@ -464,19 +472,8 @@ TEST(grad_server_failover, a_dead_secondary_makes_pushes_try_another) {
 
 // A gradient client with a call timeout: a push to a secondary that froze ends with
 // timeout_error in that time, rather than waiting as long as the reducer is in the world.
-TEST(grad_server_failover, a_push_to_a_frozen_secondary_ends_at_the_call_timeout) {
-  const int port = free_port();
-  std::vector<member_process> members;
-  members.emplace_back("secondary_reducer", member_environment(1, 2, port));
-  troupe::runtime rt;
-  troupe::world world{rt, member_options(0, 2, port)};
-  auto group = world.create_rpc_group("grads", two);
-  troupe::grad_server_options options{.secondaries = {"0", "1"}, .reduce_batch_size = 2};
-  troupe::push_pull_grad_server_host host{group, "grads", options};
-  host.manage_model(chain(), minus_gradient);
-  host.start();
-  group.barrier();
-  members[0].signal(SIGSTOP);
+TEST_F(grad_server_failover, a_push_to_a_frozen_secondary_ends_at_the_call_timeout) {
+  reducer.signal(SIGSTOP);
   auto client = options;
   client.secondaries = {"1"};
   client.call_timeout = 300ms;
@@ -485,9 +482,9 @@ TEST(grad_server_failover, a_push_to_a_frozen_secondary_ends_at_the_call_timeout
   const auto start = std::chrono::steady_clock::now();
   EXPECT_THROW(server.push(model, chain_gradients()), troupe::timeout_error);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
-  members[0].signal(SIGCONT);
-  members[0].signal(SIGKILL);
-  EXPECT_EQ(members[0].exit_code(5s), 128 + SIGKILL);
+  reducer.signal(SIGCONT);
+  reducer.signal(SIGKILL);
+  EXPECT_EQ(reducer.exit_code(5s), 128 + SIGKILL);
   client.call_timeout = 0ms;
   EXPECT_THROW(troupe::push_pull_grad_server(group, "grads", client), troupe::invalid_argument);
 }
