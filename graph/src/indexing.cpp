@@ -61,7 +61,7 @@ void check_entry(const std::int64_t* f, std::int64_t size, std::size_t axis, con
   const auto start = f[1], step = f[2], count = f[3];
   const auto last = start + (count - 1) * step;
   const bool fits = count == 0 || (start >= 0 && start < size && last >= 0 && last < size);
-  if (is_symbolic(size) || count < 0 || !fits ||
+  if (is_symbolic(size) || count < 0 || !fits || (step == 0 && count > 1) ||
       (f[0] == static_cast<std::int64_t>(what::integer) && count != 1))
     throw invalid_argument("index: an index out of range for axis " + std::to_string(axis) +
                            " of " + describe(x));
@@ -135,8 +135,11 @@ detail::index_layout detail::layout_of(const shape_t& x, const std::vector<std::
     const auto* f = &ints[e * index_fields];
     if (f[0] < 0 || f[0] > static_cast<std::int64_t>(what::array))
       throw invalid_argument("index: an entry of kind " + std::to_string(f[0]));
-    if (f[0] == static_cast<std::int64_t>(what::new_axis))
+    if (f[0] == static_cast<std::int64_t>(what::new_axis)) {
+      if (f[3] != 1) // its size: read back from bytes, it could claim any
+        throw invalid_argument("index: a new axis of size " + std::to_string(f[3]));
       continue;
+    }
     if (layout.reached >= x.size())
       throw invalid_argument("index: more indices than the axes of " + describe(x));
     const auto axis = layout.reached++;

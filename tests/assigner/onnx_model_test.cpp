@@ -404,6 +404,42 @@ TEST(onnx_model, control_flow_has_shapes_and_flops) {
     << "the weight, first read in the loop's body, belongs to the loop";
 }
 
+// A model's own numbers cannot make a negative size: a Reshape to (-5, 2) (no -1) is left to
+// ONNX's inference, here estimated, and every module's size stays at or above zero.
+TEST(onnx_model, a_reshape_to_a_negative_size_is_estimated_not_taken) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  auto& g = *model.mutable_graph();
+  add_value(g.mutable_input(), "x", {5, 2});
+  auto* target = g.add_initializer();
+  target->set_name("target");
+  target->set_data_type(onnx::TensorProto::INT64);
+  target->add_dims(2);
+  target->add_int64_data(-5);
+  target->add_int64_data(2);
+  for (const auto& [op, name, in, out] :
+       std::vector<std::array<std::string, 4>>{{"Relu", "/a/Relu", "x", "h"},
+                                               {"Reshape", "/b/Reshape", "h", "r"},
+                                               {"Relu", "/c/Relu", "r", "y"}}) {
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    n->add_input(in);
+    if (op == "Reshape")
+      n->add_input("target");
+    n->add_output(out);
+  }
+  const auto m = model_from_onnx_bytes(model.SerializeAsString(), {.group_depth = 1});
+  ASSERT_EQ(m.modules.size(), 3u);
+  for (const auto& module : m.modules) {
+    EXPECT_GE(module.size_bytes, 0) << module.name;
+    EXPECT_GE(*module.complexity, 0) << module.name;
+  }
+  ASSERT_FALSE(m.warnings.empty());
+  EXPECT_NE(m.warnings[0].find(": r"), std::string::npos) << m.warnings[0];
+}
+
 /// Writes a model of `x` (1 x rows) through "/a/MatMul" with a weight of rows x 16 floats, whose
 /// data is streamed to the file: this process never holds it.
 void write_large_model(const std::filesystem::path& path, std::int64_t rows) {

@@ -123,6 +123,13 @@ TEST(graph_serialization, bytes_that_do_not_hold_are_a_serialization_error) {
   EXPECT_THROW(rebuild(table), troupe::serialization_error) << "add of one operand";
   table[1] = {kind::data, "", {}, {3}, dtype::float64, {}, {}, {1.0}, {}};
   EXPECT_THROW(rebuild(table), troupe::serialization_error) << "1 value for 3";
+  // Index entries read back must fit their array: a forged count would size the result.
+  table[1] = {kind::index, "", {0}, {}, dtype::float64, {2, 0, 0, 1'000'000'000'000}, {}, {}, {}};
+  EXPECT_THROW(rebuild(table), troupe::serialization_error) << "a new axis of 10^12";
+  table[1] = {kind::index, "", {0}, {}, dtype::float64, {1, 0, 0, 1'000'000'000}, {}, {}, {}};
+  EXPECT_THROW(rebuild(table), troupe::serialization_error) << "10^9 steps of 0";
+  table[1] = {kind::index, "", {0}, {}, dtype::float64, {1, 1, -1, 2}, {}, {}, {}};
+  EXPECT_EQ(rebuild(table).back()->shape(), (shape_t{2})) << "x[1::-1] holds";
   auto bytes = troupe::serialize(stencil(2, 3));
   bytes.resize(bytes.size() / 2);
   EXPECT_THROW(troupe::deserialize<node_ptr>(bytes), troupe::serialization_error);

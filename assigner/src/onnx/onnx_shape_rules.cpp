@@ -369,6 +369,13 @@ apply_shape_rule(const onnx::NodeProto& node, const std::vector<const tensor_fac
   auto out = at->second(node, inputs);
   if (out && static_cast<int>(out->size()) < node.output_size())
     return std::nullopt;
+  // A model's own numbers (a Reshape target of -5, say) must not make a negative size: such an
+  // output is left to ONNX's inference, or estimated.
+  if (out && std::any_of(out->begin(), out->end(), [](const tensor_facts& f) {
+        return f.shape &&
+               std::any_of(f.shape->begin(), f.shape->end(), [](std::int64_t d) { return d < 0; });
+      }))
+    return std::nullopt;
   return out;
 }
 
