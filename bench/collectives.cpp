@@ -13,7 +13,8 @@
 #include "median.hpp"
 
 #include "troupe/actors/network.hpp"
-#include "troupe/distributed/world.hpp"
+#include "troupe/collectives/collective_group.hpp"
+#include "troupe/world/world.hpp"
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -238,17 +239,16 @@ int main(int argc, char** argv) {
     std::vector<contender> contenders;
     contenders.push_back(raw_gloo(raw_gloo_context(rank, folder)));
     contenders.push_back(
-      troupe_group("gloo_troupe", false, *world.create_collective_group({0, 1})));
+      troupe_group("gloo_troupe", false, *troupe::create_collective_group(world, {0, 1})));
     contenders.push_back(troupe_group(
-      "gloo_unchecked", false, *world.create_collective_group({0, 1}, {.check_shapes = false})));
+      "gloo_unchecked", false, *troupe::create_collective_group(world, {0, 1}, {.check_shapes = false})));
     contenders.push_back(raw_mpi());
     contenders.push_back(
       troupe_group("mpi_troupe", true,
-                   *world.create_collective_group({0, 1}, {.backend = collective_backend::mpi})));
+                   *troupe::create_collective_group(world, {0, 1}, {.backend = collective_backend::mpi})));
     contenders.push_back(
       troupe_group("mpi_unchecked", true,
-                   *world.create_collective_group(
-                     {0, 1}, {.backend = collective_backend::mpi, .check_shapes = false})));
+                   *troupe::create_collective_group(world, {0, 1}, {.backend = collective_backend::mpi, .check_shapes = false})));
     report(rounds, contenders);
     MPI_Barrier(MPI_COMM_WORLD);
   }

@@ -14,7 +14,8 @@
 
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
-#include "troupe/distributed/world.hpp"
+#include "troupe/collectives/collective_group.hpp"
+#include "troupe/world/world.hpp"
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -155,7 +156,7 @@ int run(int rank, int rounds) {
   auto& state = troupe::runtime_state_of(rt);
   troupe::world world{rt, options(rank)};
   auto group = world.create_rpc_group("bench", world.members());
-  auto collective = world.create_collective_group({0, 1}, {.timeout = 120s});
+  auto collective = troupe::create_collective_group(world, {0, 1}, {.timeout = 120s});
   auto raw = raw_gloo(rank);
   std::uint32_t tag = 0;
   caf::actor echo;

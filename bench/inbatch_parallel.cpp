@@ -13,7 +13,7 @@
 // plain pool's (goal: at most 1.5), the speedups 1-worker time over 2-worker time (goal: 1.8).
 #include "median.hpp"
 
-#include <troupe/pools/inbatch_parallel.hpp>
+#include <troupe/inbatch/inbatch_parallel.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -12,9 +12,9 @@
 #include "median.hpp"
 
 #include "troupe/actors/network.hpp"
-#include "troupe/distributed/push_pull_grad_server.hpp"
-#include "troupe/distributed/push_pull_model_server.hpp"
-#include "troupe/distributed/world.hpp"
+#include "troupe/servers/push_pull_grad_server.hpp"
+#include "troupe/servers/push_pull_model_server.hpp"
+#include "troupe/world/world.hpp"
 
 #include "spawn_self.hpp"
 

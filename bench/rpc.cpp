@@ -21,7 +21,7 @@
 
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
-#include "troupe/distributed/world.hpp"
+#include "troupe/world/world.hpp"
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>

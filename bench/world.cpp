@@ -8,7 +8,7 @@
 #include "spawn_self.hpp"
 
 #include "troupe/actors/network.hpp"
-#include "troupe/distributed/world.hpp"
+#include "troupe/world/world.hpp"
 
 #include <sys/wait.h>
 

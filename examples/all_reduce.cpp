@@ -7,6 +7,7 @@
 //
 // or three times by hand (gloo), as rpc_world's header shows: TROUPE_RANK=0..2,
 // TROUPE_WORLD_SIZE=3, TROUPE_ADDRESS=host:port of rank 0 (default 127.0.0.1:9100).
+#include <troupe/collectives/collective_group.hpp>
 #include <troupe/troupe.hpp>
 
 #include <xtensor/xarray.hpp>
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
   std::vector<int> everyone(static_cast<std::size_t>(world.size()));
   for (int r = 0; r < world.size(); ++r)
     everyone[static_cast<std::size_t>(r)] = r;
-  auto group = world.create_collective_group(everyone, options);
+  auto group = troupe::create_collective_group(world, everyone, options);
 
   const xt::xarray<double> truth = xt::linspace<double>(-1.0, 1.0, features);
   const auto [x, y] = shard(world.rank(), truth);

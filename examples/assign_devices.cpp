@@ -2,6 +2,8 @@
 // imagined pair of GPUs when there is none), and print where each module goes.
 //
 //   ./build/examples/assign_devices
+#include <troupe/assigner/assigner.hpp>
+#include <troupe/assigner/devices.hpp>
 #include <troupe/troupe.hpp>
 
 #include <cstdio>

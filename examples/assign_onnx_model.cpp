@@ -5,6 +5,7 @@
 //
 //   ./build/examples/assign_onnx_model                       # the bundled export, seq 128
 //   ./build/examples/assign_onnx_model my_model.onnx seq=512 # yours: every symbolic dim NAME=SIZE
+#include <troupe/assigner/assigner.hpp>
 #include <troupe/assigner/onnx_model.hpp>
 #include <troupe/troupe.hpp>
 

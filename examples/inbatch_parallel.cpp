@@ -5,7 +5,7 @@
 //
 //   ./build/examples/inbatch_parallel
 #include <troupe/actors/tensor_serialization.hpp>
-#include <troupe/pools/inbatch_parallel.hpp>
+#include <troupe/inbatch/inbatch_parallel.hpp>
 
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xmath.hpp>

@@ -9,6 +9,7 @@
 //
 // (rank 0 listens at TROUPE_ADDRESS, default 127.0.0.1:9100). The server exits 0 once the model
 // is within 0.05 of the true weights.
+#include <troupe/servers/push_pull_grad_server.hpp>
 #include <troupe/troupe.hpp>
 
 #include <xtensor/xmath.hpp>

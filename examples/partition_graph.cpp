@@ -8,6 +8,7 @@
 //
 // (or under mpirun -np 2). Each rank checks its cells against the whole rod computed on its
 // own, and, given DIR, writes DIR/partition_<rank>.dot (dot -Tsvg to look at it).
+#include <troupe/collectives/collective_group.hpp>
 #include <troupe/troupe.hpp>
 
 #include <troupe/graph/distributed.hpp>
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
   std::vector<int> everyone(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r)
     everyone[static_cast<std::size_t>(r)] = r;
-  auto group = world.create_collective_group(everyone);
+  auto group = troupe::create_collective_group(world, everyone);
 
   // This rank's cells; each step it sends its first cell left and its last right, and receives
   // the halo from each neighbour.

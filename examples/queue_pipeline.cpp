@@ -4,6 +4,7 @@
 // must add up to what was sent.
 //
 //   ./build/examples/queue_pipeline
+#include <troupe/actors/tensor_serialization.hpp>
 #include <troupe/troupe.hpp>
 
 #include <spawn.h>

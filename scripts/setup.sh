@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
+  clang-format # the tree's style, checked by the clang_format test
   libcaf-dev libssl-dev openssl
   libcereal-dev
   xtensor-dev libxsimd-dev

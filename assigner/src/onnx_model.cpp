@@ -227,4 +227,6 @@ onnx_model model_from_onnx(const std::filesystem::path& path, const onnx_options
   }
 }
 
+bool onnx_available() noexcept { return true; }
+
 } // namespace troupe

@@ -2,7 +2,7 @@
 // of bytes among the members of a collective group.
 #pragma once
 
-#include "troupe/distributed/collective_group.hpp"
+#include "troupe/collectives/collective_group.hpp"
 
 #include <cstddef>
 #include <string>

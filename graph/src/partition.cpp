@@ -3,8 +3,6 @@
 #include "placeholder_names.hpp"
 #include "troupe/graph/analysis.hpp"
 #include "troupe/graph/errors.hpp"
-#include "troupe/pools/this_worker.hpp"
-#include "troupe/pools/thread_pool.hpp"
 
 #include "address_index.hpp"
 #include "part_runner.hpp"
@@ -226,17 +224,6 @@ tensor_map execute_partition(const graph_partition& partition, tensor_map inputs
     for (auto& [name, value] : run_part(partition, pid, inputs))
       inputs.insert_or_assign(name, std::move(value));
   return inputs;
-}
-
-tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
-                             thread_pool& pool) {
-  // Inside a pool's task, this thread would only wait: it runs parts too.
-  const bool caller_helps = this_worker().has_value();
-  return detail::run_parts_in_loops(
-    partition, std::move(inputs), pool.size(), caller_helps,
-    [&pool](std::function<void()> loop, std::function<void(std::exception_ptr)> lost) {
-      pool.apply_async(std::move(loop)).on_error(std::move(lost));
-    });
 }
 
 } // namespace troupe::graph

@@ -1,7 +1,7 @@
 // Parts on a process pool: each travels to a worker as its outputs' DAG and input values
 // (troupe::serialize), runs there with the reference evaluator, and its values come back.
 #include "troupe/actors/tensor_serialization.hpp"
-#include "troupe/graph/partition.hpp"
+#include "troupe/graph/pool_partition.hpp"
 #include "troupe/graph/serialization.hpp"
 #include "troupe/pools/process_pool.hpp"
 

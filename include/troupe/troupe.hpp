@@ -1,4 +1,16 @@
-// Everything troupe offers, in one include.
+// What most programs need of troupe, in one include: the runtime, errors and serialization,
+// queues, thread and process pools, inbatch_parallel, worlds and their RPC groups, for the
+// components this build of troupe has.
+//
+// Tensors (xtensor) are not here, so that this include stays cheap to compile: what works with
+// them comes with its own headers.
+//   troupe/actors/tensor_serialization.hpp   xt::xarray and xt::xtensor as task arguments, results
+//                                             and queue messages
+//   troupe/queues/shared_tensor.hpp          tensors handed over in shared memory
+//   troupe/collectives/collective_group.hpp  collective groups (component collectives)
+//   troupe/servers/*.hpp                     parameter servers (component servers)
+//   troupe/assigner/assigner.hpp             placement of model modules (component assigner)
+//   troupe/graph/*.hpp, troupe/staged/*.hpp  array-expression DAGs, staged parallel compute
 #pragma once
 
 #include "troupe/actors/error.hpp"
@@ -6,27 +18,18 @@
 #include "troupe/actors/runtime.hpp"
 #include "troupe/actors/serialization.hpp"
 #include "troupe/actors/task.hpp"
-#include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/actors/tls_options.hpp"
-#include "troupe/assigner/assigner.hpp"
-#include "troupe/assigner/devices.hpp"
-#include "troupe/assigner/placement_loss.hpp"
-#include "troupe/distributed/collective_group.hpp"
-#include "troupe/distributed/ordered_server.hpp"
-#include "troupe/distributed/push_pull_grad_server.hpp"
-#include "troupe/distributed/push_pull_model_server.hpp"
-#include "troupe/distributed/remote_ref.hpp"
-#include "troupe/distributed/rpc_group.hpp"
-#include "troupe/distributed/world.hpp"
-#include "troupe/distributed/world_options.hpp"
-#include "troupe/pools/async_result.hpp"
+
+#if __has_include("troupe/queues/queue.hpp")
 #include "troupe/queues/queue.hpp"
 #include "troupe/queues/retain_memory.hpp"
-#include "troupe/queues/shared_tensor.hpp"
 #include "troupe/queues/shm_segment.hpp"
+#endif
+
+#if __has_include("troupe/pools/thread_pool.hpp")
+#include "troupe/pools/async_result.hpp"
 #include "troupe/pools/ctx_thread_pool.hpp"
 #include "troupe/pools/imap_stream.hpp"
-#include "troupe/pools/inbatch_parallel.hpp"
 #include "troupe/pools/map_options.hpp"
 #include "troupe/pools/pool_options.hpp"
 #include "troupe/pools/process_pool.hpp"
@@ -34,3 +37,15 @@
 #include "troupe/pools/this_worker.hpp"
 #include "troupe/pools/thread_pool.hpp"
 #include "troupe/pools/worker_stats.hpp"
+#endif
+
+#if __has_include("troupe/inbatch/inbatch_parallel.hpp")
+#include "troupe/inbatch/inbatch_parallel.hpp"
+#endif
+
+#if __has_include("troupe/world/world.hpp")
+#include "troupe/world/remote_ref.hpp"
+#include "troupe/world/rpc_group.hpp"
+#include "troupe/world/world.hpp"
+#include "troupe/world/world_options.hpp"
+#endif

@@ -7,10 +7,10 @@
 // the unstarted chunks of the fullest lease another worker holds, so one slow item never holds
 // up the items queued behind it.
 #include "actors.hpp"
-#include "process_worker.hpp"
+#include "lost_work.hpp"
+#include "slot_actor.hpp"
 
 #include "troupe/actors/error.hpp"
-#include "troupe/pools/this_worker.hpp"
 
 #include <caf/all.hpp>
 
@@ -28,113 +28,6 @@ namespace troupe::detail {
 namespace {
 
 constexpr std::size_t credit = 2;
-
-// ---- workers ------------------------------------------------------------------------------
-
-struct worker_state {
-  worker_env env;
-  std::optional<slot_meter> meter;
-  // Thread pools: the initializer runs in the worker's thread before its first task.
-  bool initialized = false;
-  std::exception_ptr initializer_error;
-  // Process pools: the worker process (or node) this actor drives.
-  std::optional<process_worker> process;
-  static inline const char* name = "troupe.worker";
-};
-
-void run_lease(worker_state& st, const std::function<void()>& initializer, lease& work) {
-  auto* runnable = dynamic_cast<thread_job*>(work.job().get());
-  if (runnable == nullptr)
-    throw state_error("a process pool's job reached a thread pool's worker");
-  std::size_t chunk = 0;
-  if (!work.claim(chunk))
-    return; // all of it was taken back before we started
-  // Initialize lazily, so a worker that never gets a task never pays for (say) loading a model.
-  if (!st.initialized) {
-    st.initialized = true;
-    if (initializer) {
-      try {
-        initializer();
-      } catch (...) {
-        st.initializer_error = std::current_exception();
-      }
-    }
-  }
-  if (st.initializer_error) {
-    // Fail the work fast with the real cause rather than leave it waiting on a broken worker.
-    const auto [first, last] = work.take_back(true, lease::max_chunks);
-    work.job()->abandon(chunk, chunk + 1, st.initializer_error);
-    work.job()->abandon(first, last, st.initializer_error);
-    st.meter->count(0, 1 + last - first);
-    work.job()->ended(1 + last - first);
-    return;
-  }
-  const detail::worker_scope identity{st.env.worker_index};
-  std::size_t failed = 0;
-  do {
-    failed += runnable->run(chunk, st.env);
-    ++work.ran;
-  } while (work.claim(chunk));
-  st.meter->count(work.ran, failed);
-  work.job()->ended(work.ran);
-}
-
-using worker_self = worker_actor::stateful_pointer<worker_state>;
-
-/// Runs a lease; false if the worker is lost and its slot must go. No exception leaves here:
-/// one that escapes the machinery fails everything the worker held with a typed error.
-bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexcept {
-  auto& st = self->state;
-  try {
-    if (st.process)
-      return st.process->run(work);
-    run_lease(st, setup.initializer, work);
-    return true;
-  } catch (...) {
-    const auto label = st.process ? st.process->label()
-                                  : "worker " + std::to_string(st.env.worker_index);
-    const auto why = as_worker_failure(std::current_exception(), label);
-    if (st.process) {
-      st.process->fail_all(work, why);
-    } else {
-      const auto [first, last] = work.take_back(true, lease::max_chunks);
-      work.job()->abandon(first, last, why);
-      st.meter->count(0, last - first);
-      work.job()->ended(last - first);
-    }
-    return false;
-  }
-}
-
-worker_actor::behavior_type worker(worker_self self, dispatcher_actor dispatcher, std::size_t slot,
-                                   std::size_t generation, std::shared_ptr<const worker_setup> setup,
-                                   std::shared_ptr<worker_link> node) {
-  tsan_acquire(setup.get()); // released by spawn_worker
-  handling guard{self};
-  self->state.env.worker_index = slot;
-  self->state.env.context = setup->contexts.empty() ? nullptr : setup->contexts[slot];
-  self->state.meter.emplace(setup->slots, slot);
-  if (setup->process)
-    self->state.process.emplace(
-      slot, setup->process, std::move(node), *setup->terminating, *self->state.meter,
-      [self, dispatcher](const job_ptr& job, std::size_t first, std::size_t last,
-                         std::size_t attempts) {
-        send_from(self, dispatcher, give_back_atom::value, job, first, last, attempts);
-      });
-  return {
-    [=](lease_ptr& work) {
-      handling guard{self};
-      self->state.meter->begin();
-      if (!run_guarded(self, *setup, *work)) {
-        self->quit(); // the dispatcher's on_down replaces the slot
-        return;
-      }
-      send_from(self, dispatcher, done_atom::value, slot, generation, std::move(work));
-    },
-  };
-}
-
-// ---- dispatcher -----------------------------------------------------------------------------
 
 struct slot_state {
   worker_actor handle;
@@ -171,22 +64,14 @@ std::exception_ptr closed_error(const char* why) {
   return std::make_exception_ptr(pool_closed(why));
 }
 
-void abandon(const job_ptr& job, std::size_t first, std::size_t last, std::exception_ptr why) {
-  if (first >= last)
-    return;
-  job->abandon(first, last, std::move(why));
-  job->ended(last - first);
-}
-
 void spawn_worker(dispatcher_self self, std::size_t index,
                   std::shared_ptr<worker_link> node = nullptr) {
   auto& s = self->state.slots[index];
   ++s.generation;
   s.tasks_done = 0;
   tsan_release(self->state.setup.get());
-  s.handle = self->system().spawn<caf::detached>(worker, caf::actor_cast<dispatcher_actor>(self),
-                                                 index, s.generation, self->state.setup,
-                                                 std::move(node));
+  s.handle = spawn_slot_actor(self->system(), caf::actor_cast<dispatcher_actor>(self), index,
+                              s.generation, self->state.setup, std::move(node));
   self->monitor(s.handle);
 }
 
@@ -303,13 +188,12 @@ void stop_if_idle(dispatcher_self self) {
     self->quit();
 }
 
-void take_back_all(dispatcher_state& st, const job_ptr* only, const std::exception_ptr& why) {
+/// What the workers hold of `only` (of every job if null) and have not started fails with `why`.
+void fail_unstarted_held(dispatcher_state& st, const job_ptr* only, const std::exception_ptr& why) {
   for (auto& s : st.slots)
     for (auto& held : s.held)
-      if (only == nullptr || held->job() == *only) {
-        const auto [first, last] = held->take_back(true, lease::max_chunks);
-        abandon(held->job(), first, last, why);
-      }
+      if (only == nullptr || held->job() == *only)
+        fail_unstarted(*held, why);
 }
 
 void on_done(dispatcher_self self, std::size_t index, std::size_t generation, const lease_ptr& work) {
@@ -340,24 +224,25 @@ void requeue(dispatcher_state& st, const job_ptr& job, std::size_t first, std::s
   if (first >= last)
     return;
   if (st.current == mode::terminating)
-    abandon(job, first, last, closed_error("the pool was terminated before this work started"));
+    fail_chunks(*job, first, last, closed_error("the pool was terminated before this work started"));
   else
     st.backlog.push_front({job, first, last, attempts});
 }
 
 /// A slot's worker is gone, whatever its kind and however it went: its actor settled the chunks
-/// it had started (process_worker), and what its held leases never started runs elsewhere. A
-/// local worker is replaced; a node's slot stays empty, so indices stay valid.
+/// it had started (worker_driver), and what its held leases never started runs elsewhere
+/// (lost_work.hpp). A local worker is replaced; a node's slot stays empty, so indices stay valid.
 void on_down(dispatcher_self self, const caf::down_msg& down) {
   auto& st = self->state;
   auto s = std::find_if(st.slots.begin(), st.slots.end(),
                         [&](const slot_state& x) { return x.handle.address() == down.source; });
   if (s == st.slots.end())
     return; // a worker retired under max_tasks_per_worker
-  for (auto& held : s->held) {
-    const auto [first, last] = held->take_back(true, lease::max_chunks);
-    requeue(st, held->job(), first, last, held->attempts());
-  }
+  for (auto& held : s->held)
+    run_unstarted_elsewhere(*held, [&st](const job_ptr& job, std::size_t first, std::size_t last,
+                                         std::size_t attempts) {
+      requeue(st, job, first, last, attempts);
+    });
   s->held.clear();
   s->granted = 0;
   s->handle = nullptr;
@@ -383,7 +268,7 @@ void on_down(dispatcher_self self, const caf::down_msg& down) {
 void on_submit(dispatcher_self self, job_ptr job) {
   auto& st = self->state;
   if (st.current != mode::running) {
-    abandon(job, 0, job->chunk_count(), closed_error("the pool was closed before the work started"));
+    fail_chunks(*job, 0, job->chunk_count(), closed_error("the pool was closed before the work started"));
     return;
   }
   const auto chunks = job->chunk_count();
@@ -398,10 +283,10 @@ void on_cancel(dispatcher_self self, const job_ptr& job) {
   std::erase_if(st.backlog, [&](const queued_job& queued) {
     if (queued.job != job)
       return false;
-    abandon(job, queued.next_chunk, queued.end_chunk, why);
+    fail_chunks(*job, queued.next_chunk, queued.end_chunk, why);
     return true;
   });
-  take_back_all(st, &job, why);
+  fail_unstarted_held(st, &job, why);
   stop_if_idle(self);
 }
 
@@ -449,9 +334,9 @@ void on_terminate(dispatcher_self self, const std::exception_ptr& why) {
   st.current = mode::terminating;
   st.setup->terminating->store(true);
   for (auto& queued : st.backlog)
-    abandon(queued.job, queued.next_chunk, queued.end_chunk, why);
+    fail_chunks(*queued.job, queued.next_chunk, queued.end_chunk, why);
   st.backlog.clear();
-  take_back_all(st, nullptr, why);
+  fail_unstarted_held(st, nullptr, why);
   stop_if_idle(self);
 }
 

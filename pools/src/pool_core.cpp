@@ -1,7 +1,7 @@
 #include "troupe/pools/detail/pool_core.hpp"
 
 #include "actors.hpp"
-#include "node_link.hpp"
+#include "remote/node_link.hpp"
 
 #include "troupe/queues/shm_segment.hpp"
 

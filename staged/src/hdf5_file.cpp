@@ -1,5 +1,7 @@
 #include "hdf5_file.hpp"
 
+#include "troupe/staged/disk_cache.hpp"
+
 #include "troupe/actors/error.hpp"
 
 #include <hdf5.h>
@@ -136,3 +138,9 @@ xt::xarray<double> read_dataset(const file_ref& where, const shape& dims) {
 }
 
 } // namespace troupe::staged::detail
+
+namespace troupe::staged {
+
+bool disk_cache_available() noexcept { return true; }
+
+} // namespace troupe::staged

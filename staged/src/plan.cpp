@@ -2,6 +2,8 @@
 
 #include "troupe/staged/errors.hpp"
 
+#include "troupe/staged/disk_cache.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -234,6 +236,10 @@ void fill_traffic(const std::vector<std::string>& wanted,
 
 compute_plan plan_compute(const record& r, const std::vector<std::string>& properties,
                           const compute_options& options) {
+  if (options.memory_limit && !disk_cache_available())
+    throw invalid_plan("parallel_compute: a memory_limit needs the disk cache, and this build of "
+                       "troupe has none (configure it with TROUPE_WITH_HDF5=ON, which needs "
+                       "libhdf5-dev)");
   if (options.memory_limit && !options.cache_dir)
     throw invalid_plan("parallel_compute: a memory_limit needs a cache_dir for what does not fit");
   planner graph{r, options};

@@ -1,8 +1,9 @@
 // graph/'s distributed partition (other_seeds.md §2c 13-16, 18, 19, 21-23) on ranks of a troupe
 // world with a gloo collective group: this test is rank 0 and starts the others.
 #include "../allocation_counter.hpp"
-#include "../distributed/world_test_support.hpp"
+#include "../world/world_test_support.hpp"
 
+#include "troupe/collectives/collective_group.hpp"
 #include "troupe/graph/distributed.hpp"
 #include "troupe/graph/errors.hpp"
 
@@ -291,7 +292,7 @@ void verification(collective_group& g) {
 /// rank 1's send, fails too (peer_lost when rank 1 leaves the group, else the timeout), never
 /// hangs.
 void a_part_that_fails(troupe::world& world) {
-  auto group = world.create_collective_group({0, 1}, {.timeout = std::chrono::seconds{2}});
+  auto group = troupe::create_collective_group(world, {0, 1}, {.timeout = std::chrono::seconds{2}});
   auto& g = *group;
   auto x = placeholder("x", {4});
   auto y = placeholder("y", {4}); // rank 1 is not given y
@@ -313,7 +314,7 @@ void a_part_that_fails(troupe::world& world) {
 }
 
 void two_rank_cases(troupe::world& world) {
-  auto group = world.create_collective_group({0, 1}, {.timeout = std::chrono::seconds{20}});
+  auto group = troupe::create_collective_group(world, {0, 1}, {.timeout = std::chrono::seconds{20}});
   auto& g = *group;
   ring(g);
   no_communication(g);
@@ -333,7 +334,7 @@ void two_rank_cases(troupe::world& world) {
 
 // §2c 18: one array to two ranks.
 void one_array_to_two_ranks(troupe::world& world) {
-  auto group = world.create_collective_group({0, 1, 2}, {.timeout = std::chrono::seconds{20}});
+  auto group = troupe::create_collective_group(world, {0, 1, 2}, {.timeout = std::chrono::seconds{20}});
   auto& g = *group;
   auto x = placeholder("x", {4});
   node_ptr out;

@@ -1,7 +1,7 @@
 // graph/: a partition's parts on worker processes. This binary is also the pool's worker
 // program (see main).
 #include "troupe/graph/analysis.hpp"
-#include "troupe/graph/partition.hpp"
+#include "troupe/graph/pool_partition.hpp"
 #include "troupe/pools/process_pool.hpp"
 
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 #include "troupe/graph/analysis.hpp"
 #include "troupe/graph/dot.hpp"
 #include "troupe/graph/errors.hpp"
+#include "troupe/graph/pool_partition.hpp"
 #include "troupe/graph/evaluate.hpp"
 #include "troupe/graph/materialize.hpp"
 #include "troupe/graph/partition.hpp"

@@ -2,8 +2,9 @@
 // link cut mid-all_reduce; graph's distributed partition over the hosts.
 #include "host_roles.hpp"
 
-#include "../distributed/collective_cases.hpp"
+#include "../collectives/collective_cases.hpp"
 
+#include "troupe/collectives/collective_group.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/graph/distributed.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 TROUPE_HOST_ROLE(gloo_every_operation) {
   troupe::world world{rt, member_options()};
   {
-    auto group = world.create_collective_group({0, 1, 2}, {.timeout = 60s});
+    auto group = troupe::create_collective_group(world, {0, 1, 2}, {.timeout = 60s});
     std::vector<float> t(std::size_t{16} << 20, world.rank() + 1.0f);
     group->all_reduce(t);
     require(t.front() == 6.0f && t.back() == 6.0f, "a 64 MiB all_reduce summed three members");
@@ -35,7 +36,7 @@ TROUPE_HOST_ROLE(cut_all_reduce) {
   troupe::world world{rt, member_options()};
   const bool victim = world.rank() == 2;
   auto all = world.create_rpc_group("all", world.members());
-  auto group = world.create_collective_group({0, 1, 2}, {.timeout = 5s});
+  auto group = troupe::create_collective_group(world, {0, 1, 2}, {.timeout = 5s});
   std::vector<float> t(std::size_t{1} << 18, 1.0f);
   for (int i = 0; i < 3; ++i)
     group->all_reduce(t);
@@ -64,7 +65,7 @@ xt::xarray<double> x_of(int rank) { return xt::ones<double>({4}) * (rank + 1.0);
 TROUPE_HOST_ROLE(graph_partition) {
   using namespace troupe::graph;
   troupe::world world{rt, member_options()};
-  auto g = world.create_collective_group({0, 1, 2});
+  auto g = troupe::create_collective_group(world, {0, 1, 2});
   const int left = (g->rank() + 2) % 3, right = (g->rank() + 1) % 3, right2 = (right + 1) % 3;
   auto x = placeholder("x", {4});
   auto y = x + staple_distributed_send(x, left, "42", make_distributed_recv(right, "42", {4}));

@@ -4,7 +4,7 @@
 // A failed check throws; the program then exits non-zero with the message.
 #pragma once
 
-#include "troupe/distributed/world.hpp"
+#include "troupe/world/world.hpp"
 
 #include <chrono>
 #include <functional>

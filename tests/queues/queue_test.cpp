@@ -1,5 +1,6 @@
 #include "process_support.hpp"
 
+#include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/queues/queue.hpp"
 
 #include <gtest/gtest.h>

@@ -2,6 +2,7 @@
 // mode (shared_tensor: the same memory in both processes), and segments that never leak.
 #include "process_support.hpp"
 
+#include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/queues/queue.hpp"
 #include "troupe/queues/shared_tensor.hpp"
 

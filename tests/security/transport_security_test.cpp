@@ -6,7 +6,7 @@
 
 #include "../process_usage.hpp"
 
-#include "../distributed/member_processes.hpp"
+#include "../world/member_processes.hpp"
 
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/network.hpp"

@@ -4,7 +4,7 @@
 
 #include "stranger.hpp"
 
-#include "../distributed/world_test_support.hpp"
+#include "../world/world_test_support.hpp"
 
 #include <atomic>
 

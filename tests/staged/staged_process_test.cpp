@@ -109,6 +109,8 @@ TEST_F(staged_processes, slices_run_on_workers_and_stack_back) {
 // §1c 5, PhiML's own test, on worker processes with a real disk cache: workers, the host,
 // workers again, rel_p1 left on disk by a one-byte limit.
 TEST_F(staged_processes, phimls_own_test_with_a_disk_cache) {
+  if (!troupe::staged::disk_cache_available())
+    GTEST_SKIP() << "this build has no disk cache (TROUPE_WITH_HDF5 off)";
   std::string pattern = (std::filesystem::temp_directory_path() / "troupe-staged-XXXXXX").string();
   const std::filesystem::path folder = ::mkdtemp(pattern.data());
   {
@@ -171,6 +173,8 @@ TEST_F(staged_processes, an_undeclared_field_is_not_sent) {
 // §1c 16: workers write what does not fit to files; the results travel as references, and
 // read back here and in another worker.
 TEST_F(staged_processes, results_on_disk_are_read_back_in_any_process) {
+  if (!troupe::staged::disk_cache_available())
+    GTEST_SKIP() << "this build has no disk cache (TROUPE_WITH_HDF5 off)";
   std::string pattern = (std::filesystem::temp_directory_path() / "troupe-staged-XXXXXX").string();
   const std::filesystem::path folder = ::mkdtemp(pattern.data());
   {

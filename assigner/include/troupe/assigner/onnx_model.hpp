@@ -85,8 +85,14 @@ struct onnx_model {
   std::vector<std::string> warnings;
 };
 
+/// Reads the model at `path`. invalid_argument for what is wrong with the file, or if this build
+/// of troupe has no ONNX reader (onnx_available()).
 onnx_model model_from_onnx(const std::filesystem::path& path, const onnx_options& options = {});
 /// The same from the file's bytes.
 onnx_model model_from_onnx_bytes(const std::string& bytes, const onnx_options& options = {});
+
+/// Whether this build of troupe reads ONNX models (configured with TROUPE_WITH_ONNX, on where
+/// Debian's libonnx-dev is installed).
+bool onnx_available() noexcept;
 
 } // namespace troupe

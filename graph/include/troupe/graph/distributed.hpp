@@ -23,7 +23,7 @@
 // itself).
 #pragma once
 
-#include "troupe/distributed/collective_group.hpp"
+#include "troupe/collectives/collective_group.hpp"
 #include "troupe/graph/partition.hpp"
 
 namespace troupe::graph {

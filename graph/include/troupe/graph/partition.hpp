@@ -1,9 +1,10 @@
-// Cutting a DAG into parts that run in order (pytato's find_partition), and running them.
+// Cutting a DAG into parts that run in order (pytato's find_partition), and running them here.
 //
 //   auto p = troupe::graph::find_partition(outputs, [](const node_ptr& n) { return part_of(n); });
 //   auto values = troupe::graph::execute_partition(p, inputs);          // on this thread
-//   auto values = troupe::graph::execute_partition(p, inputs, pool);    // on a thread pool, or
-//                                                                        // a process pool
+//
+// Parts on pools: troupe/graph/pool_partition.hpp (troupe::graph_pools); across ranks:
+// troupe/graph/distributed.hpp (troupe::graph_distributed).
 //
 // Where an edge crosses from a parent in one part to a child in another, the child is replaced in
 // the parent's part by a placeholder "_pt_part_ph_<n>" (n zero-padded; one per child, shared by all
@@ -15,7 +16,6 @@
 
 #include "troupe/graph/evaluate.hpp"
 #include "troupe/graph/node.hpp"
-#include "troupe/pools/pools_fwd.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -58,16 +58,4 @@ graph_partition find_partition(const node_ptr& outputs,
 /// Runs the parts in order on this thread: each gets the values of its input names, and adds its
 /// outputs. Returns every value: the inputs, the cut placeholders and the outputs.
 tensor_map execute_partition(const graph_partition& partition, tensor_map inputs);
-/// The same with parts on `pool`: each starts as soon as the parts it needs are done, so
-/// independent parts run at once. At most one task per worker takes ready parts one after
-/// another (a chain of parts runs on one worker; 16 independent parts on 2 workers cost the pool
-/// 2 tasks, not 16). The first part that throws stops the rest from starting; its exception is
-/// rethrown once those running are done, as is troupe::pool_closed if the pool is terminated.
-tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
-                             thread_pool& pool);
-/// The same on worker processes: each part travels as its DAG and inputs (troupe::serialize)
-/// and runs on a worker, so the program must be the pool's worker program (see process_pool).
-tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
-                             process_pool& pool);
-
 } // namespace troupe::graph

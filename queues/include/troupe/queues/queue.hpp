@@ -20,7 +20,6 @@
 
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/serialization.hpp"
-#include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/queues/detail/byte_queue.hpp"
 #include "troupe/queues/detail/segment_store.hpp"
 #include "troupe/queues/queue_options.hpp"
@@ -32,17 +31,6 @@
 #include <string>
 
 namespace troupe {
-
-namespace detail {
-/// For troupe's own modules only (the process pools' data plane): the ring under a queue, whose
-/// segments large tensors travel through.
-struct queue_internals {
-  template <class Queue>
-  static byte_queue& ring(Queue& q) noexcept {
-    return *q.core_;
-  }
-};
-} // namespace detail
 
 template <class T>
 class queue {
@@ -125,9 +113,16 @@ public:
 
   const std::string& name() const noexcept { return core_->name(); }
 
-private:
-  friend struct detail::queue_internals;
+  /// The largest message the queue takes (as its creator set max_message_bytes; 0: no limit).
+  std::size_t max_message_bytes() const noexcept { return core_->options().max_message_bytes; }
 
+  /// For values encoded apart from put and get (troupe's process pools and world channels put
+  /// bytes they encoded themselves): the store that carries their large tensors through this
+  /// queue's shared-memory segments. Made active (detail::tensor_store_scope) while such a value
+  /// is encoded or decoded, its tensors travel as they would inside a put or a get.
+  detail::segment_store tensor_segments() { return detail::segment_store{*core_}; }
+
+private:
   queue(const std::string& name, mode how, const queue_options& options)
     : core_(std::make_unique<detail::byte_queue>(name, how, options,
                                                  detail::tag_of<T>(),

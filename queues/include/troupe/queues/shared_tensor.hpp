@@ -17,6 +17,7 @@
 
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/serialization.hpp"
+#include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/queues/detail/segment_store.hpp"
 #include "troupe/queues/shm_segment.hpp"
 

@@ -25,6 +25,10 @@
 
 namespace troupe::staged {
 
+/// Whether this build of troupe has the disk cache (configured with TROUPE_WITH_HDF5, on where
+/// libhdf5-dev is installed). Without it parallel_compute refuses a memory_limit (invalid_plan).
+bool disk_cache_available() noexcept;
+
 /// Removes its callback when destroyed.
 class load_subscription {
 public:

@@ -1,0 +1,235 @@
+// collective_group: members of a world that move tensors together on a collective engine, gloo
+// or MPI (machin's CollectiveGroup, torch.distributed's operations).
+//
+//   auto group = troupe::create_collective_group(world, {0, 1, 2}); // every member calls it
+//   if (group) {
+//     xt::xarray<float> grads = ...;
+//     group->all_reduce(grads);           // sum over the members, in place
+//     group->broadcast(weights, 0);       // rank 0's weights everywhere
+//     auto h = group->irecv(buffer);      // from any member
+//     int from = h.wait();
+//   }
+//
+// Tensors are std::vector<T>, xt::xarray<T> or xt::xtensor<T, N> of any arithmetic T, row-major.
+// Ranks are relative to the group (rank() is this member's). Collectives must be called in the
+// same order on every member, as with any collective engine; the `_async` forms keep that order
+// (they start in the order they are called) and their tensors must live until waited on.
+// Errors: invalid_argument for a bad rank, a wrong output list, or (check_shapes) members whose
+// operation, element type or shape differ, naming both sides; peer_lost or timeout_error when a
+// member dies or freezes (gloo; see collective_options for MPI), after which the group is broken
+// and every later call throws state_error. Any member function may be called from any thread;
+// two groups work at once from two threads.
+#pragma once
+
+#include "troupe/collectives/collective_handle.hpp"
+#include "troupe/collectives/collective_options.hpp"
+#include "troupe/collectives/detail/tensor_view.hpp"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace troupe {
+
+class world;
+
+namespace detail {
+
+class collective_core;
+
+enum class collective_kind : std::uint8_t {
+  send,
+  recv,
+  broadcast,
+  all_reduce,
+  reduce,
+  all_gather,
+  gather,
+  scatter,
+  barrier
+};
+
+/// One operation as the group's engine takes it.
+struct collective_call {
+  collective_kind kind = collective_kind::barrier;
+  tensor_view tensor;
+  std::vector<tensor_view> list; // all_gather and gather outputs, scatter inputs
+  int peer = -1; // send: destination; recv: source; else the root
+  int tag = 0; // send and recv
+  reduce_op op = reduce_op::sum;
+};
+
+} // namespace detail
+
+class collective_group {
+public:
+  /// irecv's and recv's source when any member may send.
+  static constexpr int any_source = -1;
+
+  explicit collective_group(std::shared_ptr<detail::collective_core> core);
+
+  /// This member's rank in the group, 0 .. size() - 1, in the order of world
+  /// ranks.
+  int rank() const;
+  int size() const;
+  /// The members' world ranks, by group rank.
+  const std::vector<int>& world_ranks() const;
+  collective_backend backend() const;
+
+  template <detail::tensor C>
+  void send(const C& t, int dst, int tag = 0) {
+    run(point_to_point(detail::collective_kind::send, t, dst, tag));
+  }
+  template <detail::tensor C>
+  collective_handle isend(const C& t, int dst, int tag = 0) {
+    return start(point_to_point(detail::collective_kind::send, t, dst, tag));
+  }
+  /// Receives into `t`, which must have the sender's element type and shape;
+  /// returns the sender's rank.
+  template <detail::tensor C>
+  int recv(C& t, int src = any_source, int tag = 0) {
+    return run(point_to_point(detail::collective_kind::recv, t, src, tag));
+  }
+  template <detail::tensor C>
+  recv_handle irecv(C& t, int src = any_source, int tag = 0) {
+    return recv_handle{start(point_to_point(detail::collective_kind::recv, t, src, tag))};
+  }
+
+  /// `src`'s `t` into every member's `t`.
+  template <detail::tensor C>
+  void broadcast(C& t, int src) {
+    run(rooted(detail::collective_kind::broadcast, t, src));
+  }
+  template <detail::tensor C>
+  collective_handle broadcast_async(C& t, int src) {
+    return start(rooted(detail::collective_kind::broadcast, t, src));
+  }
+
+  /// Every member's `t` becomes the members' `t`s combined by `op`.
+  template <detail::tensor C>
+  void all_reduce(C& t, reduce_op op = reduce_op::sum) {
+    run(reducing(detail::collective_kind::all_reduce, t, -1, op));
+  }
+  template <detail::tensor C>
+  collective_handle all_reduce_async(C& t, reduce_op op = reduce_op::sum) {
+    return start(reducing(detail::collective_kind::all_reduce, t, -1, op));
+  }
+  /// As all_reduce, but only `dst`'s `t` gets the result (the others' may be
+  /// overwritten).
+  template <detail::tensor C>
+  void reduce(C& t, int dst, reduce_op op = reduce_op::sum) {
+    run(reducing(detail::collective_kind::reduce, t, dst, op));
+  }
+  template <detail::tensor C>
+  collective_handle reduce_async(C& t, int dst, reduce_op op = reduce_op::sum) {
+    return start(reducing(detail::collective_kind::reduce, t, dst, op));
+  }
+
+  /// outputs[r] becomes member r's `t`; `outputs` has size() tensors shaped as
+  /// `t`.
+  template <detail::tensor C>
+  void all_gather(std::vector<C>& outputs, const C& t) {
+    run(listed(detail::collective_kind::all_gather, t, outputs, -1));
+  }
+  template <detail::tensor C>
+  collective_handle all_gather_async(std::vector<C>& outputs, const C& t) {
+    return start(listed(detail::collective_kind::all_gather, t, outputs, -1));
+  }
+  /// At `dst`: outputs[r] becomes member r's `t`. The other members call
+  /// gather(t, dst).
+  template <detail::tensor C>
+  void gather(const C& t, std::vector<C>& outputs, int dst) {
+    run(listed(detail::collective_kind::gather, t, outputs, dst));
+  }
+  template <detail::tensor C>
+  void gather(const C& t, int dst) {
+    run(rooted(detail::collective_kind::gather, t, dst));
+  }
+  template <detail::tensor C>
+  collective_handle gather_async(const C& t, std::vector<C>& outputs, int dst) {
+    return start(listed(detail::collective_kind::gather, t, outputs, dst));
+  }
+  template <detail::tensor C>
+  collective_handle gather_async(const C& t, int dst) {
+    return start(rooted(detail::collective_kind::gather, t, dst));
+  }
+  /// Member r's `t` becomes `src`'s inputs[r]. The other members call
+  /// scatter(t, src).
+  template <detail::tensor C>
+  void scatter(C& t, const std::vector<C>& inputs, int src) {
+    run(listed(detail::collective_kind::scatter, t, inputs, src));
+  }
+  template <detail::tensor C>
+  void scatter(C& t, int src) {
+    run(rooted(detail::collective_kind::scatter, t, src));
+  }
+  template <detail::tensor C>
+  collective_handle scatter_async(C& t, const std::vector<C>& inputs, int src) {
+    return start(listed(detail::collective_kind::scatter, t, inputs, src));
+  }
+  template <detail::tensor C>
+  collective_handle scatter_async(C& t, int src) {
+    return start(rooted(detail::collective_kind::scatter, t, src));
+  }
+
+  /// Returns when every member has called barrier() as often.
+  void barrier() { run({}); }
+  collective_handle barrier_async() { return start({}); }
+
+  /// Leaves the group here; operations other members still run with this one
+  /// fail there. Later calls here throw state_error.
+  void destroy();
+
+private:
+  template <detail::tensor C>
+  static detail::collective_call point_to_point(detail::collective_kind kind, const C& t, int peer,
+                                                int tag) {
+    auto call = rooted(kind, t, peer);
+    call.tag = tag;
+    return call;
+  }
+  template <detail::tensor C>
+  static detail::collective_call rooted(detail::collective_kind kind, const C& t, int root) {
+    detail::check_layout(t, "collective_group");
+    detail::collective_call call;
+    call.kind = kind;
+    call.tensor = detail::view_of(t);
+    call.peer = root;
+    return call;
+  }
+  template <detail::tensor C>
+  static detail::collective_call reducing(detail::collective_kind kind, const C& t, int root,
+                                          reduce_op op) {
+    auto call = rooted(kind, t, root);
+    call.op = op;
+    return call;
+  }
+  template <detail::tensor C>
+  static detail::collective_call listed(detail::collective_kind kind, const C& t,
+                                        const std::vector<C>& list, int root) {
+    auto call = rooted(kind, t, root);
+    call.list = detail::views_of(list, "collective_group");
+    return call;
+  }
+
+  /// Runs `call` on this thread (after the collectives started before it); the
+  /// source rank for a receive.
+  int run(detail::collective_call call);
+  collective_handle start(detail::collective_call call);
+
+  std::shared_ptr<detail::collective_core> core_;
+};
+
+/// Creates a collective group of the members of world rank `ranks`; every member of the world
+/// calls it, in the same order as its other create_collective_group calls (as in machin).
+/// Members get the group, the others nullopt. invalid_argument for a bad rank list, an engine
+/// this build of troupe has not (collective_backend_available), or an MPI group in a world whose
+/// ranks are not MPI's; timeout_error or peer_lost if the members do not all come within
+/// options.timeout; state_error if the world has stopped.
+std::optional<collective_group> create_collective_group(world& members, std::vector<int> ranks,
+                                                        collective_options options = {});
+
+/// Whether this build of troupe has the engine `backend` (TROUPE_WITH_GLOO, TROUPE_WITH_MPI).
+bool collective_backend_available(collective_backend backend) noexcept;
+
+} // namespace troupe

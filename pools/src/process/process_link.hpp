@@ -1,0 +1,58 @@
+// One worker process of a process pool, seen from the pool's side: started by re-executing this
+// program, fed chunks through a shared-memory queue, answering on another, and beating a heart
+// the pool watches so a frozen process is noticed as surely as a dead one.
+#pragma once
+
+#include "process/worker_link.hpp"
+
+#include "troupe/queues/queue.hpp"
+#include "troupe/queues/shm_segment.hpp"
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace troupe::detail {
+
+class process_link final : public worker_link {
+public:
+  /// Starts the worker process of slot `index` (and hands it its context, in context pools).
+  process_link(std::size_t index, std::shared_ptr<const process_settings> settings);
+  /// Lets the worker go (it finishes what it has), then makes sure it is gone.
+  ~process_link() override;
+  process_link(const process_link&) = delete;
+  process_link& operator=(const process_link&) = delete;
+
+  bool send(const request_batch& requests) override;
+  std::optional<reply_batch> receive(std::chrono::milliseconds wait) override;
+  bool alive() override;
+  std::string lost_reason() const override { return lost_reason_; }
+  void kill() override;
+  const std::string& label() const noexcept override { return label_; }
+  std::optional<segment_store> request_segments() override { return requests_->tensor_segments(); }
+  std::optional<segment_store> reply_segments() override { return replies_->tensor_segments(); }
+  pid_t pid() const noexcept { return pid_; }
+
+private:
+  bool lost(std::string why);
+
+  std::string label_;
+  std::shared_ptr<const process_settings> settings_;
+  std::optional<queue<request_batch>> requests_;
+  std::optional<queue<reply_batch>> replies_;
+  std::optional<shm_segment> heartbeat_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  std::string lost_reason_;
+  std::uint64_t last_beat_ = 0; // 0: it has not beaten yet, so it is still starting
+  std::chrono::steady_clock::time_point started_, last_beat_change_;
+};
+
+/// The worker process's side (installed as runtime's worker main).
+int run_worker_process(const std::string& spec);
+
+} // namespace troupe::detail

@@ -1,0 +1,68 @@
+// A process pool's slot actor drives its worker (a local process or a node on another host)
+// through this: it streams a lease's chunks to the worker, several in flight, settles them from
+// its replies, and when the worker dies, freezes or sends what cannot be read, settles all the
+// worker held before the slot goes. Chunks in flight are handed back for another worker to try
+// (within max_retries) or fail with worker_lost; chunks it never started go back untouched. The
+// dispatcher's on_down (dispatcher.cpp) then replaces the slot: the one place a lost slot is
+// handled, for every kind of worker.
+#pragma once
+
+#include "lease.hpp"
+#include "lost_work.hpp"
+#include "slot_registry.hpp"
+#include "process/worker_link.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace troupe::detail {
+
+class worker_driver {
+public:
+  /// `node`: a worker that joined from another host; otherwise a local process is started on
+  /// first use (and never restarted here: a new slot actor starts the next one).
+  worker_driver(std::size_t slot, std::shared_ptr<const process_settings> settings,
+                 std::shared_ptr<worker_link> node, const std::atomic<bool>& terminating,
+                 slot_meter& meter, give_back_fn give_back);
+  ~worker_driver();
+  worker_driver(const worker_driver&) = delete;
+  worker_driver& operator=(const worker_driver&) = delete;
+
+  /// Runs the lease to its end. False if the worker was lost: everything it held has been
+  /// settled, and the slot must go.
+  bool run(lease& work);
+
+  /// After an unexpected exception: settles everything held (the chunks in flight and the
+  /// lease's unstarted ones) with `why`, and stops the worker.
+  void fail_all(lease& work, const std::exception_ptr& why) noexcept;
+
+  std::string label() const;
+
+private:
+  bool send_more(lease& work, process_job& job);
+  /// Completes a chunk from its reply.
+  void settle(const chunk_reply& reply, process_job& job);
+  /// Ends a chunk in failure (counted as one failure of this worker).
+  void fail(job& target, std::size_t chunk, std::exception_ptr why) noexcept;
+  /// The worker is gone: what it held is given back or failed.
+  void lose(lease& work, const std::string& why);
+
+  std::size_t slot_;
+  std::shared_ptr<const process_settings> settings_;
+  std::shared_ptr<worker_link> link_;
+  bool remote_;
+  bool context_sent_ = false; // a node's context setup travels with its first batch
+  const std::atomic<bool>& terminating_;
+  slot_meter& meter_; // the slot actor's, which outlives this
+  int pid_ = 0; // of the local process this worker started, once it has
+  give_back_fn give_back_;
+  std::uint64_t next_request_ = 0;
+  std::map<std::uint64_t, std::size_t> in_flight_; // request id -> chunk
+};
+
+} // namespace troupe::detail

@@ -1,0 +1,187 @@
+// ordered_server: a versioned key-value store hosted on one member of an rpc group and reached by
+// name from any member (machin's OrderedServerSimpleImpl / OrderedServerSimple).
+//
+//   troupe::ordered_server_host host{group, "store"};            // on one member; keep it alive
+//   troupe::ordered_server store{group, "store"};                 // on any member
+//   store.push("a", value, /*version*/ 2, /*prev_version*/ 1);    // true if 1 is the newest
+//   auto [v, version] = *store.pull<my_type>("a");                // the newest; or pull("a", 2)
+//
+// push stores `value` under `version` for an unknown key whatever `prev_version` says; for a
+// known key only when its newest stored version equals `prev_version` (a compare-and-set, so
+// concurrent writers never lose an update unseen). `version` itself may be any number. After a
+// push, the oldest versions are dropped until version_depth + 1 are left. pull gives the newest
+// (value, version), or the one stored under `version`, or nothing. Values are anything
+// troupe::serialize handles; a pull as another type throws serialization_error. A host that is
+// gone fails calls with peer_lost.
+#pragma once
+
+#include "troupe/actors/tensor_store.hpp"
+#include "troupe/world/rpc_group.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace troupe {
+
+namespace detail {
+
+/// A value as the store keeps it: the bytes of troupe::serialize, immutable and shared, so that
+/// keeping, pulling and sending a 10 MiB model copies it only where it crosses a process.
+class blob {
+public:
+  blob() = default;
+  explicit blob(std::vector<std::byte> bytes)
+    : bytes_(std::make_shared<const std::vector<std::byte>>(std::move(bytes))) {}
+
+  std::span<const std::byte> bytes() const noexcept {
+    return bytes_ ? std::span<const std::byte>{*bytes_} : std::span<const std::byte>{};
+  }
+  bool operator==(const blob& other) const noexcept {
+    return std::ranges::equal(bytes(), other.bytes());
+  }
+
+  // A large blob goes where large tensors go while a tensor store is active (a call between
+  // members of one host: a shared-memory segment), not inline through the inbox.
+  template <class Archive>
+  void save(Archive& ar) const {
+    const auto data = bytes();
+    if (auto* store = active_tensor_store(); store != nullptr && store->takes(data.size())) {
+      ar(std::uint8_t{1}, static_cast<std::uint64_t>(data.size()),
+         store->keep(data.data(), data.size()));
+      return;
+    }
+    ar(std::uint8_t{0});
+    ar(cereal::make_size_tag(static_cast<std::uint64_t>(data.size())));
+    ar(cereal::binary_data(data.data(), data.size()));
+  }
+  template <class Archive>
+  void load(Archive& ar) {
+    std::uint8_t kept = 0;
+    ar(kept);
+    if (kept > 1)
+      throw serialization_error("corrupted blob: storage byte " + std::to_string(kept));
+    std::uint64_t size = 0;
+    if (kept == 1) {
+      std::string handle;
+      ar(size, handle);
+      auto* store = active_tensor_store();
+      if (store == nullptr)
+        throw serialization_error("blob kept outside the message (" + handle +
+                                  "), and no store to fetch it from");
+      if (store->kept_bytes(handle) < size) // a forged size allocates nothing
+        throw serialization_error("corrupted blob: " + std::to_string(size) + " bytes, " + handle +
+                                  " keeps fewer");
+      std::vector<std::byte> data(size);
+      store->fetch(handle, data.data(), size);
+      bytes_ = std::make_shared<const std::vector<std::byte>>(std::move(data));
+      return;
+    }
+    ar(cereal::make_size_tag(size));
+    if constexpr (requires { ar.require_elements(size, 1); })
+      ar.require_elements(size, 1); // a forged length allocates nothing
+    std::vector<std::byte> data(size);
+    ar(cereal::binary_data(data.data(), data.size()));
+    bytes_ = std::make_shared<const std::vector<std::byte>>(std::move(data));
+  }
+
+private:
+  std::shared_ptr<const std::vector<std::byte>> bytes_;
+};
+
+/// The store's table, apart from any group (machin's semantics; one lock).
+class versioned_store {
+public:
+  explicit versioned_store(int version_depth);
+
+  bool push(const std::string& key, blob value, std::int64_t version,
+            std::optional<std::int64_t> prev_version);
+  std::optional<std::pair<blob, std::int64_t>> pull(const std::string& key,
+                                                    std::optional<std::int64_t> version) const;
+  /// The newest version, with its value only if that version is above `than`; nothing for an
+  /// unknown key.
+  std::optional<std::pair<std::optional<blob>, std::int64_t>> pull_newer(const std::string& key,
+                                                                         std::int64_t than) const;
+
+private:
+  using versions = std::deque<std::pair<std::int64_t, blob>>; // oldest stored first
+
+  mutable std::mutex mutex_;
+  const std::size_t kept_;
+  std::map<std::string, versions> entries_;
+};
+
+} // namespace detail
+
+class ordered_server_host {
+public:
+  /// Offers the store `name` to `group` from this member; key_error if the group has it.
+  /// invalid_argument if version_depth < 0.
+  ordered_server_host(rpc_group group, std::string name, int version_depth = 1);
+  /// Withdraws the store from the group.
+  ~ordered_server_host();
+  ordered_server_host(const ordered_server_host&) = delete;
+  ordered_server_host& operator=(const ordered_server_host&) = delete;
+
+  const std::string& name() const noexcept { return name_; }
+
+private:
+  rpc_group group_;
+  std::string name_;
+};
+
+class ordered_server {
+public:
+  /// With `timeout`, each push and pull waits that long at most (timeout_error, as an RPC call
+  /// with a timeout); without, as long as the server's member is in the world.
+  ordered_server(rpc_group group, std::string name,
+                 std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+
+  template <class T>
+  bool push(const std::string& key, const T& value, std::int64_t version,
+            std::optional<std::int64_t> prev_version = std::nullopt) {
+    return push_blob(key, detail::blob{serialize(value)}, version, prev_version);
+  }
+
+  template <class T>
+  std::optional<std::pair<T, std::int64_t>> pull(const std::string& key,
+                                                 std::optional<std::int64_t> version = {}) {
+    auto found = pull_blob(key, version);
+    if (!found)
+      return std::nullopt;
+    return std::pair<T, std::int64_t>{deserialize<T>(found->first.bytes()), found->second};
+  }
+
+  /// The same on values already serialized (what the model servers use).
+  bool push_blob(const std::string& key, detail::blob value, std::int64_t version,
+                 std::optional<std::int64_t> prev_version);
+  std::optional<std::pair<detail::blob, std::int64_t>>
+  pull_blob(const std::string& key, std::optional<std::int64_t> version);
+  /// The newest version of `key`, and its value only if that version is above `than` (so a
+  /// reader that is up to date moves no value); nothing for an unknown key.
+  std::optional<std::pair<std::optional<detail::blob>, std::int64_t>>
+  pull_blob_newer(const std::string& key, std::int64_t than);
+
+private:
+  template <class R, class... A>
+  R call(const std::string& service, A&&... args) {
+    if (timeout_)
+      return group_.registered_async<R>(service, *timeout_, std::forward<A>(args)...).get();
+    return group_.registered_sync<R>(service, std::forward<A>(args)...);
+  }
+
+  rpc_group group_;
+  std::string push_service_, pull_service_, pull_newer_service_;
+  std::optional<std::chrono::milliseconds> timeout_;
+};
+
+} // namespace troupe

@@ -1,0 +1,72 @@
+// troupe::world: named processes, on one host or many, that know each other (machin's World).
+//
+//   troupe::runtime rt{argc, argv};
+//   troupe::world world{rt, troupe::world_options::from_environment()};  // returns once all joined
+//   world.on_member_lost([](const std::string& name, int rank) { ... });
+//   auto group = world.create_rpc_group("all", world.members());
+//   auto tensors = troupe::create_collective_group(world, {0, 1, 2});   // troupe::collectives
+//
+// Rank 0 listens at `address`; the others reach it there, then each other, over CAF's network
+// layer (TLS when `tls` is set). Members on one host then call each other through shared-memory
+// inboxes instead (world_options::shared_memory). A member that dies or freezes is seen by all others within about
+// two seconds: calls pending on it fail with troupe::peer_lost, and rank 0's loss fails every
+// pending group operation. One world per process at a time.
+#pragma once
+
+#include "troupe/actors/runtime.hpp"
+#include "troupe/world/rpc_group.hpp"
+#include "troupe/world/world_options.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe {
+
+namespace detail {
+class world_core;
+struct world_access; // for troupe's modules over world (collective groups)
+} // namespace detail
+
+class world {
+public:
+  /// Joins the world; returns when all `world_size` members have. Throws timeout_error naming
+  /// the missing ranks, invalid_argument for a name or rank another member has (or bad
+  /// options), network_error if rank 0 refuses this process, state_error if this process is in
+  /// a world already.
+  world(runtime& rt, world_options options);
+  world(const world&) = delete;
+  world& operator=(const world&) = delete;
+  /// Leaves the world; never waits on other members, dead or alive.
+  ~world();
+
+  int rank() const noexcept;
+  int size() const noexcept;
+  const std::string& name() const noexcept;
+  /// Every member's name, sorted.
+  std::vector<std::string> members() const;
+  /// The name of the member of rank `rank`.
+  const std::string& member_name(int rank) const;
+
+  /// Calls `callback(name, rank)` when a member is lost (on a network thread: keep it short).
+  /// The world keeps the callback until it stops: what it refers to must live as long.
+  void on_member_lost(std::function<void(const std::string& name, int rank)> callback);
+
+  /// Creates the group `name` of `members` here; returns once every member has created it.
+  /// The caller must be one of them. timeout_error if they do not all come within `timeout`
+  /// (default: the world's), peer_lost if one is lost.
+  rpc_group create_rpc_group(const std::string& name, std::vector<std::string> members);
+  rpc_group create_rpc_group(const std::string& name, std::vector<std::string> members,
+                             std::chrono::milliseconds timeout);
+
+  /// Leaves the world now (the destructor does it too); later calls throw state_error.
+  void stop();
+
+private:
+  friend struct detail::world_access;
+  std::shared_ptr<detail::world_core> core_;
+};
+
+} // namespace troupe

@@ -1,0 +1,47 @@
+// Creating an rpc group: checking its members, and meeting them at rank 0's
+// rendezvous.
+#include "group_state.hpp"
+
+#include <algorithm>
+
+namespace troupe::detail {
+
+rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::string& name,
+                       std::vector<std::string> members, std::chrono::milliseconds timeout) {
+  auto& core = *shared;
+  std::sort(members.begin(), members.end());
+  if (std::adjacent_find(members.begin(), members.end()) != members.end())
+    throw invalid_argument("rpc group '" + name + "' lists a member twice");
+  if (!std::binary_search(members.begin(), members.end(), core.options.name))
+    throw invalid_argument("rpc group '" + name + "': the caller '" + core.options.name +
+                           "' is not among its members");
+  std::vector<int> ranks;
+  for (const auto& member : members) {
+    auto at = std::find(core.names.begin(), core.names.end(), member);
+    if (at == core.names.end())
+      throw invalid_argument("rpc group '" + name + "': '" + member +
+                             "' is not a member of the world");
+    ranks.push_back(static_cast<int>(at - core.names.begin()));
+  }
+  {
+    std::lock_guard guard{core.groups_mutex};
+    if (!core.groups.insert(name).second)
+      throw state_error("rpc group '" + name + "' exists in this process already");
+  }
+  try {
+    auto rendezvous = core.send(0,
+                                rendezvous_message::make(creation_rendezvous(name),
+                                                         to_wire(serialize(ranks)),
+                                                         static_cast<std::int32_t>(core.options.rank)),
+                                timeout);
+    await_call(rendezvous);
+  } catch (...) {
+    std::lock_guard guard{core.groups_mutex};
+    core.groups.erase(name);
+    throw;
+  }
+  return rpc_group{
+    std::make_shared<group_state>(shared, name, std::move(members), std::move(ranks))};
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,138 @@
+// What members of a world say to each other (over BASP) and what a member's own threads say to
+// its member actor. Every reply between members is (status, text, payload): a failure travels as
+// a status and a message, never as a CAF error the other side would have to decode.
+#pragma once
+
+#include "troupe/actors/annotated.hpp"
+#include "troupe/world/detail/group_calls.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+using join_atom = caf::atom_constant<caf::atom("join")>; // a member to rank 0
+using call_atom = caf::atom_constant<caf::atom("call")>; // a call (call_request)
+using answer_atom = caf::atom_constant<caf::atom("answer")>; // to a one-way call
+using group_atom = caf::atom_constant<caf::atom("group")>; // rank 0: a group's rendezvous
+using key_atom = caf::atom_constant<caf::atom("key")>; // rank 0: the key tables
+using leave_atom = caf::atom_constant<caf::atom("leave")>; // a member stops on purpose
+using withdrawn_atom = caf::atom_constant<caf::atom("withdrawn")>; // rank 0: a service's key went
+using gone_atom = caf::atom_constant<caf::atom("gone")>; // rank 0: a member was lost, or left
+using reach_atom = caf::atom_constant<caf::atom("reach")>; // to rank 0, and from it: connect
+using greet_atom = caf::atom_constant<caf::atom("greet")>; // a member that connected as asked
+
+/// What members say to each other, in version: bumped whenever a message or its payload
+/// changes, so that members of different troupe builds refuse each other at the door rather than
+/// misread each other later.
+inline constexpr std::uint32_t wire_version = 5;
+
+enum class reply_status : std::uint8_t {
+  ok,
+  invalid_argument,
+  key_error,
+  state_error,
+  serialization_error,
+  peer_lost,
+};
+
+/// The exception a failed reply stands for.
+std::exception_ptr exception_for(reply_status status, const std::string& text);
+
+using wire_bytes = std::vector<char>;
+using reply_promise = caf::typed_response_promise<std::uint8_t, std::string, wire_bytes>;
+using reply_result = caf::result<std::uint8_t, std::string, wire_bytes>;
+
+wire_bytes to_wire(const bytes& payload);
+std::span<const std::byte> from_wire(const wire_bytes& payload);
+
+/// One message members send each other: its atom and its fields, in order. Senders build it here
+/// (make, send, send_from_outside) and the member actor takes it here (handler), so the two sides
+/// cannot disagree on a field.
+template <class Atom, class... Fields>
+struct member_message {
+  /// The message, for a request (world_core::send).
+  static caf::message make(Fields... fields) {
+    return caf::make_message(Atom::value, std::move(fields)...);
+  }
+  /// Sends it from inside actor `self`.
+  template <class Self, class Handle>
+  static void send(Self* self, const Handle& to, Fields... fields) {
+    self->send(to, Atom::value, std::move(fields)...);
+  }
+  /// Sends it from a thread outside any actor, in the name of actor `as`.
+  template <class As, class Handle>
+  static void send_from_outside(const As& as, const Handle& to, Fields... fields) {
+    send_as_from_outside(as, to, Atom::value, std::move(fields)...);
+  }
+  /// The member actor's handler for it: calls `take(fields...)`, each field as received.
+  template <class Take>
+  static auto handler(Take take) {
+    return [take](Atom, Fields&... fields) { return take(fields...); };
+  }
+};
+
+// What members say to each other. The fields' names are the handlers' (member_actor.cpp).
+/// A member to rank 0: (wire_version, name, rank, world_size, port, advertised host, actor).
+using join_message = member_message<join_atom, std::uint32_t, std::string, std::int32_t,
+                                    std::int32_t, std::uint16_t, std::string, caf::actor>;
+/// A member that stops on purpose tells every other: (its rank).
+using leave_message = member_message<leave_atom, std::int32_t>;
+/// To rank 0: connect me to (rank); from rank 0: (rank) asks you to connect to it.
+using reach_message = member_message<reach_atom, std::int32_t>;
+/// A member that connected as asked, to the one it reached.
+using greet_message = member_message<greet_atom>;
+/// Rank 0 to every member: (rank) was lost, or (left) on purpose.
+using gone_message = member_message<gone_atom, std::int32_t, bool>;
+/// A call as a request: (kind, group, key, name, type, payload); answered by its reply.
+using call_message = member_message<call_atom, std::uint8_t, std::string, std::string, std::string,
+                                    std::string, wire_bytes>;
+/// A one-way call: (id, kind, group, key, name, type, payload); answered by an answer_message.
+using one_way_call_message = member_message<call_atom, std::uint64_t, std::uint8_t, std::string,
+                                            std::string, std::string, std::string, wire_bytes>;
+/// The answer to a one-way call: (id, status, text, payload).
+using answer_message =
+  member_message<answer_atom, std::uint64_t, std::uint8_t, std::string, wire_bytes>;
+/// To rank 0, a group's rendezvous: (what, ranks, rank).
+using rendezvous_message = member_message<group_atom, std::string, wire_bytes, std::int32_t>;
+/// The same, bringing what every member must agree on: (what, ranks, rank, payload).
+using checked_rendezvous_message =
+  member_message<group_atom, std::string, wire_bytes, std::int32_t, wire_bytes>;
+/// To rank 0, its key tables: (operation, table, group, key, rank).
+using key_message =
+  member_message<key_atom, std::uint8_t, std::uint8_t, std::string, std::string, std::int32_t>;
+/// Rank 0 to every member: the service (group, key) was withdrawn.
+using withdrawn_message = member_message<withdrawn_atom, std::string, std::string>;
+
+/// A request one of this process's threads asks the member actor to send to member `to`, and
+/// where its reply goes. Local only: it holds a pointer.
+struct outgoing_request {
+  int to = 0;
+  caf::message message;
+  std::optional<std::chrono::milliseconds> timeout;
+  bytes_result reply;
+};
+
+/// Rank 0, reached by a joining member: monitored from now on.
+struct early_peer {
+  int rank = 0;
+  caf::actor handle;
+};
+
+/// Every member's name and address, once rank 0 has told them.
+struct roster_adoption {
+  std::vector<std::string> names;
+  std::vector<std::string> hosts;
+  std::vector<std::uint16_t> ports;
+};
+
+} // namespace troupe::detail
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::outgoing_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::roster_adoption)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::early_peer)

@@ -1,0 +1,288 @@
+// Reaching the other members and keeping track of them. A member connects to rank 0 when it
+// joins, and to another member only when one of them first sends the other something: a world
+// of n members has about n connections and n heartbeats a period, not n squared. The higher
+// rank of a pair always makes the connection (the lower one asks it to, through rank 0), and
+// the other adopts it from its first message (sender_rank): two members connecting to each
+// other at once would each have CAF close one of the two connections, and lose each other. Rank
+// 0 sees every member, and tells the others of a loss.
+#include "member_state.hpp"
+
+#include "troupe/actors/annotated.hpp"
+
+#include <algorithm>
+
+namespace troupe::detail {
+
+namespace {
+
+/// Attempts to reach a member before the calls waiting on it fail, `connect_pause` apart: a
+/// loaded peer may drop a handshake it could not finish in time.
+constexpr int max_connect_attempts = 5;
+constexpr std::chrono::milliseconds connect_pause{100};
+
+std::exception_ptr error_from_caf(const caf::error& e, const std::string& who,
+                                  std::optional<std::chrono::milliseconds> timeout) {
+  if (e == caf::sec::request_timeout)
+    return std::make_exception_ptr(timeout_error("no answer from " + who + " within " +
+                                                 std::to_string(timeout ? timeout->count() : 0) +
+                                                 " ms"));
+  if (e == caf::sec::request_receiver_down)
+    return std::make_exception_ptr(peer_lost(who + " is gone"));
+  return std::make_exception_ptr(network_error("a call to " + who + " failed: " + to_string(e)));
+}
+
+void dispatch(member_actor* self, int to, std::uint64_t id, caf::message message);
+
+/// Makes sure a sweep comes by the earliest deadline of the requests pending.
+void schedule_sweep(member_actor* self) {
+  auto& st = self->state;
+  const auto earliest = st.pending.earliest_deadline();
+  if (!earliest || (st.sweep_at && *st.sweep_at <= *earliest))
+    return;
+  st.sweep_at = earliest;
+  const auto wait =
+    std::max(*earliest - pending_requests::clock::now(), pending_requests::clock::duration::zero());
+  self->delayed_send(self, std::chrono::ceil<std::chrono::microseconds>(wait), sweep_request{});
+}
+
+/// Fails the requests waiting for `rank` to be reached.
+void fail_awaiting(member_actor* self, int rank, const std::string& why) {
+  auto& st = self->state;
+  auto waiting = st.awaiting_peer.extract(rank);
+  if (!waiting)
+    return;
+  for (auto& [id, message] : waiting.mapped())
+    if (auto request = st.pending.take(id))
+      request->reply->set_error(std::make_exception_ptr(
+        peer_lost(st.core->label(rank) + " cannot be reached (" + why + ")")));
+}
+
+/// Connects to the lower `rank`: for the requests waiting on it, or because it asked. A loaded
+/// peer may not finish a handshake in time: a failure is tried again, a little later.
+void connect_to(member_actor* self, int rank) {
+  auto& st = self->state;
+  const auto at = st.addresses[static_cast<std::size_t>(rank)];
+  const auto deadline = pending_requests::clock::now() + st.core->options.timeout;
+  connect_async(
+    st.core->rt, self, at, st.core->link(st.core->names[static_cast<std::size_t>(rank)]), deadline,
+    [self, rank](caf::actor handle) {
+      const handling scope{self};
+      auto& st = self->state;
+      st.connect_failures.erase(rank);
+      if (!st.lost[static_cast<std::size_t>(rank)] && !st.peers[static_cast<std::size_t>(rank)])
+        add_peer(self, rank, std::move(handle));
+    },
+    [self, rank](const std::string& why) {
+      const handling scope{self};
+      auto& st = self->state;
+      if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)])
+        return;
+      if (++st.connect_failures[rank] < max_connect_attempts) {
+        self->delayed_send(self, connect_pause, reconnect{rank});
+        return;
+      }
+      st.connect_failures.erase(rank);
+      st.greet_when_reached.erase(rank);
+      fail_awaiting(self, rank, why);
+    });
+}
+
+/// Reaches `rank` for the requests waiting on it: a lower rank directly, a higher one by asking
+/// it, through rank 0, to connect here (it greets once connected). If it has not within the
+/// world's timeout, what waits fails.
+void reach(member_actor* self, int rank) {
+  auto& st = self->state;
+  if (rank < st.core->options.rank) {
+    connect_to(self, rank);
+    return;
+  }
+  reach_message::send(self, st.peers[0], static_cast<std::int32_t>(rank));
+  self->delayed_send(self, st.core->options.timeout, reconnect{rank});
+}
+
+void dispatch(member_actor* self, int to, std::uint64_t id, caf::message message) {
+  auto& st = self->state;
+  tsan_release(mailbox_of(st.peers[to])); // a call to this member itself is a local send
+  // No CAF timeout (pending_requests.hpp says why): a request past its deadline is failed by
+  // the sweep, and its late answer finds nothing to settle.
+  self->request(st.peers[to], caf::infinite, std::move(message))
+    .then(
+      [self, id](std::uint8_t status, std::string& text, wire_bytes& payload) {
+        const handling scope{self};
+        if (auto request = self->state.pending.take(id))
+          complete(request->reply, status, text, payload);
+      },
+      [self, id](caf::error& e) {
+        const handling scope{self};
+        if (auto request = self->state.pending.take(id))
+          request->reply->set_error(
+            error_from_caf(e, self->state.core->label(request->to), request->timeout));
+      });
+}
+
+} // namespace
+
+void complete(const bytes_result& reply, std::uint8_t status, const std::string& text,
+              wire_bytes& payload) {
+  if (static_cast<reply_status>(status) != reply_status::ok)
+    reply->set_error(exception_for(static_cast<reply_status>(status), text));
+  else
+    reply->set_value(std::move(payload));
+}
+
+std::optional<std::string> proven_name(member_actor* self) {
+  const auto& sender = self->current_sender();
+  if (!sender)
+    return std::nullopt;
+  auto peer = peer_of(self->state.core->rt, sender->node());
+  return peer ? std::optional{peer->name} : std::nullopt;
+}
+
+int sender_rank(member_actor* self) {
+  const auto& sender = self->current_sender();
+  if (!sender)
+    return -1;
+  auto& st = self->state;
+  for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
+    if (st.peers[rank] && st.peers[rank].node() == sender->node())
+      return static_cast<int>(rank);
+  const auto proven = proven_name(self);
+  if (!proven || !st.roster_known)
+    return -1;
+  const auto& names = st.core->names;
+  const auto at = std::find(names.begin(), names.end(), *proven);
+  if (at == names.end())
+    return -1;
+  const auto rank = static_cast<std::size_t>(at - names.begin());
+  if (st.peers[rank] || st.lost[rank]) // held by another process, or gone for good
+    return -1;
+  add_peer(self, static_cast<int>(rank), caf::actor_cast<caf::actor>(sender));
+  return static_cast<int>(rank);
+}
+
+void check_ready(member_actor* self) {
+  auto& st = self->state;
+  if (st.ready || !st.roster_known || !st.peers[0])
+    return;
+  st.ready = true;
+  st.core->formed();
+}
+
+void add_peer(member_actor* self, int rank, caf::actor handle) {
+  auto& st = self->state;
+  auto& slot = st.peers[static_cast<std::size_t>(rank)];
+  if (slot != handle) {
+    self->monitor(handle);
+    st.core->direct.reached(rank, handle);
+    slot = std::move(handle);
+  }
+  check_ready(self);
+  if (st.greet_when_reached.erase(rank) > 0)
+    greet_message::send(self, slot);
+  if (auto waiting = st.awaiting_peer.extract(rank))
+    for (auto& [id, message] : waiting.mapped())
+      if (st.pending.contains(id)) // not timed out meanwhile
+        dispatch(self, rank, id, std::move(message));
+}
+
+void on_lost(member_actor* self, int rank) {
+  auto& st = self->state;
+  if (st.lost[static_cast<std::size_t>(rank)])
+    return;
+  st.lost[static_cast<std::size_t>(rank)] = true;
+  const bool left = st.left[static_cast<std::size_t>(rank)];
+  const auto who = st.core->label(rank) + (left ? " has left the world" : " was lost");
+  for (auto& request : st.pending.take_to(rank))
+    request.reply->set_error(std::make_exception_ptr(peer_lost(who)));
+  for (auto& reply : st.core->direct.lost(rank))
+    reply->set_error(std::make_exception_ptr(peer_lost(who)));
+  if (rank == 0) // the world is rank 0's: no new call leaves this member
+    st.core->direct.close();
+  st.awaiting_peer.erase(rank); // their requests were in `pending`
+  st.greet_when_reached.erase(rank);
+  if (rank == 0) // no member is reached without rank 0: what waits for one fails now
+    while (!st.awaiting_peer.empty())
+      fail_awaiting(self, st.awaiting_peer.begin()->first, who);
+  st.groups.lost(rank, who);
+  if (st.core->options.rank == 0) // the members without a connection to it hear it from here
+    for (std::size_t other = 1; other < st.peers.size(); ++other)
+      if (st.peers[other] && !st.lost[other])
+        gone_message::send(self, st.peers[other], static_cast<std::int32_t>(rank), left);
+  if (!st.ready)
+    st.core->formation_failed(
+      std::make_exception_ptr(peer_lost(who + " while the world was forming")));
+  st.core->peer_gone(rank, who, left);
+}
+
+void send_request(member_actor* self, outgoing_request& request) {
+  auto& st = self->state;
+  const auto to = request.to;
+  if (to < 0 || static_cast<std::size_t>(to) >= st.peers.size() ||
+      (!st.peers[to] && !st.roster_known)) {
+    request.reply->set_error(std::make_exception_ptr(
+      state_error("no member of rank " + std::to_string(to) + " is known here")));
+    return;
+  }
+  if (st.lost[static_cast<std::size_t>(to)]) {
+    request.reply->set_error(std::make_exception_ptr(peer_lost(st.core->label(to) + " was lost")));
+    return;
+  }
+  if (st.lost[0] && to != st.core->options.rank) { // the world is rank 0's: this member left it
+    request.reply->set_error(std::make_exception_ptr(
+      peer_lost(st.core->label(to) + " is out of reach: rank 0 was lost, and with it the world")));
+    return;
+  }
+  const auto id = st.pending.add(to, request.reply, request.timeout);
+  if (request.timeout)
+    schedule_sweep(self);
+  if (st.peers[to]) {
+    dispatch(self, to, id, std::move(request.message));
+    return;
+  }
+  auto& waiting = st.awaiting_peer[to]; // the first request to it: reach it, then send
+  waiting.emplace_back(id, std::move(request.message));
+  if (waiting.size() == 1)
+    reach(self, to);
+}
+
+void sweep(member_actor* self) {
+  auto& st = self->state;
+  st.sweep_at.reset();
+  for (auto& request : st.pending.take_expired(pending_requests::clock::now()))
+    request.reply->set_error(std::make_exception_ptr(
+      timeout_error("no answer from " + st.core->label(request.to) + " within " +
+                    std::to_string(request.timeout->count()) + " ms")));
+  schedule_sweep(self);
+}
+
+void retry_reach(member_actor* self, int rank) {
+  auto& st = self->state;
+  if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)])
+    return;
+  if (rank < st.core->options.rank)
+    connect_to(self, rank); // tried again after a failure
+  else
+    fail_awaiting(self, rank, "it did not connect back within the world's timeout");
+}
+
+void on_reach(member_actor* self, int rank) {
+  auto& st = self->state;
+  const int from = sender_rank(self);
+  const auto size = static_cast<std::int32_t>(st.peers.size());
+  if (from < 0 || rank < 0 || rank >= size || st.lost[static_cast<std::size_t>(rank)])
+    return;
+  const int me = st.core->options.rank;
+  if (me == 0 && from != 0) { // a member asks rank 0 to have a higher one connect to it
+    if (rank > from && st.peers[static_cast<std::size_t>(rank)])
+      reach_message::send(self, st.peers[static_cast<std::size_t>(rank)], from);
+    return;
+  }
+  if (from != 0 || rank >= me) // from rank 0: connect to the lower `rank`, and greet it
+    return;
+  if (st.peers[static_cast<std::size_t>(rank)])
+    greet_message::send(self, st.peers[static_cast<std::size_t>(rank)]);
+  else if (st.greet_when_reached.insert(rank).second)
+    connect_to(self, rank);
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,189 @@
+#include "troupe/world/rpc_group.hpp"
+
+#include "group_state.hpp"
+
+#include <algorithm>
+
+namespace troupe {
+
+namespace detail {
+
+world_core& group_state::live_core() const {
+  if (destroyed.load())
+    throw state_error("rpc group '" + name + "' was destroyed here");
+  return *core;
+}
+
+std::string creation_rendezvous(const std::string& group) { return "group '" + group + "'"; }
+
+std::string barrier_rendezvous(const std::string& group, std::uint64_t n) {
+  return "barrier " + std::to_string(n) + " of group '" + group + "'";
+}
+
+int member_rank(const group_state& group, std::string_view name) {
+  group.live_core();
+  auto at = std::find(group.members.begin(), group.members.end(), name);
+  if (at == group.members.end()) {
+    std::string all;
+    for (const auto& member : group.members)
+      all += (all.empty() ? "" : ", ") + member;
+    throw invalid_argument("'" + std::string{name} + "' is not a member of rpc group '" +
+                           group.name + "' (members: " + all + ")");
+  }
+  return group.ranks[static_cast<std::size_t>(at - group.members.begin())];
+}
+
+std::string member_label(const group_state& group, int rank) { return group.core->label(rank); }
+
+bytes_result start_call(group_state& group, int rank, call_request request,
+                        std::optional<std::chrono::milliseconds> timeout, bytes_result reply) {
+  if (!reply)
+    reply = std::make_shared<result_state<reply_bytes>>();
+  if (!timeout && group.live_core().local_call(rank, group.name, request, reply))
+    return reply;
+  if (request.encode) {
+    tensor_store_pause inline_tensors; // a network message carries its tensors itself
+    request.payload = request.encode();
+  }
+  return group.live_core().call(rank, group.name, std::move(request), timeout, std::move(reply));
+}
+
+reply_bytes await_call(const bytes_result& reply) {
+  reply->wait();
+  return std::move(reply->value());
+}
+
+namespace {
+
+reply_bytes ask_keys(group_state& group, key_operation op, key_table table,
+                     const std::string& key) {
+  auto& core = group.live_core();
+  // Rank 0 answers from its tables at once; the world's timeout bounds a rank 0 that froze.
+  return await_call(core.send(0,
+                              key_message::make(static_cast<std::uint8_t>(op),
+                                                static_cast<std::uint8_t>(table), group.name, key,
+                                                static_cast<std::int32_t>(core.options.rank)),
+                              core.options.timeout));
+}
+
+} // namespace
+
+int find_owner(group_state& group, key_table table, const std::string& key) {
+  return deserialize<int>(as_bytes(ask_keys(group, key_operation::lookup, table, key)));
+}
+
+int service_owner(group_state& group, const std::string& key) {
+  auto& owners = group.live_core().service_owners;
+  if (auto known = owners.find(group.name, key))
+    return *known;
+  const auto asked_at = owners.generation();
+  const int owner = find_owner(group, key_table::services, key);
+  owners.remember(group.name, key, owner, asked_at);
+  return owner;
+}
+
+bool has_key(group_state& group, key_table table, const std::string& key) {
+  try {
+    ask_keys(group, key_operation::holds, table, key);
+    return true;
+  } catch (const key_error&) {
+    return false;
+  }
+}
+
+namespace {
+
+/// Keeps an entry here, then claims its key at rank 0; withdraws the entry if the key is taken.
+template <class Map, class Entry>
+void claim(group_state& group, key_table table, Map& entries, const std::string& key, Entry entry) {
+  auto& core = group.live_core();
+  {
+    std::lock_guard guard{core.tables_mutex};
+    if (!entries.try_emplace({group.name, key}, std::move(entry)).second)
+      throw key_error((table == key_table::paired ? "paired value '" : "service '") + key +
+                      "' already " + (table == key_table::paired ? "paired to" : "registered on") +
+                      " group '" + group.name + "'");
+  }
+  try {
+    ask_keys(group, key_operation::add, table, key);
+  } catch (...) {
+    std::lock_guard guard{core.tables_mutex};
+    entries.erase({group.name, key});
+    throw;
+  }
+}
+
+} // namespace
+
+void pair_value(group_state& group, const std::string& key, paired_value value) {
+  claim(group, key_table::paired, group.live_core().paired, key, std::move(value));
+}
+
+void register_service(group_state& group, const std::string& key, chunk_invoker service) {
+  claim(group, key_table::services, group.live_core().services, key, std::move(service));
+}
+
+void remove_key(group_state& group, key_table table, const std::string& key) {
+  ask_keys(group, key_operation::remove, table, key);
+  auto& core = group.live_core();
+  std::lock_guard guard{core.tables_mutex};
+  if (table == key_table::paired)
+    core.paired.erase({group.name, key});
+  else
+    core.services.erase({group.name, key});
+}
+
+void release_kept(group_state& group, int rank, const std::string& id) noexcept {
+  try {
+    if (!group.destroyed.load())
+      (void)start_call(group, rank, {call_kind::release, id, {}, {}, {}}, std::nullopt);
+  } catch (...) {
+    // The world has stopped: nothing is kept for it any more.
+  }
+}
+
+} // namespace detail
+
+rpc_group::rpc_group(std::shared_ptr<detail::group_state> state) : state_(std::move(state)) {}
+
+const std::string& rpc_group::name() const { return state_->name; }
+
+const std::string& rpc_group::own_name() const { return state_->core->options.name; }
+
+const std::vector<std::string>& rpc_group::members() const { return state_->members; }
+
+bool rpc_group::is_member(std::string_view member) const {
+  return std::binary_search(state_->members.begin(), state_->members.end(), member);
+}
+
+void rpc_group::barrier() { meet(std::nullopt); }
+
+void rpc_group::barrier(std::chrono::milliseconds timeout) {
+  try {
+    meet(timeout);
+  } catch (const timeout_error&) {
+    throw timeout_error("rpc group '" + state_->name +
+                        "': not every member reached the barrier within " +
+                        std::to_string(timeout.count()) + " ms");
+  }
+}
+
+void rpc_group::meet(std::optional<std::chrono::milliseconds> timeout) {
+  auto& core = state_->live_core();
+  detail::await_call(core.send(
+    0,
+    detail::rendezvous_message::make(detail::barrier_rendezvous(state_->name, ++state_->barriers),
+                                     detail::to_wire(serialize(state_->ranks)),
+                                     static_cast<std::int32_t>(core.options.rank)),
+    timeout));
+}
+
+void rpc_group::destroy() {
+  if (state_->destroyed.exchange(true))
+    return;
+  auto& core = *state_->core;
+  std::lock_guard guard{core.groups_mutex};
+  core.groups.erase(state_->name);
+}
+
+} // namespace troupe

@@ -1,0 +1,360 @@
+#include "world_core.hpp"
+
+#include "local_channel.hpp"
+
+#include "troupe/actors/annotated.hpp"
+
+#include "troupe/actors/peer_proof.hpp"
+#include "troupe/actors/serialization.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <iostream>
+#include <thread>
+
+namespace troupe::detail {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+world_options checked(world_options options) {
+  if (options.world_size < 1)
+    throw invalid_argument("world_options::world_size must be at least 1, got " +
+                           std::to_string(options.world_size));
+  if (options.rank < 0 || options.rank >= options.world_size)
+    throw invalid_argument("world_options::rank must be in 0.." +
+                           std::to_string(options.world_size - 1) + ", got " +
+                           std::to_string(options.rank));
+  if (options.rpc_threads < 1)
+    throw invalid_argument("world_options::rpc_threads must be at least 1, got " +
+                           std::to_string(options.rpc_threads));
+  if (options.timeout <= std::chrono::milliseconds{0})
+    throw invalid_argument("world_options::timeout must be positive");
+  if (options.stop_grace < std::chrono::milliseconds{0})
+    throw invalid_argument("world_options::stop_grace must not be negative");
+  if (options.name.empty())
+    options.name = "rank-" + std::to_string(options.rank);
+  if (options.name.size() > 255)
+    throw invalid_argument("world_options::name may have 255 bytes at most, got " +
+                           std::to_string(options.name.size()));
+  if (options.max_message_bytes < (std::size_t{1} << 16))
+    throw invalid_argument("world_options::max_message_bytes must be at least 65536, got " +
+                           std::to_string(options.max_message_bytes));
+  return options;
+}
+
+/// Where this member listens: rank 0 at the world's address; the others on loopback when the
+/// world is on one host, else on every interface (reached at the address rank 0 sees).
+endpoint listen_address(const world_options& options, const endpoint& rank0) {
+  if (options.rank == 0)
+    return rank0;
+  return {is_loopback(rank0.host) ? rank0.host : "0.0.0.0", 0};
+}
+
+} // namespace
+
+world_core::world_core(runtime_state& state, world_options opts)
+  : rt(state), options(checked(std::move(opts))),
+    rank0_address(parse_endpoint(options.address, "world_options::address")),
+    tls(options.tls.has_value()),
+    // One more thread with shared memory: at any time one of them waits on the inbox.
+    executor_(static_cast<std::size_t>(options.rpc_threads) + (options.shared_memory ? 1 : 0)) {}
+
+world_core::~world_core() { stop(); }
+
+void world_core::join() {
+  const auto deadline = clock::now() + options.timeout;
+  const auto listen = listen_address(options, rank0_address);
+  check_listen_allowed(listen.host, tls, options.allow_insecure);
+  if (tls)
+    use_tls(rt, *options.tls);
+  if (options.rank == 0) {
+    world_id = make_nonce().substr(0, 16);
+    open_inbox();
+  }
+  answerer_ = std::make_unique<caf::scoped_actor>(*rt.system);
+  (*answerer_)->mailbox().close();
+  member = spawn_member(*this);
+  port_ = publish(rt, member, listen, link());
+  if (options.rank != 0)
+    join_rank0(deadline);
+  else if (options.world_size == 1)
+    send_from_outside(member, roster_adoption{{options.name}, {}, {}});
+  await_formation(deadline);
+}
+
+void world_core::join_rank0(clock::time_point deadline) {
+  const auto rank0 = connect(rt, rank0_address, link(), deadline);
+  rank0_node_ = rank0.node();
+  const auto listen = listen_address(options, rank0_address);
+  const auto advertised = listen.host == "0.0.0.0" ? std::string{} : listen.host;
+  const auto payload = ask_while_forming(
+    0, rank0,
+    join_message::make(wire_version, options.name, static_cast<std::int32_t>(options.rank),
+                       static_cast<std::int32_t>(options.world_size), port_, advertised, member),
+    deadline);
+  const auto [all_names, hosts, ports, id] =
+    deserialize<std::tuple<std::vector<std::string>, std::vector<std::string>,
+                           std::vector<std::uint16_t>, std::string>>(as_bytes(payload));
+  world_id = id;
+  open_inbox();
+  send_from_outside(member, roster_adoption{all_names, hosts, ports});
+}
+
+link_policy world_core::link(std::string peer_name) const {
+  return {options.secret, options.name, tls, std::move(peer_name), options.max_message_bytes};
+}
+
+reply_bytes world_core::ask_while_forming(int rank, const caf::actor& peer, caf::message message,
+                                          clock::time_point deadline) {
+  // Through the member actor, which monitors the peer from now on: if it dies, the request
+  // fails at once with peer_lost (a request CAF sends itself would wait out its timeout).
+  send_from_outside(member, early_peer{rank, peer});
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
+  return await_call(send(rank, std::move(message), std::max(left, std::chrono::milliseconds{1})));
+}
+
+void world_core::await_formation(clock::time_point deadline) {
+  if (formation_->wait_until(deadline)) {
+    formation_->value(); // rethrows a failure
+    return;
+  }
+  std::string missing;
+  {
+    std::lock_guard guard{joined_mutex};
+    for (int rank = 1; rank < options.world_size; ++rank)
+      if (!joined_.contains(rank))
+        missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
+  }
+  throw timeout_error("world: not all " + std::to_string(options.world_size) +
+                      " members joined within " + std::to_string(options.timeout.count()) + " ms" +
+                      (options.rank == 0 ? "; missing ranks: " + missing
+                                         : "; rank " + std::to_string(options.rank) +
+                                             " did not hear from rank 0 that everyone joined"));
+}
+
+void world_core::open_inbox() {
+  if (!options.shared_memory)
+    return;
+  try {
+    channel_ = std::make_unique<local_channel>(*this, world_id);
+  } catch (const troupe::error& e) {
+    // No shared memory to be had: every call goes over TCP.
+    std::cerr << "troupe: member " << options.name << " talks over TCP only: " << e.what() << "\n";
+  }
+}
+
+bool world_core::local_call(int rank, const std::string& group, call_request& request,
+                            const bytes_result& reply) {
+  std::shared_lock guard{stop_mutex};
+  if (stopped_)
+    throw state_error("the world has stopped");
+  return channel_ && channel_->call(rank, group, request, reply);
+}
+
+void world_core::post(std::function<void()> work) {
+  {
+    std::lock_guard guard{busy_mutex_};
+    ++busy_;
+  }
+  boost::asio::post(executor_, [this, work = std::move(work)] {
+    work();
+    std::lock_guard guard{busy_mutex_};
+    if (--busy_ == 0)
+      idle_.notify_all();
+  });
+}
+
+bool world_core::wait_idle(std::optional<std::chrono::milliseconds> limit) {
+  std::unique_lock guard{busy_mutex_};
+  if (!limit) {
+    idle_.wait(guard, [this] { return busy_ == 0; });
+    return true;
+  }
+  return idle_.wait_for(guard, *limit, [this] { return busy_ == 0; });
+}
+
+void world_core::let_running_calls_finish() noexcept {
+  int running = 0;
+  {
+    std::lock_guard guard{busy_mutex_};
+    running = busy_;
+  }
+  std::cerr << "troupe: " << label(options.rank) << " stops with " << running
+            << " served call(s) still running after stop_grace (" << options.stop_grace.count()
+            << " ms); they finish on their own and their "
+            << "answers go nowhere\n";
+  // The calls run on this core's threads: whoever holds it last must not be one of them
+  // (destroying the executor joins its threads), so a thread of its own keeps it until then.
+  if (auto keep = weak_from_this().lock())
+    std::thread([keep] { keep->wait_idle(std::nullopt); }).detach();
+  else
+    wait_idle(std::nullopt); // from the destructor: nothing else can keep it
+}
+
+void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept {
+  service_owners.forget_rank(rank);
+  {
+    std::lock_guard guard{tables_mutex};
+    std::erase_if(kept, [rank](const auto& entry) { return entry.second.owner == rank; });
+    kept_by_owner.erase(rank);
+  }
+  if (channel_)
+    channel_->lost(rank, why);
+  {
+    std::lock_guard guard{lost_mutex};
+    gone_.emplace(rank, left);
+  }
+  if (!left)
+    member_lost(rank);
+}
+
+void world_core::stop() noexcept {
+  {
+    std::unique_lock guard{stop_mutex};
+    if (stopped_)
+      return;
+    stopped_ = true;
+    if (member) {
+      if (port_ != 0)
+        unpublish(rt, member, port_);
+      send_from_outside(member, stop_request{});
+    }
+  }
+  dropping_queued_ = true;
+  if (channel_)
+    channel_->stop(); // its request reader is the only other one to post work: done here
+  if (wait_idle(options.stop_grace))
+    executor_.join();
+  else
+    let_running_calls_finish();
+  if (member) {
+    caf::scoped_actor self{*rt.system};
+    self->wait_for(member);
+    tsan_acquire(mailbox_of(member)); // its last handler happened before this
+    std::unique_lock guard{stop_mutex};
+    member = nullptr;
+  }
+}
+
+bytes_result world_core::send(int to, caf::message message,
+                              std::optional<std::chrono::milliseconds> timeout,
+                              bytes_result reply) {
+  if (!reply)
+    reply = std::make_shared<result_state<reply_bytes>>();
+  std::shared_lock guard{stop_mutex};
+  if (stopped_)
+    throw state_error("the world has stopped");
+  send_from_outside(member, outgoing_request{to, std::move(message), timeout, reply});
+  return reply;
+}
+
+bytes_result world_core::call(int to, const std::string& group, call_request request,
+                              std::optional<std::chrono::milliseconds> timeout,
+                              bytes_result reply) {
+  const auto kind = static_cast<std::uint8_t>(request.kind);
+  if (!timeout) {
+    std::shared_lock guard{stop_mutex};
+    if (stopped_)
+      throw state_error("the world has stopped");
+    if (auto ticket = direct.start(to, reply)) {
+      one_way_call_message::send_from_outside(member, ticket->to, ticket->id, kind, group,
+                                              std::move(request.key), std::move(request.name),
+                                              std::move(request.type), to_wire(request.payload));
+      return reply;
+    }
+  }
+  return send(to,
+              call_message::make(kind, group, std::move(request.key), std::move(request.name),
+                                 std::move(request.type), to_wire(request.payload)),
+              timeout, std::move(reply));
+}
+
+void world_core::serve(std::uint64_t id, std::string group, incoming_call request,
+                       call_answer answer) {
+  post([this, id, group = std::move(group), request = std::move(request),
+        answer = std::move(answer)]() mutable {
+    if (dropping_queued_)
+      return; // not started when the world stopped: its caller has heard already
+    auto outcome = run(group, request);
+    answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
+    std::shared_lock guard{stop_mutex};
+    if (member) // gone once the world has stopped: a call that outlived stop_grace
+      send_from_outside(member, call_done{id});
+  });
+}
+
+caf::strong_actor_ptr world_core::answerer() const {
+  return caf::actor_cast<caf::strong_actor_ptr>(*answerer_);
+}
+
+std::string world_core::label(int rank) const {
+  const auto at = static_cast<std::size_t>(rank);
+  if (at >= names.size()) // still forming: names come with the roster
+    return "rank " + std::to_string(rank);
+  return "member '" + names[at] + "' (rank " + std::to_string(rank) + ")";
+}
+
+std::string world_core::address_seen_by_others() {
+  if (options.rank != 0) {
+    const auto peer = peer_of(rt, rank0_node_);
+    return peer ? peer->local_address : std::string{};
+  }
+  std::lock_guard guard{joined_mutex};
+  for (const auto& node : joined_nodes_)
+    if (const auto peer = peer_of(rt, node))
+      return peer->local_address;
+  return {};
+}
+
+void world_core::formed() noexcept { formation_->set_value(0); }
+
+void world_core::formation_failed(std::exception_ptr why) noexcept {
+  if (!formation_->ready())
+    formation_->set_error(std::move(why));
+}
+
+void world_core::joined(int rank, const std::string& name, const caf::node_id& node) {
+  std::lock_guard guard{joined_mutex};
+  joined_[rank] = name;
+  joined_nodes_.push_back(node);
+}
+
+void world_core::add_lost_callback(std::function<void(const std::string&, int)> callback) {
+  std::lock_guard guard{lost_mutex};
+  lost_callbacks_.push_back(std::move(callback));
+}
+
+std::optional<int> world_core::first_gone(const std::vector<int>& ranks) {
+  std::lock_guard guard{lost_mutex};
+  std::optional<int> left;
+  for (int rank : ranks)
+    if (const auto at = gone_.find(rank); at != gone_.end()) {
+      if (!at->second)
+        return rank;
+      left = left ? left : rank;
+    }
+  return left;
+}
+
+void world_core::member_lost(int rank) noexcept {
+  std::vector<std::function<void(const std::string&, int)>> callbacks;
+  {
+    std::lock_guard guard{lost_mutex};
+    callbacks = lost_callbacks_;
+  }
+  const auto at = static_cast<std::size_t>(rank);
+  const std::string name = at < names.size() ? names[at] : std::string{};
+  for (auto& callback : callbacks) {
+    try {
+      callback(name, rank);
+    } catch (const std::exception& e) {
+      std::cerr << "troupe: an on_member_lost callback threw: " << e.what() << "\n";
+    } catch (...) {
+      std::cerr << "troupe: an on_member_lost callback threw\n";
+    }
+  }
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,195 @@
+// The state of this process's membership in a world: who the members are, the member actor that
+// talks to them, the threads that run their calls here, and what this member keeps for them.
+#pragma once
+
+#include "call_answer.hpp"
+#include "direct_calls.hpp"
+#include "member_messages.hpp"
+#include "service_owners.hpp"
+
+#include "troupe/actors/network.hpp"
+#include "troupe/world/world_options.hpp"
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace troupe::detail {
+
+/// A call from another member, as it arrived.
+struct incoming_call {
+  call_kind kind = call_kind::task;
+  std::string key, name, type;
+  wire_bytes payload;
+  int from = -1; // the caller's rank, as its connection (or inbox) says
+};
+
+/// An outcome kept for a remote reference, and the member it was kept for: freed when that
+/// member releases it, or is gone.
+struct kept_value {
+  int owner = -1;
+  bytes payload;
+};
+
+/// A served call's answer, before it travels.
+struct served {
+  reply_status status = reply_status::ok;
+  std::string text;
+  bytes payload;
+};
+
+/// Tells the member actor to stop: fail what is pending, answer what is held, and quit. Local
+/// only, like every message this process's own threads send it: no peer can send it.
+struct stop_request {};
+/// The member actor's own reminder to fail the requests past their deadline.
+struct sweep_request {};
+/// The member actor's own reminder to try reaching `rank` again.
+struct reconnect {
+  int rank = 0;
+};
+/// An executor thread finished call `id`, and answered it.
+struct call_done {
+  std::uint64_t id = 0;
+};
+
+class local_channel;
+
+class world_core : public service, public std::enable_shared_from_this<world_core> {
+public:
+  world_core(runtime_state& rt, world_options options);
+  ~world_core() override;
+
+  /// Forms the world (world.cpp's constructor); throws as world's constructor says.
+  void join();
+  void stop() noexcept;
+  void shutdown() noexcept override { stop(); }
+
+  /// Sends `message` to member `to` through the member actor; its reply arrives in `reply` (a
+  /// new result if null), which it returns. state_error once stopped.
+  bytes_result send(int to, caf::message message, std::optional<std::chrono::milliseconds> timeout,
+                    bytes_result reply = nullptr);
+
+  /// Sends call `request` of group `group` to member `to`, its payload made: straight to it
+  /// when it is reached and the call has no timeout (direct_calls.hpp), else through the member
+  /// actor. Its reply arrives in `reply`, which it returns.
+  bytes_result call(int to, const std::string& group, call_request request,
+                    std::optional<std::chrono::milliseconds> timeout, bytes_result reply);
+
+  /// Runs a call from another member on an executor thread, which answers it, then tells the
+  /// member actor that call `id` is done.
+  void serve(std::uint64_t id, std::string group, incoming_call request, call_answer answer);
+  /// Runs `work` on the executor (the threads that run other members' calls).
+  void post(std::function<void()> work);
+  /// Runs a call from another member; what it answers.
+  served run(const std::string& group, const incoming_call& request);
+
+  /// Sends a call through the shared-memory inbox of `rank` when it is on this host, its reply
+  /// to arrive in `reply`; false (nothing sent) when `rank` is not reachable that way.
+  bool local_call(int rank, const std::string& group, call_request& request,
+                  const bytes_result& reply);
+
+  // Called by the member actor.
+  /// Every member is known (and `names` is filled in): the constructor may return.
+  void formed() noexcept;
+  void formation_failed(std::exception_ptr why) noexcept;
+  void joined(int rank, const std::string& name, const caf::node_id& node);
+  /// `rank` is gone: `why` says how; `left` if it said it was leaving (not reported lost).
+  void peer_gone(int rank, const std::string& why, bool left) noexcept;
+
+  void add_lost_callback(std::function<void(const std::string&, int)> callback);
+  /// The first of `ranks` that is gone, if any, one that was lost before one that left (which
+  /// may have left because of the loss): what a wait that needs them all checks so that it
+  /// fails with peer_lost instead of waiting out its timeout.
+  std::optional<int> first_gone(const std::vector<int>& ranks);
+
+  std::string label(int rank) const;
+
+  /// The address members on other hosts reach this one at: the local address of its
+  /// connection to rank 0 (rank 0: of a member's connection to it). Empty if unknown.
+  std::string address_seen_by_others();
+
+  /// What this member's connections prove: the world's secret, and its name; `peer_name` is
+  /// the member a connection must reach.
+  link_policy link(std::string peer_name = {}) const;
+
+  runtime_state& rt;
+  const world_options options;
+  const endpoint rank0_address;
+  const bool tls;
+  std::vector<std::string> names; // by rank, once formed
+  std::string world_id; // made by rank 0: names this world's inboxes
+  caf::actor member;
+  direct_calls direct{static_cast<std::size_t>(options.world_size)};
+  /// The actor served calls' answers come from (call_answer.hpp says why).
+  caf::strong_actor_ptr answerer() const;
+
+  // What this member keeps for others, by (group, key).
+  std::mutex tables_mutex;
+  std::map<std::pair<std::string, std::string>, paired_value> paired;
+  std::map<std::pair<std::string, std::string>, chunk_invoker> services;
+  std::map<std::string, kept_value> kept;
+  std::map<int, std::size_t> kept_by_owner; // how many of `kept` each member has
+  std::uint64_t next_kept = 0;
+
+  /// Who offers the services this member calls (asked of rank 0 once).
+  detail::service_owners service_owners;
+
+  std::atomic<int> collective_groups{0}; // created so far, here as on every member
+
+  std::mutex groups_mutex;
+  std::set<std::string> groups; // created here and not destroyed
+
+private:
+  served run_invoker(const std::string& group, const incoming_call& request);
+  void join_rank0(std::chrono::steady_clock::time_point deadline);
+  reply_bytes ask_while_forming(int rank, const caf::actor& peer, caf::message message,
+                                std::chrono::steady_clock::time_point deadline);
+  void await_formation(std::chrono::steady_clock::time_point deadline);
+  void open_inbox();
+  void member_lost(int rank) noexcept;
+
+  /// Whether the executor's work is done (queued and running), waiting until `limit` at most.
+  bool wait_idle(std::optional<std::chrono::milliseconds> limit);
+  /// stop_grace is over with calls still running: stop returns, they finish on their own.
+  void let_running_calls_finish() noexcept;
+
+  std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone
+  bool stopped_ = false;
+  std::uint16_t port_ = 0;
+  caf::node_id rank0_node_; // a member's: the process it joined through
+  std::mutex busy_mutex_;
+  std::condition_variable idle_;
+  int busy_ = 0; // work posted to the executor and not finished
+  std::atomic<bool> dropping_queued_{false};
+  boost::asio::thread_pool executor_;
+  std::unique_ptr<caf::scoped_actor> answerer_; // its mailbox closed: nobody sends to it
+  std::unique_ptr<local_channel> channel_;
+  std::shared_ptr<result_state<int>> formation_ = std::make_shared<result_state<int>>();
+  std::mutex joined_mutex;
+  std::map<int, std::string> joined_; // rank 0: who has joined so far
+  std::vector<caf::node_id> joined_nodes_; // rank 0: their processes
+  std::mutex lost_mutex;
+  std::vector<std::function<void(const std::string&, int)>> lost_callbacks_;
+  std::map<int, bool> gone_; // rank, and whether it left (rather than was lost)
+};
+
+/// The member actor: one per member, published for the others to reach.
+caf::actor spawn_member(world_core& core);
+
+} // namespace troupe::detail
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::stop_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::sweep_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::reconnect)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::call_done)

@@ -1,0 +1,58 @@
+#include "troupe/world/world_options.hpp"
+
+#include "troupe/actors/error.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <initializer_list>
+#include <string_view>
+
+namespace troupe {
+
+namespace {
+
+/// The first of `names` that is set, as a number; nullopt if none is set.
+std::optional<int> number_from(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    const char* text = std::getenv(name);
+    if (text == nullptr)
+      continue;
+    std::string_view value{text};
+    int number = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (ec != std::errc{} || end != value.data() + value.size() || number < 0)
+      throw invalid_argument(std::string{"environment variable "} + name +
+                             " must be a non-negative integer, got '" + std::string{value} + "'");
+    return number;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+world_options world_options::from_environment() {
+  world_options options;
+  const auto rank =
+    number_from({"TROUPE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
+  const auto size =
+    number_from({"TROUPE_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
+  if (!rank || !size)
+    throw invalid_argument(std::string{"world_options::from_environment: no "} +
+                           (!rank ? "rank" : "world size") +
+                           " in the environment (TROUPE_RANK and TROUPE_WORLD_SIZE, or a "
+                           "launcher's: mpirun, srun)");
+  options.rank = *rank;
+  options.world_size = *size;
+  if (const char* name = std::getenv("TROUPE_NAME"); name != nullptr && *name != '\0')
+    options.name = name;
+  else
+    options.name = "rank-" + std::to_string(options.rank);
+  if (const char* address = std::getenv("TROUPE_ADDRESS"); address != nullptr && *address != '\0')
+    options.address = address;
+  if (const char* secret = std::getenv("TROUPE_SECRET"); secret != nullptr)
+    options.secret = secret;
+  options.tls = tls_options::from_environment();
+  return options;
+}
+
+} // namespace troupe
