@@ -91,7 +91,6 @@ int relaunch_under_mpirun(int argc, char** argv) {
   return 1;
 }
 
-
 /// A folder rank 0 makes and both ranks share, for raw gloo's FileStore.
 std::string shared_folder(int rank) {
   char path[64] = "/tmp/troupe-bench-gloo-XXXXXX";
@@ -240,15 +239,17 @@ int main(int argc, char** argv) {
     contenders.push_back(raw_gloo(raw_gloo_context(rank, folder)));
     contenders.push_back(
       troupe_group("gloo_troupe", false, *troupe::create_collective_group(world, {0, 1})));
-    contenders.push_back(troupe_group(
-      "gloo_unchecked", false, *troupe::create_collective_group(world, {0, 1}, {.check_shapes = false})));
-    contenders.push_back(raw_mpi());
     contenders.push_back(
-      troupe_group("mpi_troupe", true,
-                   *troupe::create_collective_group(world, {0, 1}, {.backend = collective_backend::mpi})));
+      troupe_group("gloo_unchecked", false,
+                   *troupe::create_collective_group(world, {0, 1}, {.check_shapes = false})));
+    contenders.push_back(raw_mpi());
+    contenders.push_back(troupe_group(
+      "mpi_troupe", true,
+      *troupe::create_collective_group(world, {0, 1}, {.backend = collective_backend::mpi})));
     contenders.push_back(
       troupe_group("mpi_unchecked", true,
-                   *troupe::create_collective_group(world, {0, 1}, {.backend = collective_backend::mpi, .check_shapes = false})));
+                   *troupe::create_collective_group(
+                     world, {0, 1}, {.backend = collective_backend::mpi, .check_shapes = false})));
     report(rounds, contenders);
     MPI_Barrier(MPI_COMM_WORLD);
   }

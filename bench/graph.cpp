@@ -18,13 +18,13 @@
 
 #include "troupe/actors/network.hpp"
 #include "troupe/collectives/collective_group.hpp"
-#include "troupe/world/world.hpp"
 #include "troupe/graph/analysis.hpp"
 #include "troupe/graph/distributed.hpp"
 #include "troupe/graph/evaluate.hpp"
-#include "troupe/graph/pool_partition.hpp"
 #include "troupe/graph/partition.hpp"
+#include "troupe/graph/pool_partition.hpp"
 #include "troupe/pools/thread_pool.hpp"
+#include "troupe/world/world.hpp"
 
 #include "spawn_self.hpp"
 
@@ -202,7 +202,8 @@ troupe::world_options rank_options(int rank, int port) {
 std::map<int, double> distributed_rank(int rank, int port, int rounds) {
   troupe::runtime rt;
   troupe::world world{rt, rank_options(rank, port)};
-  auto group = troupe::create_collective_group(world, {0, 1}, {.timeout = std::chrono::seconds{120}});
+  auto group =
+    troupe::create_collective_group(world, {0, 1}, {.timeout = std::chrono::seconds{120}});
   return time_distributed(*group, rounds);
 }
 

@@ -28,9 +28,9 @@
 namespace {
 
 constexpr std::uint64_t cpu_work = 1'000'000; // about 1 ms here
-constexpr int rounds = 5;          // of the CPU-bound items
+constexpr int rounds = 5; // of the CPU-bound items
 constexpr int trivial_rounds = 201; // of the trivial items on threads (each under a ms)
-constexpr int process_rounds = 51;  // of the trivial items in processes (a few ms each)
+constexpr int process_rounds = 51; // of the trivial items in processes (a few ms each)
 constexpr std::size_t trivial_items = 100'000;
 constexpr std::size_t cpu_items = 200;
 
@@ -76,8 +76,9 @@ void check(const std::vector<int>& ys, const int_batch& b, const char* who) {
 }
 
 /// Runs every contender once per round, in turn; each one's median seconds.
-std::map<std::string, double> interleaved(
-  const std::vector<std::pair<std::string, std::function<void()>>>& contenders, int rounds) {
+std::map<std::string, double>
+interleaved(const std::vector<std::pair<std::string, std::function<void()>>>& contenders,
+            int rounds) {
   std::map<std::string, std::vector<double>> times;
   for (int round = -1; round < rounds; ++round) // round -1 warms up (and starts processes)
     for (const auto& [name, run] : contenders) {
@@ -106,8 +107,8 @@ int main(int argc, char** argv) {
   cpu.values.resize(cpu_items);
 
   auto on_threads = troupe::inbatch_parallel(
-    rt, troupe::inits::indices, [](int_batch& b, std::size_t i) { return b.values[i] + 1; },
-    gather, {.n_workers = 2, .threads = &threads});
+    rt, troupe::inits::indices, [](int_batch& b, std::size_t i) { return b.values[i] + 1; }, gather,
+    {.n_workers = 2, .threads = &threads});
   auto in_processes = troupe::inbatch_parallel(
     rt, troupe::inits::indices, item_plus_one, gather,
     {.target = troupe::inbatch_target::processes, .n_workers = 2, .processes = &procs});
@@ -123,13 +124,15 @@ int main(int argc, char** argv) {
 
   auto t = interleaved(
     {
-      {"threads_map", [&] { check(threads.map([](int x) { return x + 1; }, trivial.values), trivial, "map"); }},
+      {"threads_map",
+       [&] { check(threads.map([](int x) { return x + 1; }, trivial.values), trivial, "map"); }},
       {"threads_inbatch", [&] { check(on_threads(trivial), trivial, "inbatch threads"); }},
     },
     trivial_rounds);
   t.merge(interleaved(
     {
-      {"processes_map", [&] { check(procs.map(plus_one, trivial.values), trivial, "process map"); }},
+      {"processes_map",
+       [&] { check(procs.map(plus_one, trivial.values), trivial, "process map"); }},
       {"processes_inbatch", [&] { check(in_processes(trivial), trivial, "inbatch processes"); }},
       {"processes_inbatch_mutable",
        [&] { check(in_processes_mutable(trivial), trivial, "inbatch processes (mutable)"); }},
@@ -149,7 +152,8 @@ int main(int argc, char** argv) {
               trivial_items, trivial_rounds, process_rounds, cpu_items, rounds);
   for (const auto& [name, seconds] : t)
     std::printf("# %-18s %.3f ms\n", name.c_str(), seconds * 1e3);
-  std::printf("inbatch_threads_ratio_to_map %.2f x\n", t.at("threads_inbatch") / t.at("threads_map"));
+  std::printf("inbatch_threads_ratio_to_map %.2f x\n",
+              t.at("threads_inbatch") / t.at("threads_map"));
   std::printf("inbatch_processes_ratio_to_map %.2f x\n",
               t.at("processes_inbatch") / t.at("processes_map"));
   std::printf("inbatch_processes_mutable_ratio_to_map %.2f x\n",

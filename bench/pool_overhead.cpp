@@ -63,7 +63,8 @@ std::vector<double> interleaved_ns_per_item(const std::vector<contender>& conten
       const auto start = clock_type::now();
       check(contenders[c].map(xs), xs, contenders[c].name.c_str());
       if (round >= 0)
-        times[c].push_back(std::chrono::duration<double, std::nano>(clock_type::now() - start).count());
+        times[c].push_back(
+          std::chrono::duration<double, std::nano>(clock_type::now() - start).count());
     }
   std::vector<double> out;
   for (auto& t : times)
@@ -85,7 +86,8 @@ double round_trip_us(int count, const std::function<int()>& one) {
 
 void print_tier(const char* title, const std::vector<contender>& contenders,
                 const std::vector<double>& ns, double tbb_auto) {
-  std::printf("%s\n%-28s %12s %14s %12s\n", title, "contender", "ns/item", "items/s", "vs tbb auto");
+  std::printf("%s\n%-28s %12s %14s %12s\n", title, "contender", "ns/item", "items/s",
+              "vs tbb auto");
   for (std::size_t c = 0; c < contenders.size(); ++c)
     std::printf("%-28s %12.3f %14.0f %11.2fx\n", contenders[c].name.c_str(), ns[c], 1e9 / ns[c],
                 ns[c] / tbb_auto);
@@ -154,7 +156,8 @@ int main(int argc, char** argv) {
   const std::vector<contender> contenders{
     {"troupe map auto", [&](const auto& xs) { return pool.map(plus_one, xs); }},
     {"troupe map chunk 1", [&](const auto& xs) { return pool.map(plus_one, xs, 1); }, true},
-    {"tbb parallel_for auto", [&](const auto& xs) { return tbb_map(xs, tbb::auto_partitioner{}, 1); }},
+    {"tbb parallel_for auto",
+     [&](const auto& xs) { return tbb_map(xs, tbb::auto_partitioner{}, 1); }},
     {"tbb parallel_for chunk 1",
      [&](const auto& xs) { return tbb_map(xs, tbb::simple_partitioner{}, 1); }, true},
     {"asio thread_pool auto",
@@ -175,9 +178,8 @@ int main(int argc, char** argv) {
   // Asio with one post per item is in a tier of its own: at ~1 us a post it would dominate a round.
   std::vector<int> few(std::min<std::size_t>(items, 100'000));
   std::iota(few.begin(), few.end(), 0);
-  const auto asio_chunk1 =
-    interleaved_ns_per_item({{"asio thread_pool chunk 1", [&](const auto& v) { return asio_map(v, 1); }}},
-                            few, 3)[0];
+  const auto asio_chunk1 = interleaved_ns_per_item(
+    {{"asio thread_pool chunk 1", [&](const auto& v) { return asio_map(v, 1); }}}, few, 3)[0];
   xs.clear();
   xs.shrink_to_fit();
 
@@ -187,7 +189,8 @@ int main(int argc, char** argv) {
   big.clear();
   big.shrink_to_fit();
 
-  const double troupe_rt_us = round_trip_us(5000, [&] { return pool.apply_async([] { return 1; }).get(); });
+  const double troupe_rt_us =
+    round_trip_us(5000, [&] { return pool.apply_async([] { return 1; }).get(); });
   const double asio_rt_us = round_trip_us(5000, [&] {
     std::promise<int> p;
     auto f = p.get_future();
@@ -198,13 +201,16 @@ int main(int argc, char** argv) {
 
   const double tbb_small = small[index_of(contenders, "tbb parallel_for auto")];
   const double tbb_large = large[index_of(coarse, "tbb parallel_for auto")];
-  std::printf("pool_overhead: map(x -> x + 1), %d workers, contenders interleaved, medians\n", workers);
-  print_tier(("over " + std::to_string(items) + " ints, " + std::to_string(repeats) + " rounds").c_str(),
-             contenders, small, tbb_small);
+  std::printf("pool_overhead: map(x -> x + 1), %d workers, contenders interleaved, medians\n",
+              workers);
+  print_tier(
+    ("over " + std::to_string(items) + " ints, " + std::to_string(repeats) + " rounds").c_str(),
+    contenders, small, tbb_small);
   std::printf("%-28s %12.3f %14.0f %11.2fx  (over %zu ints)\n", "asio thread_pool chunk 1",
               asio_chunk1, 1e9 / asio_chunk1, asio_chunk1 / tbb_small, few.size());
   print_tier(("over " + std::to_string(big_items) + " ints, " +
-              std::to_string(std::max(3, repeats / 3)) + " rounds").c_str(),
+              std::to_string(std::max(3, repeats / 3)) + " rounds")
+               .c_str(),
              coarse, large, tbb_large);
   std::printf("%-28s %12.2f us median\n", "troupe apply_async().get()", troupe_rt_us);
   std::printf("%-28s %12.2f us median\n", "asio post + future", asio_rt_us);

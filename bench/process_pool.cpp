@@ -64,8 +64,8 @@ std::string first_line_of(const std::string& command) {
 /// One round of the Python peer: its `name value` lines.
 figures python_round() {
   figures out;
-  const std::string command = std::string{"/usr/bin/python3 "} + TROUPE_BENCH_DIR +
-                              "/mp_pool.py " + std::to_string(python_work);
+  const std::string command = std::string{"/usr/bin/python3 "} + TROUPE_BENCH_DIR + "/mp_pool.py " +
+                              std::to_string(python_work);
   std::unique_ptr<FILE, int (*)(FILE*)> pipe{popen(command.c_str(), "r"), pclose};
   if (!pipe)
     return out;

@@ -98,7 +98,7 @@ double socket_seconds(std::size_t bytes, int messages) {
 }
 
 struct stream_timing {
-  double start;  // seconds a message while the stream starts (its segments are new)
+  double start; // seconds a message while the stream starts (its segments are new)
   double steady; // seconds a message after that
 };
 
@@ -225,8 +225,8 @@ struct size_case {
 } // namespace
 
 int main() {
-  const size_case cases[] = {{"1 KiB", 1 << 10, 200000, 256}, {"1 MiB", 1 << 20, 1000, 8},
-                             {"64 MiB", 64 << 20, 24, 2}};
+  const size_case cases[] = {
+    {"1 KiB", 1 << 10, 200000, 256}, {"1 MiB", 1 << 20, 1000, 8}, {"64 MiB", 64 << 20, 24, 2}};
   std::printf("queue_throughput: one producer process, one consumer process, xt::xarray<float>;\n"
               "queue depth 256 (1 KiB), 8 (1 MiB), 2 (64 MiB)\n");
   std::printf("%-7s %-22s %14s %10s %12s\n", "size", "transport", "msg/s", "GB/s", "vs memcpy");
@@ -267,7 +267,8 @@ int main() {
               handoff);
   const double first_read = shared_first_read_us((64u << 20) / sizeof(float), 50);
   std::printf("shared_tensor of 64 MiB handed over and every page read there: %.1f us median "
-              "(copy mode get(): %.1f us a message)\n", first_read, m64_get_us);
+              "(copy mode get(): %.1f us a message)\n",
+              first_read, m64_get_us);
   // Last, since it changes malloc for the rest of the process: plain get() once freed arrays
   // stay with the process (troupe::retain_freed_memory), against memcpy in the same state.
   troupe::retain_freed_memory(256u << 20);

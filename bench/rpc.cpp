@@ -81,8 +81,7 @@ int serve(int port) {
   auto echo = state.system->spawn(raw_echo, std::int32_t{1});
   const auto raw_port = troupe::detail::publish(state, echo, {"127.0.0.1", 0}, {});
   auto detached_echo = state.system->spawn<caf::detached>(raw_echo, std::int32_t{1});
-  const auto detached_port =
-    troupe::detail::publish(state, detached_echo, {"127.0.0.1", 0}, {});
+  const auto detached_port = troupe::detail::publish(state, detached_echo, {"127.0.0.1", 0}, {});
   for (const bool shared_memory : {false, true}) {
     troupe::world world{rt, options_for(0, shared_memory ? port + 1 : port, shared_memory)};
     auto group = world.create_rpc_group("bench", world.members());
@@ -169,9 +168,8 @@ void one_round(troupe::rpc_group& group, caf::scoped_actor& self, const raw_echo
                const xt::xarray<float>& tensor, bool shared_memory, figures& out) {
   tiny_calls(group, self, raw, shared_memory, out);
 
-  out.registered_us.push_back(median_of_calls([&](int i) {
-    (void)group.registered_sync<int>("add", i, 1);
-  }));
+  out.registered_us.push_back(
+    median_of_calls([&](int i) { (void)group.registered_sync<int>("add", i, 1); }));
   out.lookup_us.push_back(median_of_calls([&](int) { (void)group.is_registered("add"); }));
 
   const auto start = clock_type::now();
@@ -231,7 +229,8 @@ int lead(int rounds) {
   const double tcp_us = median(tcp.troupe_us), raw_us = median(tcp.raw_us);
   const double detached_us = median(tcp.detached_us);
   std::printf("rpc: 2 processes on 127.0.0.1, %d rounds a world, contenders interleaved, "
-              "medians\n", rounds);
+              "medians\n",
+              rounds);
   std::printf("%-42s %10.1f us\n", "troupe rpc_sync, tiny task, TCP", tcp_us);
   std::printf("%-42s %10.1f us\n", "raw CAF request/response (same run)", raw_us);
   std::printf("%-42s %10.1f us\n", "raw CAF, echo on a thread of its own", detached_us);
@@ -243,8 +242,7 @@ int lead(int rounds) {
   std::printf("%-42s %10.1f us\n", "troupe registered_sync, TCP", median(tcp.registered_us));
   std::printf("%-42s %10.1f us\n", "troupe registered_sync, shared memory",
               median(local.registered_us));
-  std::printf("%-42s %10.1f us\n", "key lookup at rank 0 (is_registered)",
-              median(local.lookup_us));
+  std::printf("%-42s %10.1f us\n", "key lookup at rank 0 (is_registered)", median(local.lookup_us));
   std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, TCP",
               median(tcp.calls_per_s));
   std::printf("%-42s %10.0f calls/s\n", "troupe rpc_async, 256 in flight, shm",

@@ -13,9 +13,9 @@ int main() {
   constexpr double mib = 1 << 20;
   // A transformer-ish stack: embedding, four blocks, head. Sizes are parameter bytes (the
   // assigner doubles them, machin's size_multiplier, to leave room for activations).
-  std::vector<troupe::module_spec> modules{
-    {"embedding", 400 * mib}, {"block0", 900 * mib}, {"block1", 900 * mib},
-    {"block2", 900 * mib},    {"block3", 900 * mib}, {"head", 400 * mib}};
+  std::vector<troupe::module_spec> modules{{"embedding", 400 * mib}, {"block0", 900 * mib},
+                                           {"block1", 900 * mib},    {"block2", 900 * mib},
+                                           {"block3", 900 * mib},    {"head", 400 * mib}};
   // Activations flow block to block (bytes per step), plus a residual from the embedding to
   // the head.
   std::vector<troupe::connection> flows{{0, 1, 64 * mib}, {1, 2, 64 * mib}, {2, 3, 64 * mib},

@@ -71,9 +71,8 @@ xt::xarray<float> stack_images(image_batch&, troupe::outcomes<xt::xarray<float>>
 
 // The processes target runs a registered method; it reads the batch, so it takes it by const
 // reference (and the workers need no copy of their own).
-TROUPE_TASK(normalise_image, [](const image_batch& b, std::size_t i) {
-  return normalised(b.images.at(i));
-});
+TROUPE_TASK(normalise_image,
+            [](const image_batch& b, std::size_t i) { return normalised(b.images.at(i)); });
 
 int main(int argc, char** argv) {
   troupe::runtime rt{argc, argv}; // a worker process never gets past this line
@@ -94,16 +93,14 @@ int main(int argc, char** argv) {
   std::printf("threads: %zu of %zu images failed\n", in_place(copy), copy.size());
 
   // Processes: each worker normalises its items; post stacks what came back.
-  auto stacked = troupe::inbatch_parallel(rt, troupe::inits::indices, normalise_image,
-                                          stack_images,
-                                          {.target = troupe::inbatch_target::processes,
-                                           .n_workers = 2});
+  auto stacked =
+    troupe::inbatch_parallel(rt, troupe::inits::indices, normalise_image, stack_images,
+                             {.target = troupe::inbatch_target::processes, .n_workers = 2});
   const auto images = stacked(batch);
   std::printf("processes: stacked %zu images; image 0 has mean %.3f and deviation %.3f\n",
               images.shape()[0], static_cast<double>(xt::mean(xt::view(images, 0))()),
               static_cast<double>(xt::stddev(xt::view(images, 0))()));
-  const bool ok = images.shape()[0] == 8 &&
-                  std::abs(xt::mean(xt::view(images, 0))()) < 1e-4f &&
+  const bool ok = images.shape()[0] == 8 && std::abs(xt::mean(xt::view(images, 0))()) < 1e-4f &&
                   std::abs(xt::stddev(xt::view(images, 0))() - 1.0f) < 1e-3f;
   return ok ? 0 : 1;
 }

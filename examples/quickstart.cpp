@@ -78,8 +78,7 @@ int main(int argc, char** argv) {
     std::cout << "ctx_thread_pool: " << line << '\n';
   devices.close();
   devices.join();
-  std::cout << "ctx_thread_pool: " << devices.context(0).name << " ran "
-            << devices.context(0).calls << " tasks, " << devices.context(1).name << " ran "
-            << devices.context(1).calls << '\n';
+  std::cout << "ctx_thread_pool: " << devices.context(0).name << " ran " << devices.context(0).calls
+            << " tasks, " << devices.context(1).name << " ran " << devices.context(1).calls << '\n';
   return devices.context(0).calls > 0 && devices.context(1).calls > 0 ? 0 : 1;
 }

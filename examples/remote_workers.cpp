@@ -99,9 +99,11 @@ int main(int argc, char** argv) {
   app.add_option("--listen", listen,
                  "HOST:PORT to take nodes on; without it the pool listens on loopback and "
                  "starts one node itself");
-  app.add_option("--nodes", nodes,
-                 "Node workers to wait for before working (TROUPE_NODE_WORKERS=4 on a node "
-                 "brings 4)")->check(CLI::PositiveNumber);
+  app
+    .add_option("--nodes", nodes,
+                "Node workers to wait for before working (TROUPE_NODE_WORKERS=4 on a node "
+                "brings 4)")
+    ->check(CLI::PositiveNumber);
   app.add_option("--workers", local_workers, "Worker processes on this host")
     ->check(CLI::PositiveNumber);
   std::string tls_dir, tls_name;
@@ -125,8 +127,8 @@ int main(int argc, char** argv) {
     }
     const auto colon = listen.rfind(':');
     const std::string port = colon == std::string::npos ? "" : listen.substr(colon + 1);
-    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(port) > 65535) {
+    if (port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
       std::cerr << "remote_workers: --listen wants HOST:PORT with a port up to 65535, got '"
                 << listen << "'\n";
       return 2;
@@ -166,8 +168,8 @@ int main(int argc, char** argv) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::cout << "pool: " << pool.size() - local_workers << " node worker(s) joined, "
-            << pool.size() << " workers in all\n";
+  std::cout << "pool: " << pool.size() - local_workers << " node worker(s) joined, " << pool.size()
+            << " workers in all\n";
 
   std::vector<int> starts;
   for (int from = 0; from < 2'000'000; from += 10'000)

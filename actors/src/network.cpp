@@ -43,9 +43,9 @@ std::uint16_t free_loopback_port() {
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t length = sizeof address;
-  const bool found =
-    fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  const bool found = fd >= 0 &&
+                     ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                     ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
   if (fd >= 0)
     ::close(fd);
   if (!found)

@@ -88,9 +88,7 @@ namespace {
 /// steal each message, takes a core from the workers: one thread took bench/graph's 2-worker
 /// speedup from 1.42-1.60 x to 1.72-1.82 x and rpc_sync over TCP from 259 to 234 us, with the
 /// pool, process-pool and staged figures unchanged. Larger machines keep two.
-int default_scheduler_threads() {
-  return std::thread::hardware_concurrency() <= 2 ? 1 : 2;
-}
+int default_scheduler_threads() { return std::thread::hardware_concurrency() <= 2 ? 1 : 2; }
 constexpr std::string_view worker_flag = "--troupe-worker=";
 constexpr std::string_view join_flag = "--troupe-join=";
 constexpr std::string_view flag_prefix = "--troupe-";

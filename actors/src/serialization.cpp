@@ -119,10 +119,10 @@ void byte_input_archive::throw_truncated(std::size_t size, const char* what) con
 }
 
 void byte_input_archive::throw_too_many(std::uint64_t count, std::size_t each) const {
-  throw serialization_error("corrupted length: " + std::to_string(count) + " elements of at least " +
-                            std::to_string(each) + " bytes each claimed at offset " +
-                            std::to_string(pos_) + ", only " + std::to_string(remaining()) +
-                            " bytes left");
+  throw serialization_error("corrupted length: " + std::to_string(count) +
+                            " elements of at least " + std::to_string(each) +
+                            " bytes each claimed at offset " + std::to_string(pos_) + ", only " +
+                            std::to_string(remaining()) + " bytes left");
 }
 
 } // namespace troupe::detail

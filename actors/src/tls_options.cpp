@@ -22,9 +22,9 @@ std::optional<tls_options> tls_options::from_environment() {
   if (tls.certificate.empty() && tls.key.empty() && tls.ca_file.empty())
     return std::nullopt;
   std::string missing;
-  for (const auto& [value, name] : {std::pair{&tls.certificate, "TROUPE_TLS_CERT"},
-                                    std::pair{&tls.key, "TROUPE_TLS_KEY"},
-                                    std::pair{&tls.ca_file, "TROUPE_TLS_CA"}})
+  for (const auto& [value, name] :
+       {std::pair{&tls.certificate, "TROUPE_TLS_CERT"}, std::pair{&tls.key, "TROUPE_TLS_KEY"},
+        std::pair{&tls.ca_file, "TROUPE_TLS_CA"}})
     if (value->empty())
       missing += (missing.empty() ? "" : ", ") + std::string{name};
   if (!missing.empty())

@@ -75,8 +75,7 @@ public:
         continue;
       const bool has_load = utilization_(device, &load) == nvml_success;
       out.push_back({"cuda:" + std::to_string(i), device_kind::gpu,
-                     static_cast<double>(memory.free),
-                     has_load ? 1.0 - load.gpu / 100.0 : 1.0});
+                     static_cast<double>(memory.free), has_load ? 1.0 - load.gpu / 100.0 : 1.0});
     }
     return out;
   }

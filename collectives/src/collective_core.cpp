@@ -86,8 +86,8 @@ std::span<const std::byte> bytes_of(const signature& s) {
 
 /// Every member's signature, through the engine: invalid_argument naming both sides of the
 /// first disagreement.
-void compare_signatures(collective_engine& engine, const engine_setup& setup,
-                        const signature& mine, std::uint32_t sequence) {
+void compare_signatures(collective_engine& engine, const engine_setup& setup, const signature& mine,
+                        std::uint32_t sequence) {
   const auto size = setup.world_ranks.size();
   std::vector<signature> all(size);
   std::vector<void*> outputs;

@@ -68,10 +68,8 @@ std::optional<collective_group> create_collective_group(world& members, std::vec
 
 bool collective_backend_available(collective_backend backend) noexcept {
   switch (backend) {
-  case collective_backend::gloo:
-    return TROUPE_HAVE_GLOO != 0;
-  case collective_backend::mpi:
-    return TROUPE_HAVE_MPI != 0;
+  case collective_backend::gloo: return TROUPE_HAVE_GLOO != 0;
+  case collective_backend::mpi: return TROUPE_HAVE_MPI != 0;
   }
   return false;
 }

@@ -188,10 +188,9 @@ public:
     const auto* first = static_cast<const char*>(in);
     auto reply = world_->send(
       0,
-      checked_rendezvous_message::make(group_ + ": shape check " + std::to_string(sequence),
-                                       to_wire(serialize(world_ranks_)),
-                                       static_cast<std::int32_t>(world_->options.rank),
-                                       wire_bytes(first, first + bytes)),
+      checked_rendezvous_message::make(
+        group_ + ": shape check " + std::to_string(sequence), to_wire(serialize(world_ranks_)),
+        static_cast<std::int32_t>(world_->options.rank), wire_bytes(first, first + bytes)),
       timeout_);
     const auto all = deserialize<std::vector<wire_bytes>>(as_bytes(await_call(reply)));
     if (all.size() != outputs.size())
@@ -200,8 +199,7 @@ public:
     for (std::size_t r = 0; r < all.size(); ++r) {
       if (all[r].size() != bytes)
         throw network_error(group_ + ": member " + std::to_string(r) + "'s signature has " +
-                            std::to_string(all[r].size()) + " bytes, not " +
-                            std::to_string(bytes));
+                            std::to_string(all[r].size()) + " bytes, not " + std::to_string(bytes));
       std::memcpy(outputs[r], all[r].data(), bytes);
     }
   }

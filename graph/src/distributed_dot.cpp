@@ -18,8 +18,8 @@ std::string get_dot_graph(const distributed_graph_partition& partition) {
         d.edges() << "  " << detail::quoted("out " + name) << " -> " << send << ";\n";
       }
     for (const auto& [name, info] : part.name_to_recv_node) {
-      const auto recv =
-        detail::quoted("recv " + name + " from rank " + std::to_string(info.src) + ", tag " + info.tag);
+      const auto recv = detail::quoted("recv " + name + " from rank " + std::to_string(info.src) +
+                                       ", tag " + info.tag);
       d.body() << "    " << recv << " [shape=cds];\n";
       if (const auto* placeholder = d.placeholder(name))
         d.edges() << "  " << recv << " -> " << *placeholder << " [style=dashed];\n";

@@ -14,7 +14,6 @@ namespace troupe::graph {
 using detail::drawing;
 using detail::label;
 
-
 std::string get_dot_graph(const node_ptr& root) {
   drawing d;
   d.draw(root, "  ");

@@ -180,9 +180,7 @@ private:
   /// No part runs, and none will start: all are done, or one failed. A loop launched may not
   /// have started yet (it may wait behind the very task that runs this partition): it holds
   /// nothing up, and takes nothing when it runs.
-  bool settled_locked() const {
-    return running_ == 0 && (failure_ || finished_ == part_count_);
-  }
+  bool settled_locked() const { return running_ == 0 && (failure_ || finished_ == part_count_); }
 
   /// Wakes the caller's thread only when it has something to do: else it would take a core
   /// from the parts.

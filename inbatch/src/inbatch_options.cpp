@@ -41,8 +41,7 @@ void check_inbatch_settings(inbatch_target target, bool debug, std::size_t n_wor
   case inbatch_target::threads:
   case inbatch_target::processes:
   case inbatch_target::async:
-  case inbatch_target::sequential:
-    break;
+  case inbatch_target::sequential: break;
   default:
     throw invalid_argument("unknown inbatch_parallel target " +
                            std::to_string(static_cast<int>(target)));

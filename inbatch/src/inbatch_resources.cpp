@@ -25,8 +25,8 @@ void inbatch_segments::give_back(shm_segment segment) {
 std::shared_ptr<thread_pool> inbatch_pools::threads(std::size_t workers) {
   const std::lock_guard lock{mutex_};
   if (!threads_ || threads_->size() < workers) // a call still using the old one keeps it alive
-    threads_ = std::make_shared<thread_pool>(*rt_,
-                                             pool_options{.workers = static_cast<int>(workers)});
+    threads_ =
+      std::make_shared<thread_pool>(*rt_, pool_options{.workers = static_cast<int>(workers)});
   return threads_;
 }
 

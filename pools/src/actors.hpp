@@ -7,14 +7,14 @@
 #include "troupe/actors/annotated.hpp"
 #include "troupe/pools/detail/job.hpp"
 
-#include <caf/atom.hpp>
-#include <caf/fwd.hpp>
-#include <caf/replies_to.hpp>
-#include <caf/typed_actor.hpp>
 #include <caf/abstract_actor.hpp>
 #include <caf/actor_cast.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
 #include <caf/send.hpp>
+#include <caf/typed_actor.hpp>
 
 #include <atomic>
 #include <condition_variable>
@@ -42,19 +42,17 @@ using give_back_atom = caf::atom_constant<caf::atom("giveback")>;
 /// A worker runs the leases it is sent, one at a time, and reports each back when done.
 using worker_actor = caf::typed_actor<caf::reacts_to<lease_ptr>>;
 
-using dispatcher_actor = caf::typed_actor<
-  caf::reacts_to<submit_atom, job_ptr>,
-  caf::reacts_to<cancel_atom, job_ptr>,
-  caf::reacts_to<wake_atom>,
-  // A worker finished a lease: worker slot, worker generation, the lease.
-  caf::reacts_to<done_atom, std::size_t, std::size_t, lease_ptr>,
-  caf::reacts_to<close_atom>,
-  caf::reacts_to<terminate_atom>,
-  // A worker node from another host joined (process pools that take nodes).
-  caf::reacts_to<join_atom, std::shared_ptr<worker_link>>,
-  // A worker was lost holding chunks [first, last) of the job, to run elsewhere; they have been
-  // tried that many times already.
-  caf::reacts_to<give_back_atom, job_ptr, std::size_t, std::size_t, std::size_t>>;
+using dispatcher_actor =
+  caf::typed_actor<caf::reacts_to<submit_atom, job_ptr>, caf::reacts_to<cancel_atom, job_ptr>,
+                   caf::reacts_to<wake_atom>,
+                   // A worker finished a lease: worker slot, worker generation, the lease.
+                   caf::reacts_to<done_atom, std::size_t, std::size_t, lease_ptr>,
+                   caf::reacts_to<close_atom>, caf::reacts_to<terminate_atom>,
+                   // A worker node from another host joined (process pools that take nodes).
+                   caf::reacts_to<join_atom, std::shared_ptr<worker_link>>,
+                   // A worker was lost holding chunks [first, last) of the job, to run elsewhere;
+                   // they have been tried that many times already.
+                   caf::reacts_to<give_back_atom, job_ptr, std::size_t, std::size_t, std::size_t>>;
 
 /// Set once the dispatcher has stopped (after its workers did), for join().
 class stop_signal {

@@ -15,11 +15,11 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
-#include <iostream>
 #include <deque>
+#include <exception>
+#include <iostream>
 #include <map>
 #include <optional>
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -32,7 +32,7 @@ constexpr std::size_t credit = 2;
 struct slot_state {
   worker_actor handle;
   bool remote = false; // a node from another host
-  bool gone = false;   // a node that left: its slot stays, empty, so indices stay valid
+  bool gone = false; // a node that left: its slot stays, empty, so indices stay valid
   std::size_t generation = 0;
   std::vector<lease_ptr> held;
   std::size_t tasks_done = 0;
@@ -42,8 +42,8 @@ struct slot_state {
 struct queued_job {
   job_ptr job;
   std::size_t next_chunk = 0; // chunks before it have been leased
-  std::size_t end_chunk = 0;  // and chunks from here on are not this entry's
-  std::size_t attempts = 0;   // times these chunks ran on workers that were lost
+  std::size_t end_chunk = 0; // and chunks from here on are not this entry's
+  std::size_t attempts = 0; // times these chunks ran on workers that were lost
 };
 
 enum class mode { running, closing, terminating };
@@ -106,7 +106,8 @@ lease_ptr lease_from_backlog(dispatcher_state& st, std::size_t limit) {
       continue;
     }
     const auto available = startable - it->next_chunk;
-    const auto guided = std::max<std::size_t>(1, available / (2 * std::max<std::size_t>(1, serving)));
+    const auto guided =
+      std::max<std::size_t>(1, available / (2 * std::max<std::size_t>(1, serving)));
     const auto count = std::min({guided, limit, available, lease::max_chunks});
     auto work = std::make_shared<lease>(it->job, it->next_chunk, count, it->attempts);
     it->next_chunk += count;
@@ -196,7 +197,8 @@ void fail_unstarted_held(dispatcher_state& st, const job_ptr* only, const std::e
         fail_unstarted(*held, why);
 }
 
-void on_done(dispatcher_self self, std::size_t index, std::size_t generation, const lease_ptr& work) {
+void on_done(dispatcher_self self, std::size_t index, std::size_t generation,
+             const lease_ptr& work) {
   auto& st = self->state;
   auto& s = st.slots[index];
   if (s.generation != generation)
@@ -224,7 +226,8 @@ void requeue(dispatcher_state& st, const job_ptr& job, std::size_t first, std::s
   if (first >= last)
     return;
   if (st.current == mode::terminating)
-    fail_chunks(*job, first, last, closed_error("the pool was terminated before this work started"));
+    fail_chunks(*job, first, last,
+                closed_error("the pool was terminated before this work started"));
   else
     st.backlog.push_front({job, first, last, attempts});
 }
@@ -239,10 +242,10 @@ void on_down(dispatcher_self self, const caf::down_msg& down) {
   if (s == st.slots.end())
     return; // a worker retired under max_tasks_per_worker
   for (auto& held : s->held)
-    run_unstarted_elsewhere(*held, [&st](const job_ptr& job, std::size_t first, std::size_t last,
-                                         std::size_t attempts) {
-      requeue(st, job, first, last, attempts);
-    });
+    run_unstarted_elsewhere(
+      *held, [&st](const job_ptr& job, std::size_t first, std::size_t last, std::size_t attempts) {
+        requeue(st, job, first, last, attempts);
+      });
   s->held.clear();
   s->granted = 0;
   s->handle = nullptr;
@@ -268,7 +271,8 @@ void on_down(dispatcher_self self, const caf::down_msg& down) {
 void on_submit(dispatcher_self self, job_ptr job) {
   auto& st = self->state;
   if (st.current != mode::running) {
-    fail_chunks(*job, 0, job->chunk_count(), closed_error("the pool was closed before the work started"));
+    fail_chunks(*job, 0, job->chunk_count(),
+                closed_error("the pool was closed before the work started"));
     return;
   }
   const auto chunks = job->chunk_count();
@@ -374,9 +378,7 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
   // join() waits on this, whatever way the dispatcher ends.
   self->attach_functor([stopped] { stopped->set(); });
   return {
-    [self](submit_atom, job_ptr& job) {
-      dispatch(self, [&] { on_submit(self, std::move(job)); });
-    },
+    [self](submit_atom, job_ptr& job) { dispatch(self, [&] { on_submit(self, std::move(job)); }); },
     [self](cancel_atom, job_ptr& job) { dispatch(self, [&] { on_cancel(self, job); }); },
     [self](wake_atom) { dispatch(self, [&] { pump(self); }); },
     [self](join_atom, std::shared_ptr<worker_link>& node) {

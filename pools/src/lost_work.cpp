@@ -4,7 +4,8 @@
 
 namespace troupe::detail {
 
-void fail_chunks(job& target, std::size_t first, std::size_t last, std::exception_ptr why) noexcept {
+void fail_chunks(job& target, std::size_t first, std::size_t last,
+                 std::exception_ptr why) noexcept {
   if (first >= last)
     return;
   target.abandon(first, last, std::move(why));
@@ -26,7 +27,8 @@ std::size_t fail_unstarted(lease& work, const std::exception_ptr& why, slot_mete
 }
 
 void retry_or_fail(lease& work, std::size_t chunk, std::size_t max_retries,
-                   const std::exception_ptr& lost, const give_back_fn& give_back, slot_meter& meter) {
+                   const std::exception_ptr& lost, const give_back_fn& give_back,
+                   slot_meter& meter) {
   if (work.attempts() < max_retries) {
     give_back(work.job(), chunk, chunk + 1, work.attempts() + 1);
     return;

@@ -38,7 +38,8 @@ std::size_t fail_unstarted(lease& work, const std::exception_ptr& why,
 /// attempt while `work` has been tried fewer than `max_retries` times; otherwise it fails with
 /// `lost`, counted on `meter`.
 void retry_or_fail(lease& work, std::size_t chunk, std::size_t max_retries,
-                   const std::exception_ptr& lost, const give_back_fn& give_back, slot_meter& meter);
+                   const std::exception_ptr& lost, const give_back_fn& give_back,
+                   slot_meter& meter);
 
 /// An exception that escaped a worker's machinery (not a task's own), as one of troupe's typed
 /// errors: troupe's errors as they are, anything else as worker_lost naming the worker.

@@ -72,8 +72,7 @@ worker_setup setup_from(const pool_options& options, std::vector<void*> contexts
 struct pool_core::impl final : service {
   impl(runtime& rt, worker_setup setup)
     : rt_state(runtime_state_of(rt)), registry(rt_state.services), workers(setup.workers),
-      nodes(setup.nodes),
-      slots(setup.slots) {
+      nodes(setup.nodes), slots(setup.slots) {
     registry->add(this);
     dispatcher = spawn_dispatcher(*runtime_state_of(rt).system, std::move(setup), stopped);
   }
@@ -89,9 +88,10 @@ struct pool_core::impl final : service {
   void listen(const process_pool_options& options) {
     if (options.remote_secret.empty() && !options.tls)
       return;
-    listener = std::make_unique<node_gate>(rt_state, options, [this](std::shared_ptr<worker_link> node) {
-      send_while(pool_state::running, join_atom::value, std::move(node));
-    });
+    listener =
+      std::make_unique<node_gate>(rt_state, options, [this](std::shared_ptr<worker_link> node) {
+        send_while(pool_state::running, join_atom::value, std::move(node));
+      });
   }
 
   void stop() noexcept {

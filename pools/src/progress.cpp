@@ -73,8 +73,9 @@ struct progress_tracker::state {
   static constexpr std::size_t unknown = ~std::size_t{0};
 
   std::int64_t now_ns() const {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                start)
+      .count();
   }
 
   progress_update snapshot(bool last) const {

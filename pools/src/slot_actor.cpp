@@ -79,8 +79,8 @@ bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexc
     run_lease(st, setup.initializer, work);
     return true;
   } catch (...) {
-    const auto label = st.process ? st.process->label()
-                                  : "worker " + std::to_string(st.env.worker_index);
+    const auto label =
+      st.process ? st.process->label() : "worker " + std::to_string(st.env.worker_index);
     const auto why = as_worker_failure(std::current_exception(), label);
     if (st.process)
       st.process->fail_all(work, why);
@@ -90,9 +90,10 @@ bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexc
   }
 }
 
-worker_actor::behavior_type slot_actor(worker_self self, dispatcher_actor dispatcher, std::size_t slot,
-                                   std::size_t generation, std::shared_ptr<const worker_setup> setup,
-                                   std::shared_ptr<worker_link> node) {
+worker_actor::behavior_type slot_actor(worker_self self, dispatcher_actor dispatcher,
+                                       std::size_t slot, std::size_t generation,
+                                       std::shared_ptr<const worker_setup> setup,
+                                       std::shared_ptr<worker_link> node) {
   tsan_acquire(setup.get()); // released by spawn_worker
   handling guard{self};
   self->state.env.worker_index = slot;

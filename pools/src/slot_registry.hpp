@@ -26,8 +26,7 @@ public:
     if (auto& s = at(slot); s.pid == pid)
       s.pid.reset();
   }
-  void ran(std::size_t slot, std::size_t tasks, std::size_t failed,
-           std::chrono::nanoseconds busy) {
+  void ran(std::size_t slot, std::size_t tasks, std::size_t failed, std::chrono::nanoseconds busy) {
     std::lock_guard guard{mutex_};
     auto& s = at(slot);
     s.tasks += tasks;

@@ -26,12 +26,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cctype>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cstring>
-#include <random>
 #include <mutex>
+#include <random>
 #include <thread>
 
 namespace troupe::detail {
@@ -44,13 +44,15 @@ constexpr std::uint64_t descriptor_salt = 0x9E3779B97F4A7C15ULL;
 struct descriptor {
   std::uint64_t start, end;
   std::uint64_t spilled; // 1: the bytes in the ring are the name of the segment holding the message
-  std::uint64_t check;   // hash of the fields above, to spot a scribbled descriptor
+  std::uint64_t check; // hash of the fields above, to spot a scribbled descriptor
 
   static std::uint64_t checksum(std::uint64_t start, std::uint64_t end, std::uint64_t spilled) {
     return (start * descriptor_salt) ^ (end + 0x632BE59BD9B4E019ULL) ^ 0xD6E8FEB86659FD93ULL ^
            (spilled * 0xA24BAED4963EE407ULL);
   }
-  bool valid() const { return check == checksum(start, end, spilled) && end >= start && spilled <= 1; }
+  bool valid() const {
+    return check == checksum(start, end, spilled) && end >= start && spilled <= 1;
+  }
 };
 
 struct queue_header {
@@ -63,7 +65,7 @@ struct queue_header {
   std::uint32_t owned_by_creator;
   pthread_mutex_t mutex;
   // Under the mutex (closed is also set without it by a close() that could not get it):
-  std::uint64_t head, tail;           // message indices
+  std::uint64_t head, tail; // message indices
   std::uint64_t data_head, data_tail; // byte positions
   std::atomic<std::uint32_t> closed;
   std::uint32_t readers_waiting, writers_waiting; // hints: over-counting only costs a wake-up
@@ -82,18 +84,18 @@ std::size_t data_area_bytes(const queue_options& o) { return (o.max_bytes + 63) 
 } // namespace
 
 void validate_queue_name(const std::string& name) {
-  const bool ok = !name.empty() && name.size() <= max_queue_name_length &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-                           c == '-';
-                  });
+  const bool ok =
+    !name.empty() && name.size() <= max_queue_name_length &&
+    std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    });
   if (!ok)
     throw invalid_argument("queue name '" + name +
                            "' is invalid: use 1-200 characters of A-Z a-z 0-9 . _ -");
 }
 
 struct byte_queue::state {
-  std::string name;        // the user's name
+  std::string name; // the user's name
   std::string object_name; // troupe.q.<name>
   queue_options options;
   mapped_object object;
@@ -189,8 +191,8 @@ bool spin_until_changed(const std::atomic<std::uint32_t>& word, std::uint32_t se
 /// waiter (under the lock) so that the other side knows to wake it. Returns holding the lock,
 /// or false without it if `until` passed while waiting for the lock (a stale count in `waiting`
 /// then costs the other side only a wake-up).
-bool wait_for_change(robust_lock& lock, std::atomic<std::uint32_t>& word,
-                     std::uint32_t& waiting, deadline until, bool spin) {
+bool wait_for_change(robust_lock& lock, std::atomic<std::uint32_t>& word, std::uint32_t& waiting,
+                     deadline until, bool spin) {
   const auto seen = word.load();
   lock.unlock();
   if (spin && spin_until_changed(word, seen))
@@ -223,12 +225,14 @@ byte_queue::byte_queue(const std::string& name, mode how, const queue_options& o
 
   if (how != mode::open) {
     const auto data_bytes = data_area_bytes(options);
-    const auto bytes = sizeof(queue_header) + options.max_messages * sizeof(descriptor) + data_bytes;
+    const auto bytes =
+      sizeof(queue_header) + options.max_messages * sizeof(descriptor) + data_bytes;
     if (auto created = create_object(s.object_name, bytes)) {
       s.object = std::move(*created);
       auto& h = *static_cast<queue_header*>(s.object.base);
-      h.instance_id = std::random_device{}() * 0x100000001ULL ^ static_cast<std::uint64_t>(
-                        std::chrono::steady_clock::now().time_since_epoch().count());
+      h.instance_id =
+        std::random_device{}() * 0x100000001ULL ^
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
       h.type_tag = type_tag;
       std::strncpy(h.type_name, type_name.c_str(), sizeof h.type_name - 1);
       h.max_messages = options.max_messages;
@@ -237,8 +241,8 @@ byte_queue::byte_queue(const std::string& name, mode how, const queue_options& o
       h.max_message_bytes = options.max_message_bytes;
       h.creator = process_id::self();
       h.owned_by_creator = options.owned_by_creator ? 1 : 0;
-      h.spare_limit = static_cast<std::uint32_t>(std::min<std::size_t>(options.spare_segments,
-                                                                        std::size(h.spares)));
+      h.spare_limit = static_cast<std::uint32_t>(
+        std::min<std::size_t>(options.spare_segments, std::size(h.spares)));
       init_robust_mutex(h.mutex);
       std::uint64_t word;
       std::memcpy(&word, queue_magic.data(), sizeof word);
@@ -324,7 +328,8 @@ bool byte_queue::state::put_in_ring(std::span<const std::byte> message, bool spi
   for (;;) {
     if (h.closed)
       throw queue_closed("queue '" + name + "' is closed");
-    if (h.tail - h.head < h.max_messages && h.data_tail - h.data_head + message.size() <= h.data_bytes)
+    if (h.tail - h.head < h.max_messages &&
+        h.data_tail - h.data_head + message.size() <= h.data_bytes)
       break;
     if (passed(until) || (keep_waiting && !keep_waiting()))
       return false;
@@ -400,7 +405,8 @@ byte_queue::state::get_from_ring(deadline until) {
     end = d.end;
     spilled = d.spilled != 0;
   } else if (h.tail - h.head > 1) {
-    if (const auto& next = desc(h.head + 1); next.valid() && next.start >= start && next.start <= end)
+    if (const auto& next = desc(h.head + 1);
+        next.valid() && next.start >= start && next.start <= end)
       end = next.start;
   }
   std::vector<std::byte> message(end - start);
@@ -421,8 +427,8 @@ std::vector<std::byte> byte_queue::state::take_spilled(const std::vector<std::by
     try {
       return shm_segment::open(handle);
     } catch (const invalid_argument&) {
-      throw serialization_error("a message on queue '" + name + "' was kept in segment " +
-                                handle + ", which no longer exists");
+      throw serialization_error("a message on queue '" + name + "' was kept in segment " + handle +
+                                ", which no longer exists");
     }
   }();
   std::vector<std::byte> message(segment.size());
@@ -451,7 +457,8 @@ bool byte_queue::closed() const { return state_->header->closed.load() != 0; }
 std::size_t byte_queue::size() const {
   auto lock = state_->lock(std::chrono::steady_clock::now() + std::chrono::seconds{1});
   if (!lock.owns())
-    throw timeout_error("queue '" + state_->name + "' stayed locked for a second: a process "
+    throw timeout_error("queue '" + state_->name +
+                        "' stayed locked for a second: a process "
                         "using it is frozen");
   return static_cast<std::size_t>(state_->header->tail - state_->header->head);
 }
@@ -530,7 +537,8 @@ std::optional<shm_segment> byte_queue::take_spare(std::size_t bytes) {
 bool byte_queue::offer_spare(const shm_segment& segment) {
   auto& h = *state_->header;
   auto lock = state_->lock(std::chrono::steady_clock::now() + spare_lock_patience);
-  if (!lock.owns() || h.closed || h.spare_count >= h.spare_limit || segment.name().size() >= sizeof h.spares[0].name)
+  if (!lock.owns() || h.closed || h.spare_count >= h.spare_limit ||
+      segment.name().size() >= sizeof h.spares[0].name)
     return false;
   auto& slot = h.spares[h.spare_count++];
   std::strncpy(slot.name, segment.name().c_str(), sizeof slot.name - 1);

@@ -12,8 +12,8 @@
 #include "troupe/actors/error.hpp"
 
 #include <cerrno>
-#include <cstring>
 #include <climits>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -102,8 +102,8 @@ void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, deadli
 }
 
 void futex_wake_all(std::atomic<std::uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr, nullptr,
+          0);
 }
 
 mapped_object::mapped_object(mapped_object&& other) noexcept
@@ -156,8 +156,8 @@ std::optional<mapped_object> create_object(const std::string& name, std::size_t 
   // faults of the first write then cost the same again. A race with another process filling
   // /dev/shm meanwhile remains possible, and would show as SIGBUS on that write.
   const auto free_bytes = reserve ? shm_bytes_free() : size;
-  const int rc = free_bytes < size ? ENOSPC
-                                   : (ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno);
+  const int rc =
+    free_bytes < size ? ENOSPC : (ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno);
   if (rc != 0) {
     close(fd);
     shm_unlink(path.c_str());

@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <thread>
 #include <string>
+#include <thread>
 
 namespace troupe::detail {
 
@@ -66,7 +66,8 @@ bool lock_robust(pthread_mutex_t& mutex, Recover&& recover, deadline until = std
 #else
     // timedlock wants a CLOCK_REALTIME deadline: the time left, from now.
     const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        *until - std::chrono::steady_clock::now()).count();
+                        *until - std::chrono::steady_clock::now())
+                        .count();
     timespec at{};
     clock_gettime(CLOCK_REALTIME, &at);
     const auto ns = static_cast<long long>(at.tv_nsec) + std::max<long long>(left, 0);

@@ -10,14 +10,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
-#include <limits>
-#include <string>
-#include <atomic>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <string>
 
 namespace troupe {
 
@@ -41,7 +41,9 @@ struct holder {
   // the holder look dead and its segment be collected while the message waits.
   char queue_name[std::char_traits<char>::length(queue_prefix) + max_queue_name_length + 1];
 
-  bool is_process(const process_id& p) const { return kind == holder_kind::process && process == p; }
+  bool is_process(const process_id& p) const {
+    return kind == holder_kind::process && process == p;
+  }
   bool is_queue(const std::string& name, std::uint64_t id) const {
     return kind == holder_kind::queue && queue_id == id && name == queue_name;
   }
@@ -183,8 +185,11 @@ shm_segment shm_segment::open(const std::string& name) {
     if (!lock.owns())
       throw timeout_error("segment " + name + " stayed locked: a process using it is frozen");
     const auto me = process_id::self();
-    if (!add_hold(h, [&](const holder& x) { return x.is_process(me); },
-                  [&] { return holder{holder_kind::process, 0, me, 0, {}}; }))
+    if (!add_hold(
+          h, [&](const holder& x) { return x.is_process(me); },
+          [&] {
+            return holder{holder_kind::process, 0, me, 0, {}};
+          }))
       throw invalid_argument("segment " + name + " has too many holders");
   }
   return shm_segment{std::make_shared<segment_mapping>(name, std::move(*object))};
@@ -218,12 +223,13 @@ void shm_segment::hold_for_queue(const std::string& queue_name, std::uint64_t qu
   auto lock = lock_holders(h);
   if (!lock.owns())
     throw timeout_error("segment " + name() + " stayed locked: a process using it is frozen");
-  if (!add_hold(h, [&](const holder& x) { return x.is_queue(queue_name, queue_id); },
-                [&] {
-                  holder x{holder_kind::queue, 0, {}, queue_id, {}};
-                  std::strncpy(x.queue_name, queue_name.c_str(), sizeof x.queue_name - 1);
-                  return x;
-                }))
+  if (!add_hold(
+        h, [&](const holder& x) { return x.is_queue(queue_name, queue_id); },
+        [&] {
+          holder x{holder_kind::queue, 0, {}, queue_id, {}};
+          std::strncpy(x.queue_name, queue_name.c_str(), sizeof x.queue_name - 1);
+          return x;
+        }))
     throw invalid_argument("segment " + name() + " has too many holders");
 }
 
@@ -236,15 +242,14 @@ void shm_segment::release_for_queue(const std::string& queue_name, std::uint64_t
     drop_hold(h, [&](const holder& x) { return x.is_queue(queue_name, queue_id); });
 }
 
-bool shm_object_exists(const std::string& name) {
-  return detail::open_object(name).has_value();
-}
+bool shm_object_exists(const std::string& name) { return detail::open_object(name).has_value(); }
 
 namespace detail {
 
 std::int32_t creator_pid_of_segment(const std::string& name) {
   const auto pid = std::atol(name.c_str() + std::char_traits<char>::length(segment_prefix));
-  return pid > 0 && pid <= std::numeric_limits<std::int32_t>::max() ? static_cast<std::int32_t>(pid) : 0;
+  return pid > 0 && pid <= std::numeric_limits<std::int32_t>::max() ? static_cast<std::int32_t>(pid)
+                                                                    : 0;
 }
 
 namespace {

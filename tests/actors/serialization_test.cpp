@@ -75,8 +75,8 @@ TEST(serialization, standard_containers_round_trip) {
   expect_round_trip(std::pair<std::string, bool>{"flag", true});
   expect_round_trip(std::optional<int>{});
   expect_round_trip(std::optional<int>{42});
-  expect_round_trip(std::vector<std::map<int, std::optional<std::string>>>{
-    {{1, "x"}, {2, std::nullopt}}, {}});
+  expect_round_trip(
+    std::vector<std::map<int, std::optional<std::string>>>{{{1, "x"}, {2, std::nullopt}}, {}});
 }
 
 TEST(serialization, user_types_with_a_serialize_member_round_trip) {
@@ -93,12 +93,14 @@ TEST(serialization, a_blob_read_as_another_type_is_rejected_naming_the_type) {
     EXPECT_NE(std::string{e.what()}.find("int"), std::string::npos) << e.what();
     EXPECT_NE(std::string{e.what()}.find("another type"), std::string::npos) << e.what();
   }
-  EXPECT_THROW((void)troupe::deserialize<std::vector<float>>(troupe::serialize(std::vector<int>{1})),
-               troupe::serialization_error);
+  EXPECT_THROW(
+    (void)troupe::deserialize<std::vector<float>>(troupe::serialize(std::vector<int>{1})),
+    troupe::serialization_error);
 }
 
 TEST(serialization, every_truncation_of_a_valid_blob_is_rejected) {
-  const auto bytes = troupe::serialize(job_spec{9, "name", {1, 2, 3}, std::pair<int, std::string>{4, "x"}});
+  const auto bytes =
+    troupe::serialize(job_spec{9, "name", {1, 2, 3}, std::pair<int, std::string>{4, "x"}});
   for (std::size_t n = 0; n < bytes.size(); ++n)
     EXPECT_THROW((void)troupe::deserialize<job_spec>(std::span{bytes.data(), n}),
                  troupe::serialization_error)
@@ -216,7 +218,8 @@ TEST(serialization, hostile_lengths_allocate_no_more_than_a_small_multiple_of_th
 }
 
 TEST(serialization, empty_vectors_of_numbers_round_trip) {
-  EXPECT_TRUE(troupe::deserialize<std::vector<double>>(troupe::serialize(std::vector<double>{})).empty());
+  EXPECT_TRUE(
+    troupe::deserialize<std::vector<double>>(troupe::serialize(std::vector<double>{})).empty());
   const std::vector<std::vector<int>> nested{{}, {1}, {}};
   EXPECT_EQ(troupe::deserialize<std::vector<std::vector<int>>>(troupe::serialize(nested)), nested);
 }
@@ -227,9 +230,8 @@ TEST(serialization, byte_vectors_travel_whole_as_count_then_bytes_and_round_trip
     bytes[i] = static_cast<std::byte>(i * 7);
   const auto blob = troupe::serialize(bytes);
   ASSERT_EQ(blob.size(), troupe::detail::blob_header_size + 8 + bytes.size());
-  EXPECT_EQ(std::memcmp(blob.data() + troupe::detail::blob_header_size + 8, bytes.data(),
-                        bytes.size()),
-            0);
+  EXPECT_EQ(
+    std::memcmp(blob.data() + troupe::detail::blob_header_size + 8, bytes.data(), bytes.size()), 0);
   EXPECT_EQ(troupe::deserialize<std::vector<std::byte>>(blob), bytes);
   const std::vector<std::vector<std::byte>> nested{bytes, {}, {std::byte{1}}};
   EXPECT_EQ(troupe::deserialize<std::vector<std::vector<std::byte>>>(troupe::serialize(nested)),
@@ -257,7 +259,8 @@ TEST(serialization, randomized_values_round_trip) {
     if (rng() % 2) {
       std::vector<std::string> strings;
       for (int i = len(rng); i > 0; --i)
-        strings.emplace_back(static_cast<std::size_t>(len(rng)), static_cast<char>('a' + rng() % 26));
+        strings.emplace_back(static_cast<std::size_t>(len(rng)),
+                             static_cast<char>('a' + rng() % 26));
       std::get<2>(v) = strings;
     }
     for (auto& b : std::get<3>(v))
@@ -268,8 +271,8 @@ TEST(serialization, randomized_values_round_trip) {
 
 TEST(serialization, random_corruption_never_crashes_and_is_always_detected) {
   std::mt19937_64 rng{7};
-  const auto valid = troupe::serialize(
-    std::vector<job_spec>{{1, "one", {1.0}, std::nullopt}, {2, "two", {}, std::pair<int, std::string>{2, "b"}}});
+  const auto valid = troupe::serialize(std::vector<job_spec>{
+    {1, "one", {1.0}, std::nullopt}, {2, "two", {}, std::pair<int, std::string>{2, "b"}}});
   for (int round = 0; round < 2000; ++round) {
     auto bytes = valid;
     const int flips = 1 + static_cast<int>(rng() % 4);

@@ -24,7 +24,8 @@ std::vector<std::string> place(const machin_case& c, std::uint64_t seed, bool gr
   std::vector<troupe::module_spec> modules{{"a", c.size_mb * mb}, {"b", c.size_mb * mb}};
   std::vector<troupe::device_spec> devices;
   for (std::size_t g = 0; g < c.gpu_free_mb.size(); ++g)
-    devices.push_back({"cuda:" + std::to_string(g), troupe::device_kind::gpu, c.gpu_free_mb[g] * mb, 1.0});
+    devices.push_back(
+      {"cuda:" + std::to_string(g), troupe::device_kind::gpu, c.gpu_free_mb[g] * mb, 1.0});
   devices.push_back({"cpu", troupe::device_kind::cpu, c.cpu_mb * mb});
   troupe::assigner_options o;
   o.size_multiplier = 1;
@@ -106,7 +107,8 @@ TEST(machin_test_assigner, case_6_estimated_model_will_use_more_than_allowed) {
   } catch (const troupe::capacity_error& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("Estimated model will use 200.0 MB, but only have 14.0 MB allowed memory"),
-              std::string::npos) << what;
+              std::string::npos)
+      << what;
     EXPECT_NE(what.find("short by 186.0 MB"), std::string::npos) << what;
   }
 }

@@ -75,8 +75,8 @@ struct machin_run {
     for (std::size_t j = 0; j < gpus.size(); ++j)
       devices.push_back({"cuda:" + std::to_string(gpus[j]["index"].get<int>()), device_kind::gpu,
                          gpus[j]["memoryFree"].get<double>() * mb, powers[j]});
-    devices.push_back({"cpu", device_kind::cpu, doc["cpu_available_mb"].get<double>() * mb,
-                       std::nullopt});
+    devices.push_back(
+      {"cpu", device_kind::cpu, doc["cpu_available_mb"].get<double>() * mb, std::nullopt});
     for (const auto& c : doc["model_connection"])
       connections.push_back({c[0].get<std::size_t>(), c[1].get<std::size_t>(), c[2].get<double>()});
     options.size_multiplier = h["model_size_multiplier"];
@@ -96,10 +96,11 @@ struct machin_run {
 
 inline std::vector<machin_run> machin_runs() {
   std::vector<machin_run> out;
-  for (const char* name : {"assign_n4_m2", "assign_n4_m4", "assign_n4_m8", "assign_n16_m2",
-                           "assign_n16_m4", "assign_n16_m8", "assign_n64_m2", "assign_n64_m4",
-                           "assign_n64_m8"})
-    out.push_back({name, read_json(assigner_data(std::string{"machin_instances/"} + name + ".json"))});
+  for (const char* name :
+       {"assign_n4_m2", "assign_n4_m4", "assign_n4_m8", "assign_n16_m2", "assign_n16_m4",
+        "assign_n16_m8", "assign_n64_m2", "assign_n64_m4", "assign_n64_m8"})
+    out.push_back(
+      {name, read_json(assigner_data(std::string{"machin_instances/"} + name + ".json"))});
   return out;
 }
 

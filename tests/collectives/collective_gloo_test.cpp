@@ -1,7 +1,7 @@
 // Collective groups on gloo, with 3 processes on 127.0.0.1: this test is member
 // "0" and starts members "1" and "2".
-#include "collective_cases.hpp"
 #include "../world/world_test_support.hpp"
+#include "collective_cases.hpp"
 
 #include <csignal>
 #include <cstdlib>
@@ -46,8 +46,8 @@ TEST(collective_gloo, a_member_that_would_advertise_loopback_beyond_it_is_refuse
     troupe::create_collective_group(world, {0, 1}, {.timeout = std::chrono::milliseconds{5000}});
     ADD_FAILURE() << "a group advertising loopback formed";
   } catch (const troupe::invalid_argument& e) {
-    EXPECT_NE(std::string{e.what()}.find("collective_options::interface"),
-              std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find("collective_options::interface"), std::string::npos)
+      << e.what();
   }
   EXPECT_EQ(member.exit_code(20s), 3);
 }
@@ -63,7 +63,8 @@ TEST(collective_gloo, an_interface_this_host_lacks_is_refused_naming_where_it_ca
   } catch (const troupe::invalid_argument& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("collective_options::interface names interface 'nosuch0'"),
-              std::string::npos) << what;
+              std::string::npos)
+      << what;
     EXPECT_NE(what.find(" lo"), std::string::npos) << "lists the host's interfaces: " << what;
   }
   ::setenv("TROUPE_SOCKET_IFNAME", "nosuch1", 1);
@@ -72,7 +73,8 @@ TEST(collective_gloo, an_interface_this_host_lacks_is_refused_naming_where_it_ca
     ADD_FAILURE() << "a group formed on an interface that does not exist";
   } catch (const troupe::invalid_argument& e) {
     EXPECT_NE(std::string{e.what()}.find("TROUPE_SOCKET_IFNAME names interface 'nosuch1'"),
-              std::string::npos) << e.what();
+              std::string::npos)
+      << e.what();
   }
   ::unsetenv("TROUPE_SOCKET_IFNAME");
 }
@@ -188,7 +190,8 @@ TROUPE_ROLE(forming_survivor) {
 
 TROUPE_ROLE(forming_victim) {
   return as_member([](troupe::world& world) {
-    troupe::create_collective_group(world, {0, 1, 2}, forming_timeout); // frozen in here by the test
+    troupe::create_collective_group(world, {0, 1, 2},
+                                    forming_timeout); // frozen in here by the test
   });
 }
 

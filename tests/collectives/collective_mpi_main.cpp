@@ -15,7 +15,6 @@
 
 namespace {
 
-
 int run_member() {
   try {
     troupe::runtime rt;

@@ -31,8 +31,9 @@ TEST(engines_off, a_model_from_onnx_is_refused_naming_the_option) {
   if (TROUPE_TEST_ONNX)
     GTEST_SKIP() << "this build has ONNX";
   EXPECT_FALSE(troupe::onnx_available());
-  const auto what = message_of<troupe::invalid_argument>(
-    [] { troupe::model_from_onnx_bytes(std::string{"\x08\x07", 2}); });
+  const auto what = message_of<troupe::invalid_argument>([] {
+    troupe::model_from_onnx_bytes(std::string{"\x08\x07", 2});
+  });
   EXPECT_NE(what.find("TROUPE_WITH_ONNX"), std::string::npos) << what;
 }
 

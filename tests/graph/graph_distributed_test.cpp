@@ -314,7 +314,8 @@ void a_part_that_fails(troupe::world& world) {
 }
 
 void two_rank_cases(troupe::world& world) {
-  auto group = troupe::create_collective_group(world, {0, 1}, {.timeout = std::chrono::seconds{20}});
+  auto group =
+    troupe::create_collective_group(world, {0, 1}, {.timeout = std::chrono::seconds{20}});
   auto& g = *group;
   ring(g);
   no_communication(g);
@@ -334,7 +335,8 @@ void two_rank_cases(troupe::world& world) {
 
 // §2c 18: one array to two ranks.
 void one_array_to_two_ranks(troupe::world& world) {
-  auto group = troupe::create_collective_group(world, {0, 1, 2}, {.timeout = std::chrono::seconds{20}});
+  auto group =
+    troupe::create_collective_group(world, {0, 1, 2}, {.timeout = std::chrono::seconds{20}});
   auto& g = *group;
   auto x = placeholder("x", {4});
   node_ptr out;

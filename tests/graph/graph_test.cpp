@@ -4,10 +4,10 @@
 #include "troupe/graph/analysis.hpp"
 #include "troupe/graph/dot.hpp"
 #include "troupe/graph/errors.hpp"
-#include "troupe/graph/pool_partition.hpp"
 #include "troupe/graph/evaluate.hpp"
 #include "troupe/graph/materialize.hpp"
 #include "troupe/graph/partition.hpp"
+#include "troupe/graph/pool_partition.hpp"
 #include "troupe/graph/serialization.hpp"
 #include "troupe/pools/thread_pool.hpp"
 

@@ -4,8 +4,8 @@
 
 #include "../collectives/collective_cases.hpp"
 
-#include "troupe/collectives/collective_group.hpp"
 #include "troupe/actors/error.hpp"
+#include "troupe/collectives/collective_group.hpp"
 #include "troupe/graph/distributed.hpp"
 
 #include <xtensor/xbuilder.hpp>

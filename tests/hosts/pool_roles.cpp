@@ -3,11 +3,11 @@
 // servers, hosted on host 0 and used from the others.
 #include "host_roles.hpp"
 
+#include "troupe/inbatch/inbatch_parallel.hpp"
+#include "troupe/pools/process_pool.hpp"
 #include "troupe/servers/ordered_server.hpp"
 #include "troupe/servers/push_pull_grad_server.hpp"
 #include "troupe/servers/push_pull_model_server.hpp"
-#include "troupe/inbatch/inbatch_parallel.hpp"
-#include "troupe/pools/process_pool.hpp"
 #include "troupe/staged/parallel_compute.hpp"
 
 #include <sys/stat.h>

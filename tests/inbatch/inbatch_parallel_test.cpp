@@ -67,25 +67,24 @@ TEST_F(inbatch_parallel_test, items_give_the_method_each_item_and_component_each
     values_of);
   EXPECT_EQ(rows(b), (std::vector<int>{100, 101, 102, 103, 104, 105, 106, 107, 108, 109}));
 
-  auto unknown = troupe::inbatch_parallel(
-    rt, troupe::inits::component{"labels"}, [](ten_batch&, const std::vector<float>&) {});
+  auto unknown = troupe::inbatch_parallel(rt, troupe::inits::component{"labels"},
+                                          [](ten_batch&, const std::vector<float>&) {});
   EXPECT_THROW(unknown(b), troupe::invalid_argument);
 }
 
 TEST_F(inbatch_parallel_test, run_once_calls_once_with_only_the_extras_and_waits_for_async_work) {
   std::atomic<int> calls{0};
   std::atomic<bool> finished{false};
-  auto action = troupe::inbatch_parallel(
-    rt, troupe::inits::run_once,
-    [&](ten_batch&, int extra) {
-      ++calls;
-      EXPECT_EQ(extra, 7);
-      return std::async(std::launch::async, [&] {
-        std::this_thread::sleep_for(30ms);
-        finished = true;
-      });
-    },
-    {.target = troupe::inbatch_target::async});
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::run_once,
+                                         [&](ten_batch&, int extra) {
+                                           ++calls;
+                                           EXPECT_EQ(extra, 7);
+                                           return std::async(std::launch::async, [&] {
+                                             std::this_thread::sleep_for(30ms);
+                                             finished = true;
+                                           });
+                                         },
+                                         {.target = troupe::inbatch_target::async});
   ten_batch b;
   action(b, 7);
   EXPECT_EQ(calls.load(), 1);
@@ -107,7 +106,11 @@ TEST_F(inbatch_parallel_test, custom_init_elements_give_positional_named_both_or
     return named.get<int>("k") * 10 + named.get_or("extra", 0);
   };
   auto named_only = troupe::inbatch_parallel(
-    rt, [](ten_batch&) { return std::vector{named_args{{"k", 4}}}; }, with_named, values_of);
+    rt,
+    [](ten_batch&) {
+      return std::vector{named_args{{"k", 4}}};
+    },
+    with_named, values_of);
   EXPECT_EQ(named_only(b), (std::vector<int>{40}));
 
   auto both = troupe::inbatch_parallel(
@@ -120,7 +123,10 @@ TEST_F(inbatch_parallel_test, custom_init_elements_give_positional_named_both_or
   EXPECT_EQ(both(b), (std::vector<int>{203}));
 
   auto scalar = troupe::inbatch_parallel(
-    rt, [](ten_batch&) { return std::vector<std::vector<int>>{{1, 2, 3}}; },
+    rt,
+    [](ten_batch&) {
+      return std::vector<std::vector<int>>{{1, 2, 3}};
+    },
     [](ten_batch&, const std::vector<int>& one) { return static_cast<int>(one.size()); },
     values_of);
   EXPECT_EQ(scalar(b), (std::vector<int>{3})) << "a non-tuple element is one argument";
@@ -177,8 +183,9 @@ TEST_F(inbatch_parallel_test, per_item_values_and_per_item_functions) {
   EXPECT_EQ(draws, 10);
   for (std::size_t i = 0; i < 10; ++i)
     EXPECT_EQ(got[i], static_cast<int>(i + 1 + 1000 * (i + 1)));
-  EXPECT_THROW(action(b, troupe::per_item{std::vector{1, 2}}, troupe::per_item_fn{[] { return 0; }}),
-               troupe::invalid_argument)
+  EXPECT_THROW(
+    action(b, troupe::per_item{std::vector{1, 2}}, troupe::per_item_fn{[] { return 0; }}),
+    troupe::invalid_argument)
     << "two per_item values for ten items";
 }
 
@@ -191,14 +198,13 @@ TEST_F(inbatch_parallel_test, n_workers_caps_concurrency_and_defaults_to_four_pe
   troupe::thread_pool eight{rt, {.workers = 8}};
   for (auto* pool : {static_cast<troupe::thread_pool*>(nullptr), &eight}) {
     concurrency_meter meter;
-    auto action = troupe::inbatch_parallel(
-      rt, troupe::inits::indices,
-      [&](ten_batch&, std::size_t) {
-        meter.enter();
-        std::this_thread::sleep_for(10ms);
-        meter.leave();
-      },
-      {.n_workers = 3, .threads = pool});
+    auto action = troupe::inbatch_parallel(rt, troupe::inits::indices,
+                                           [&](ten_batch&, std::size_t) {
+                                             meter.enter();
+                                             std::this_thread::sleep_for(10ms);
+                                             meter.leave();
+                                           },
+                                           {.n_workers = 3, .threads = pool});
     ten_batch b;
     action(b);
     EXPECT_LE(meter.peak.load(), 3);
@@ -241,10 +247,11 @@ TEST_F(inbatch_parallel_test, a_failing_item_is_kept_in_order_and_others_still_r
 
 TEST_F(inbatch_parallel_test, without_post_a_failure_throws_a_count_and_success_returns_the_batch) {
   ten_batch b;
-  auto failing = troupe::inbatch_parallel(rt, troupe::inits::indices, [](ten_batch&, std::size_t ix) {
-    if (ix == 3 || ix == 7)
-      throw std::runtime_error("bad " + std::to_string(ix));
-  });
+  auto failing =
+    troupe::inbatch_parallel(rt, troupe::inits::indices, [](ten_batch&, std::size_t ix) {
+      if (ix == 3 || ix == 7)
+        throw std::runtime_error("bad " + std::to_string(ix));
+    });
   try {
     failing(b);
     FAIL() << "no parallel_action_failed";
@@ -255,8 +262,8 @@ TEST_F(inbatch_parallel_test, without_post_a_failure_throws_a_count_and_success_
     EXPECT_NE(what.find("2 of 10"), std::string::npos) << what;
     EXPECT_NE(what.find("bad 3"), std::string::npos) << what;
   }
-  auto fine = troupe::inbatch_parallel(rt, troupe::inits::indices,
-                                       [](ten_batch& batch, std::size_t ix) { batch.data[ix] *= 2; });
+  auto fine = troupe::inbatch_parallel(
+    rt, troupe::inits::indices, [](ten_batch& batch, std::size_t ix) { batch.data[ix] *= 2; });
   auto& r = fine(b);
   EXPECT_EQ(&r, &b);
   EXPECT_EQ(b.data[9], 18) << "threads work on the caller's batch";
@@ -278,9 +285,9 @@ TEST_F(inbatch_parallel_test, sequential_debug_propagates_the_first_exception_an
   EXPECT_EQ(ran, (std::vector<std::size_t>{0, 1, 2, 3})) << "items after the failure ran";
 
   ran.clear();
-  auto plain = troupe::inbatch_parallel(
-    rt, troupe::inits::indices, method, [](ten_batch&, outcomes_of_int& o) { return o; },
-    {.target = troupe::inbatch_target::sequential});
+  auto plain = troupe::inbatch_parallel(rt, troupe::inits::indices, method,
+                                        [](ten_batch&, outcomes_of_int& o) { return o; },
+                                        {.target = troupe::inbatch_target::sequential});
   const auto out = plain(b);
   EXPECT_EQ(ran.size(), 10u);
   EXPECT_TRUE(out[3].failed());
@@ -297,41 +304,51 @@ TEST_F(inbatch_parallel_test, configuration_errors_are_typed_and_name_the_culpri
     }
   };
   ten_batch b;
-  expect_error([&] {
-    troupe::inbatch_parallel(rt, troupe::inits::indices, square, {.debug = true});
-  }, "debug");
-  expect_error([&] {
-    auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, square);
-    action.call(b, {.debug = true});
-  }, "debug");
+  expect_error(
+    [&] { troupe::inbatch_parallel(rt, troupe::inits::indices, square, {.debug = true}); },
+    "debug");
+  expect_error(
+    [&] {
+      auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, square);
+      action.call(b, {.debug = true});
+    },
+    "debug");
   expect_error([] { (void)troupe::inbatch_target_named("gpu"); }, "'gpu'");
   EXPECT_EQ(troupe::inbatch_target_named("mpc"), troupe::inbatch_target::processes);
   EXPECT_EQ(troupe::inbatch_target_named("for"), troupe::inbatch_target::sequential);
-  expect_error([&] {
-    troupe::inbatch_parallel(rt, troupe::inits::indices, square,
-                             {.target = static_cast<troupe::inbatch_target>(42)});
-  }, "42");
-  expect_error([&] {
-    troupe::inbatch_parallel(rt, std::function<std::vector<int>(ten_batch&)>{}, square);
-  }, "init is missing");
-  expect_error([&] {
-    troupe::inbatch_parallel(rt, troupe::inits::indices, square, {.n_workers = 0});
-  }, "n_workers");
-  expect_error([&] {
-    troupe::inbatch_parallel(rt, troupe::inits::indices, square, {.chunksize = 0});
-  }, "chunksize");
-  expect_error([&] {
-    troupe::inbatch_parallel(rt, troupe::inits::indices, square,
-                             {.target = troupe::inbatch_target::processes});
-  }, "TROUPE_TASK");
-  expect_error([&] {
-    auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, square);
-    action.call(b, {.named = {{"scale", 2}}});
-  }, "scale");
-  expect_error([&] {
-    auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, square);
-    action.call(b, {.target = troupe::inbatch_target::async});
-  }, "async");
+  expect_error(
+    [&] {
+      troupe::inbatch_parallel(rt, troupe::inits::indices, square,
+                               {.target = static_cast<troupe::inbatch_target>(42)});
+    },
+    "42");
+  expect_error(
+    [&] { troupe::inbatch_parallel(rt, std::function<std::vector<int>(ten_batch&)>{}, square); },
+    "init is missing");
+  expect_error(
+    [&] { troupe::inbatch_parallel(rt, troupe::inits::indices, square, {.n_workers = 0}); },
+    "n_workers");
+  expect_error(
+    [&] { troupe::inbatch_parallel(rt, troupe::inits::indices, square, {.chunksize = 0}); },
+    "chunksize");
+  expect_error(
+    [&] {
+      troupe::inbatch_parallel(rt, troupe::inits::indices, square,
+                               {.target = troupe::inbatch_target::processes});
+    },
+    "TROUPE_TASK");
+  expect_error(
+    [&] {
+      auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, square);
+      action.call(b, {.named = {{"scale", 2}}});
+    },
+    "scale");
+  expect_error(
+    [&] {
+      auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, square);
+      action.call(b, {.target = troupe::inbatch_target::async});
+    },
+    "async");
 }
 
 /// A result type without a default constructor (kept in std::optional slots).
@@ -342,10 +359,9 @@ struct labelled {
 
 TEST_F(inbatch_parallel_test, a_post_can_take_all_values_at_once_or_hear_of_every_failure) {
   ten_batch b;
-  auto ints = troupe::inbatch_parallel(rt, troupe::inits::indices, square,
-                                       [](ten_batch&, outcomes_of_int& out) {
-                                         return std::move(out).values();
-                                       });
+  auto ints = troupe::inbatch_parallel(
+    rt, troupe::inits::indices, square,
+    [](ten_batch&, outcomes_of_int& out) { return std::move(out).values(); });
   EXPECT_EQ(ints(b), (std::vector<int>{0, 1, 4, 9, 16, 25, 36, 49, 64, 81}));
 
   auto objects = troupe::inbatch_parallel(
@@ -356,8 +372,8 @@ TEST_F(inbatch_parallel_test, a_post_can_take_all_values_at_once_or_hear_of_ever
   auto flags = troupe::inbatch_parallel(
     rt, troupe::inits::indices, [](ten_batch&, std::size_t ix) { return ix % 2 == 0; },
     [](ten_batch&, troupe::outcomes<bool>& out) { return std::move(out).values(); });
-  EXPECT_EQ(flags(b), (std::vector<bool>{true, false, true, false, true, false, true, false,
-                                         true, false}));
+  EXPECT_EQ(flags(b),
+            (std::vector<bool>{true, false, true, false, true, false, true, false, true, false}));
 
   auto failing = troupe::inbatch_parallel(
     rt, troupe::inits::indices,
@@ -421,10 +437,12 @@ TEST_F(inbatch_parallel_test, the_action_keeps_its_pool_across_calls) {
   ten_batch b;
   std::mutex mutex;
   std::set<int> workers;
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, [&](ten_batch&, std::size_t) {
-    const std::lock_guard lock{mutex};
-    workers.insert(troupe::testing::thread_serial());
-  }, {.n_workers = 2});
+  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices,
+                                         [&](ten_batch&, std::size_t) {
+                                           const std::lock_guard lock{mutex};
+                                           workers.insert(troupe::testing::thread_serial());
+                                         },
+                                         {.n_workers = 2});
   for (int call = 0; call < 5; ++call)
     action(b);
   EXPECT_LE(workers.size(), 2u) << "a pool was started per call";

@@ -37,10 +37,10 @@ TROUPE_TASK(inbatch_stall_at_3, [](ten_batch&, std::size_t ix, std::string path)
   return static_cast<int>(ix);
 });
 
-TROUPE_TASK(inbatch_scaled, [](ten_batch& b, std::size_t ix, int factor,
-                               const troupe::named_args& named) {
-  return b.data[ix] * factor * named.get<int>("k");
-});
+TROUPE_TASK(inbatch_scaled,
+            [](ten_batch& b, std::size_t ix, int factor, const troupe::named_args& named) {
+              return b.data[ix] * factor * named.get<int>("k");
+            });
 
 /// What item 0 of the batch held when this item began, after which it scribbles on it.
 TROUPE_TASK(inbatch_first_then_scribble, [](ten_batch& b, std::size_t) {
@@ -55,16 +55,14 @@ TROUPE_TASK(inbatch_item_plus_row, [](const ten_batch&, int item, const std::vec
   return item + static_cast<int>(row.at(0));
 });
 
-TROUPE_TASK(inbatch_row_times_k, [](const ten_batch&, const std::vector<float>& row,
-                                    const troupe::named_args& named) {
-  return static_cast<int>(row.at(0)) * named.get<int>("k");
-});
+TROUPE_TASK(inbatch_row_times_k,
+            [](const ten_batch&, const std::vector<float>& row, const troupe::named_args& named) {
+              return static_cast<int>(row.at(0)) * named.get<int>("k");
+            });
 
 /// When it ran (steady clock, shared by the processes of a host), as {start, end} in ns.
 TROUPE_TASK(inbatch_interval, [](const ten_batch&, std::size_t) {
-  const auto now = [] {
-    return std::chrono::steady_clock::now().time_since_epoch().count();
-  };
+  const auto now = [] { return std::chrono::steady_clock::now().time_since_epoch().count(); };
   const auto start = now();
   std::this_thread::sleep_for(std::chrono::milliseconds{5});
   return std::pair<long long, long long>{start, now()};
@@ -150,9 +148,9 @@ TEST_F(process_pool_test, inbatch_processes_take_extras_per_item_values_and_name
 }
 
 TEST_F(process_pool_test, inbatch_processes_keep_their_own_pool_across_calls) {
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_pid, keep_outcomes,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .n_workers = 2});
+  auto action =
+    troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_pid, keep_outcomes,
+                             {.target = troupe::inbatch_target::processes, .n_workers = 2});
   ten_batch b;
   std::set<int> pids;
   for (int call = 0; call < 3; ++call)
@@ -218,7 +216,8 @@ TEST_F(process_pool_test, inbatch_processes_take_items_components_and_item_args)
   const troupe::inbatch_options on_procs{.target = troupe::inbatch_target::processes,
                                          .processes = &procs};
   auto items = troupe::inbatch_parallel(
-    rt, [](ten_batch& batch) {
+    rt,
+    [](ten_batch& batch) {
       std::vector<std::tuple<int, std::vector<float>>> out;
       for (std::size_t i = 0; i < batch.size(); ++i)
         out.emplace_back(batch[i], batch.images[i]);
@@ -228,7 +227,8 @@ TEST_F(process_pool_test, inbatch_processes_take_items_components_and_item_args)
   EXPECT_EQ(values(items(b)), (std::vector<int>{0, 11, 22, 33, 44, 55, 66, 77, 88, 99}));
 
   auto rows = troupe::inbatch_parallel(
-    rt, [](ten_batch& batch) {
+    rt,
+    [](ten_batch& batch) {
       std::vector<troupe::item_args<std::vector<float>>> out;
       for (const auto& row : batch.component("masks"))
         out.push_back({std::tuple{row}, troupe::named_args{{"k", 3}}});
@@ -245,18 +245,16 @@ TEST_F(process_pool_test, inbatch_processes_take_indices_in_any_order_and_repeat
   for (const auto chunksize : {std::size_t{7}, std::size_t{1}}) {
     auto action = troupe::inbatch_parallel(
       rt, std::vector<std::size_t>{0, 1, 2, 7, 3, 3, 9}, inbatch_square, keep_outcomes,
-      {.target = troupe::inbatch_target::processes, .chunksize = chunksize,
-       .processes = &procs});
+      {.target = troupe::inbatch_target::processes, .chunksize = chunksize, .processes = &procs});
     EXPECT_EQ(values(action(b)), (std::vector<int>{0, 1, 4, 49, 9, 9, 81})) << chunksize;
   }
 }
 
 TEST_F(process_pool_test, inbatch_processes_with_no_items_send_nothing) {
   troupe::process_pool procs{rt, {.workers = 1}};
-  auto action = troupe::inbatch_parallel(rt, std::vector<std::size_t>{}, inbatch_square,
-                                         keep_outcomes,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .processes = &procs});
+  auto action =
+    troupe::inbatch_parallel(rt, std::vector<std::size_t>{}, inbatch_square, keep_outcomes,
+                             {.target = troupe::inbatch_target::processes, .processes = &procs});
   ten_batch b;
   EXPECT_EQ(action(b).size(), 0u);
   EXPECT_TRUE(procs.worker_pids().empty()) << "a worker was started for no items";
@@ -273,21 +271,23 @@ TEST_F(process_pool_test, inbatch_processes_n_workers_caps_the_items_running_at_
       std::sort(spans.begin(), spans.end());
       return spans;
     },
-    {.target = troupe::inbatch_target::processes, .n_workers = 1, .chunksize = 1,
+    {.target = troupe::inbatch_target::processes,
+     .n_workers = 1,
+     .chunksize = 1,
      .processes = &procs});
   ten_batch b;
   const auto spans = action(b);
   ASSERT_EQ(spans.size(), 10u);
   for (std::size_t i = 1; i < spans.size(); ++i)
-    EXPECT_LE(spans[i - 1].second, spans[i].first) << "items " << i - 1 << " and " << i
-                                                   << " ran at once with n_workers = 1";
+    EXPECT_LE(spans[i - 1].second, spans[i].first)
+      << "items " << i - 1 << " and " << i << " ran at once with n_workers = 1";
 }
 
 TEST_F(process_pool_test, inbatch_processes_without_post_throw_parallel_action_failed) {
   troupe::process_pool procs{rt, {.workers = 2}};
-  auto action = troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_out_of_range_at_3,
-                                         {.target = troupe::inbatch_target::processes,
-                                          .processes = &procs});
+  auto action =
+    troupe::inbatch_parallel(rt, troupe::inits::indices, inbatch_out_of_range_at_3,
+                             {.target = troupe::inbatch_target::processes, .processes = &procs});
   ten_batch b;
   try {
     action(b);

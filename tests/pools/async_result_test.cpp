@@ -15,7 +15,10 @@ using async_result_test = pool_test;
 TEST_F(async_result_test, get_with_timeout_throws_timeout_error_then_succeeds_later) {
   troupe::thread_pool pool{rt, {.workers = 1}};
   gate g;
-  auto r = pool.apply_async([f = g.opened] { f.wait(); return 5; });
+  auto r = pool.apply_async([f = g.opened] {
+    f.wait();
+    return 5;
+  });
   EXPECT_FALSE(r.ready());
   EXPECT_THROW((void)r.get(10ms), troupe::timeout_error);
   EXPECT_FALSE(r.wait(10ms));
@@ -39,7 +42,11 @@ TEST_F(async_result_test, on_result_is_called_with_the_value) {
   troupe::thread_pool pool{rt, {.workers = 1}};
   gate g;
   std::promise<int> seen;
-  auto r = pool.apply_async([f = g.opened] { f.wait(); return 41; })
+  auto r = pool
+             .apply_async([f = g.opened] {
+               f.wait();
+               return 41;
+             })
              .on_result([&](const int& v) { seen.set_value(v + 1); })
              .on_error([](std::exception_ptr) { ADD_FAILURE() << "on_error on success"; });
   g.open.set_value();
@@ -91,8 +98,14 @@ TEST_F(async_result_test, map_async_callbacks_get_the_whole_list_once) {
   EXPECT_EQ(v[19], 190);
   EXPECT_EQ(calls.load(), 1);
   std::promise<void> failed;
-  pool.starmap_async([](int a, int) -> int { if (a == 2) throw std::runtime_error("x"); return a; },
-                     std::vector<std::tuple<int, int>>{{1, 1}, {2, 2}, {3, 3}})
+  pool
+    .starmap_async(
+      [](int a, int) -> int {
+        if (a == 2)
+          throw std::runtime_error("x");
+        return a;
+      },
+      std::vector<std::tuple<int, int>>{{1, 1}, {2, 2}, {3, 3}})
     .on_error([&](std::exception_ptr) { failed.set_value(); })
     .wait();
   EXPECT_EQ(failed.get_future().wait_for(10s), std::future_status::ready);

@@ -15,8 +15,7 @@ using ctx_thread_pool_test = pool_test;
 TEST_F(ctx_thread_pool_test, every_task_gets_its_workers_own_context) {
   troupe::ctx_thread_pool<int> pool{rt, std::vector<int>{10, 11, 12}};
   EXPECT_EQ(pool.size(), 3u);
-  const auto seen = pool.map(
-    [](int& ctx, int x) { return std::pair{ctx, x}; }, iota(300), 1);
+  const auto seen = pool.map([](int& ctx, int x) { return std::pair{ctx, x}; }, iota(300), 1);
   ASSERT_EQ(seen.size(), 300u);
   std::set<int> contexts;
   for (std::size_t i = 0; i < seen.size(); ++i) {
@@ -36,8 +35,8 @@ TEST_F(ctx_thread_pool_test, a_context_belongs_to_one_worker_thread_and_is_never
     device(device&& other) noexcept : id(other.id) {}
     explicit device(int i) : id(i) {}
   };
-  troupe::ctx_thread_pool<device> pool{rt, [](std::size_t i) { return device{static_cast<int>(i)}; },
-                                       {.workers = 3}};
+  troupe::ctx_thread_pool<device> pool{
+    rt, [](std::size_t i) { return device{static_cast<int>(i)}; }, {.workers = 3}};
   pool.map(
     [](device& d, int) {
       if (d.users.fetch_add(1) != 0)
@@ -74,13 +73,15 @@ TEST_F(ctx_thread_pool_test, all_pool_calls_pass_the_context_first) {
   const std::set<std::string> names{"a", "b"};
   EXPECT_TRUE(names.count(pool.apply([](std::string& c, int) { return c; }, 1)));
   EXPECT_TRUE(names.count(pool.apply_async([](std::string& c) { return c; }).get()));
-  const auto star = pool.starmap([](std::string& c, int a, int b) { return c + std::to_string(a + b); },
-                                 std::vector<std::tuple<int, int>>{{1, 1}, {2, 2}});
+  const auto star =
+    pool.starmap([](std::string& c, int a, int b) { return c + std::to_string(a + b); },
+                 std::vector<std::tuple<int, int>>{{1, 1}, {2, 2}});
   ASSERT_EQ(star.size(), 2u);
   EXPECT_EQ(star[0].substr(1), "2");
   EXPECT_EQ(star[1].substr(1), "4");
   std::multiset<int> streamed;
-  for (auto v : pool.imap_unordered([](std::string& c, int x) { return static_cast<int>(c.size()) + x; }, iota(10)))
+  for (auto v : pool.imap_unordered(
+         [](std::string&c, int x) { return static_cast<int>(c.size()) + x; }, iota(10)))
     streamed.insert(v);
   EXPECT_EQ(streamed.size(), 10u);
   EXPECT_EQ(*streamed.rbegin(), 10);

@@ -52,7 +52,9 @@ TEST_F(machin_thread_pool, test_apply_async) {
 
 TEST_F(machin_thread_pool, test_map) { EXPECT_EQ(pool.map(func, inputs()), expected); }
 
-TEST_F(machin_thread_pool, test_map_async) { EXPECT_EQ(pool.map_async(func, inputs()).get(), expected); }
+TEST_F(machin_thread_pool, test_map_async) {
+  EXPECT_EQ(pool.map_async(func, inputs()).get(), expected);
+}
 
 TEST_F(machin_thread_pool, test_imap) {
   std::vector<float> out;
@@ -69,7 +71,9 @@ TEST_F(machin_thread_pool, test_imap_unordered) {
   EXPECT_EQ(out, expected);
 }
 
-TEST_F(machin_thread_pool, test_starmap) { EXPECT_EQ(pool.starmap(func2, pair_inputs()), expected); }
+TEST_F(machin_thread_pool, test_starmap) {
+  EXPECT_EQ(pool.starmap(func2, pair_inputs()), expected);
+}
 
 TEST_F(machin_thread_pool, test_starmap_async) {
   EXPECT_EQ(pool.starmap_async(func2, pair_inputs()).get(), expected);
@@ -79,9 +83,11 @@ TEST_F(machin_thread_pool, test_lambda_and_local) {
   const tensor y = xt::ones<float>({10});
   auto local = [y](const tensor& x) { return xt::sum(x + y)(); };
   EXPECT_EQ(pool.map(local, inputs()), (std::vector<float>{10, 20, 30, 40, 50}));
-  EXPECT_EQ(pool.map([](const std::tuple<tensor, tensor>& p) { return func2(std::get<0>(p), std::get<1>(p)); },
-                     pair_inputs()),
-            expected);
+  EXPECT_EQ(
+    pool.map(
+      [](const std::tuple<tensor, tensor>& p) { return func2(std::get<0>(p), std::get<1>(p)); },
+      pair_inputs()),
+    expected);
   EXPECT_EQ(pool.map(func, inputs()), expected);
 }
 
@@ -104,8 +110,8 @@ TEST_F(machin_ctx_thread_pool, test_init) {
   EXPECT_THROW((troupe::ctx_thread_pool<int>{rt, std::vector<int>{0, 1, 2, 3}, {.workers = 2}}),
                troupe::invalid_argument);
   std::atomic<int> inits{0};
-  troupe::ctx_thread_pool<int> with_init{rt, std::vector<int>{0, 1},
-                                         {.workers = 2, .initializer = [&] { ++inits; }}};
+  troupe::ctx_thread_pool<int> with_init{
+    rt, std::vector<int>{0, 1}, {.workers = 2, .initializer = [&] { ++inits; }}};
   with_init.map([](int&, int x) { return x; }, iota(10), 1);
   with_init.close();
   with_init.join();
@@ -134,9 +140,13 @@ protected:
 
 TEST_F(machin_ctx_pool, test_apply) { EXPECT_EQ(pool.apply(ctx_func, 1).second, 1); }
 
-TEST_F(machin_ctx_pool, test_apply_async) { EXPECT_EQ(pool.apply_async(ctx_func, 1).get().second, 1); }
+TEST_F(machin_ctx_pool, test_apply_async) {
+  EXPECT_EQ(pool.apply_async(ctx_func, 1).get().second, 1);
+}
 
-TEST_F(machin_ctx_pool, test_map) { expect_values_and_contexts(pool.map(ctx_func, iota(10)), iota(10), {0, 1}); }
+TEST_F(machin_ctx_pool, test_map) {
+  expect_values_and_contexts(pool.map(ctx_func, iota(10)), iota(10), {0, 1});
+}
 
 TEST_F(machin_ctx_pool, test_map_async) {
   expect_values_and_contexts(pool.map_async(ctx_func, iota(10)).get(), iota(10), {0, 1});

@@ -17,12 +17,18 @@ template <class F>
 std::chrono::milliseconds time_of(F&& f) {
   const auto start = std::chrono::steady_clock::now();
   f();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start);
 }
 
 TEST_F(pool_lifecycle_test, close_lets_queued_work_finish_then_join_returns) {
   troupe::thread_pool pool{rt, {.workers = 2}};
-  auto r = pool.map_async([](int x) { std::this_thread::sleep_for(100us); return x + 1; }, iota(200), 1);
+  auto r = pool.map_async(
+    [](int x) {
+      std::this_thread::sleep_for(100us);
+      return x + 1;
+    },
+    iota(200), 1);
   pool.close();
   pool.join();
   ASSERT_TRUE(r.ready()) << "join returned before the queued work finished";
@@ -79,7 +85,13 @@ TEST_F(pool_lifecycle_test, terminate_fails_every_pending_result_with_pool_close
 TEST_F(pool_lifecycle_test, terminate_after_close_stops_the_queued_work) {
   troupe::thread_pool pool{rt, {.workers = 1}};
   std::atomic<int> ran{0};
-  auto r = pool.map_async([&](int x) { ++ran; std::this_thread::sleep_for(1ms); return x; }, iota(1000), 1);
+  auto r = pool.map_async(
+    [&](int x) {
+      ++ran;
+      std::this_thread::sleep_for(1ms);
+      return x;
+    },
+    iota(1000), 1);
   pool.close();
   pool.terminate();
   pool.join();
@@ -120,7 +132,12 @@ TEST_F(pool_lifecycle_test, reading_a_stream_after_close_does_not_throttle_join_
 
 TEST_F(pool_lifecycle_test, destroying_a_pool_with_work_in_flight_does_not_wait_for_the_queue) {
   auto pool = std::make_unique<troupe::thread_pool>(rt, troupe::pool_options{.workers = 2});
-  auto r = pool->map_async([](int x) { std::this_thread::sleep_for(5ms); return x; }, iota(2000), 1);
+  auto r = pool->map_async(
+    [](int x) {
+      std::this_thread::sleep_for(5ms);
+      return x;
+    },
+    iota(2000), 1);
   const auto took = time_of([&] { pool.reset(); });
   EXPECT_LT(took, 2s) << "the destructor waited for queued work (2000 x 5 ms / 2 workers = 5 s)";
   EXPECT_THROW((void)r.get(), troupe::pool_closed);
@@ -129,7 +146,12 @@ TEST_F(pool_lifecycle_test, destroying_a_pool_with_work_in_flight_does_not_wait_
 TEST_F(pool_lifecycle_test, a_stream_outliving_its_pool_fails_cleanly) {
   auto pool = std::make_unique<troupe::thread_pool>(rt, troupe::pool_options{.workers = 1});
   std::optional<troupe::imap_stream<int>> stream;
-  stream.emplace(pool->imap([](int x) { std::this_thread::sleep_for(1ms); return x; }, iota(1000)));
+  stream.emplace(pool->imap(
+    [](int x) {
+      std::this_thread::sleep_for(1ms);
+      return x;
+    },
+    iota(1000)));
   pool.reset();
   int delivered = 0;
   bool closed = false;
@@ -147,7 +169,12 @@ TEST_F(pool_lifecycle_test, a_stream_outliving_its_pool_fails_cleanly) {
 TEST(pool_runtime_shutdown, a_runtime_terminates_pools_still_alive_when_it_goes) {
   auto rt = std::make_unique<troupe::runtime>();
   auto pool = std::make_unique<troupe::thread_pool>(*rt, troupe::pool_options{.workers = 2});
-  auto r = pool->map_async([](int x) { std::this_thread::sleep_for(5ms); return x; }, iota(2000), 1);
+  auto r = pool->map_async(
+    [](int x) {
+      std::this_thread::sleep_for(5ms);
+      return x;
+    },
+    iota(2000), 1);
   const auto took = time_of([&] { rt.reset(); });
   EXPECT_LT(took, 2s) << "runtime shutdown waited for queued work";
   EXPECT_THROW((void)r.get(), troupe::pool_closed);

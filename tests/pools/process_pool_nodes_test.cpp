@@ -21,8 +21,8 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 extern char** environ;
@@ -74,7 +74,8 @@ private:
   certificates() {
     folder = make("troupe-node-certs");
     foreign = make("troupe-node-rogue");
-    std::system((std::string{TROUPE_MAKE_CERTS} + " " + folder + " pool=127.0.0.1 node >/dev/null").c_str());
+    std::system(
+      (std::string{TROUPE_MAKE_CERTS} + " " + folder + " pool=127.0.0.1 node >/dev/null").c_str());
     std::system((std::string{TROUPE_MAKE_CERTS} + " " + foreign + " rogue >/dev/null").c_str());
   }
   ~certificates() {
@@ -201,7 +202,8 @@ TEST_P(process_pool_nodes, a_node_that_joins_late_takes_its_share_of_the_work) {
     for (int pid : pool.map(node_pid, iota(400), 1))
       pids.insert(pid);
     return pids.count(node) == 1;
-  })) << "no work reached the node";
+  }))
+    << "no work reached the node";
   EXPECT_EQ(pool.map(node_square, iota(1000), 7).back(), 999 * 999);
   pool.close();
   pool.join();
@@ -221,7 +223,8 @@ TEST_P(process_pool_nodes, a_node_brings_as_many_workers_as_it_is_told) {
     for (int pid : pool.map(node_pid, iota(400), 1))
       pids.insert(pid);
     return pids.size() == 3;
-  })) << "work did not reach all three workers";
+  }))
+    << "work did not reach all three workers";
   EXPECT_EQ(pids.count(node), 1u);
   kill(node, SIGKILL); // its other slot dies with it
   waitpid(node, nullptr, 0);
@@ -362,7 +365,8 @@ TEST_P(process_pool_nodes, a_node_gets_its_context_from_the_pools_factory) {
       indices.insert(index);
     }
     return indices.size() == 2;
-  })) << "the node (slot 1) never ran a task with its own context";
+  }))
+    << "the node (slot 1) never ran a task with its own context";
   EXPECT_EQ(indices, (std::set<int>{0, 1}));
   kill(node, SIGKILL);
   waitpid(node, nullptr, 0);
@@ -377,10 +381,11 @@ TEST(process_pool_node_gate, a_forged_frame_header_costs_a_tls_pool_no_memory) {
   troupe::runtime rt;
   const auto& certs = certificates::get();
   troupe::process_pool pool{
-    rt, {.workers = 1,
-         .remote_secret = "s",
-         .tls = troupe::tls_options{certs.folder + "/pool.pem", certs.folder + "/pool.key",
-                                    certs.folder + "/ca.pem", {}}}};
+    rt,
+    {.workers = 1,
+     .remote_secret = "s",
+     .tls = troupe::tls_options{
+       certs.folder + "/pool.pem", certs.folder + "/pool.key", certs.folder + "/ca.pem", {}}}};
   const long before = troupe::testing::resident_kib();
   const int stranger = connect_stranger(pool.listen_port());
   unsigned char header[32] = {}; // a BASP client handshake announcing a 1 GiB payload
@@ -398,8 +403,8 @@ TEST(process_pool_node_gate, a_forged_frame_header_costs_a_tls_pool_no_memory) {
 TEST(process_pool_node_gate, listening_beyond_loopback_needs_tls_or_allow_insecure) {
   troupe::runtime rt;
   try {
-    troupe::process_pool pool{
-      rt, {.workers = 1, .remote_secret = "s", .listen_address = "0.0.0.0"}};
+    troupe::process_pool pool{rt,
+                              {.workers = 1, .remote_secret = "s", .listen_address = "0.0.0.0"}};
     ADD_FAILURE() << "listened beyond loopback without TLS";
   } catch (const troupe::invalid_argument& e) {
     EXPECT_NE(std::string{e.what()}.find("without TLS"), std::string::npos) << e.what();

@@ -19,8 +19,8 @@
 #include <atomic>
 #include <fstream>
 #include <memory>
-#include <ranges>
 #include <random>
+#include <ranges>
 #include <set>
 #include <sstream>
 #include <string>
@@ -48,9 +48,8 @@ struct unregistered_failure : std::runtime_error {
 TROUPE_EXCEPTION(custom_failure);
 
 TROUPE_TASK(length_of, [](std::string s) { return s.size(); });
-TROUPE_TASK(megabytes_of_floats, [](int mb) {
-  return std::vector<float>(static_cast<std::size_t>(mb) << 18, 1.5f);
-});
+TROUPE_TASK(megabytes_of_floats,
+            [](int mb) { return std::vector<float>(static_cast<std::size_t>(mb) << 18, 1.5f); });
 TROUPE_TASK(context_size_plus, [](xt::xarray<float>& context, int x) {
   return context.size() + static_cast<std::size_t>(x);
 });
@@ -60,7 +59,8 @@ TROUPE_TASK(square_slowly, [](int x) {
   std::this_thread::sleep_for(std::chrono::milliseconds{2});
   return x * x;
 });
-TROUPE_TASK(throws_custom, [](int x) -> int { throw custom_failure("custom " + std::to_string(x)); });
+TROUPE_TASK(throws_custom,
+            [](int x) -> int { throw custom_failure("custom " + std::to_string(x)); });
 TROUPE_TASK(throws_unregistered, [](int) -> int { throw unregistered_failure("who am I"); });
 TROUPE_TASK(whoami, [](int) {
   std::this_thread::sleep_for(std::chrono::milliseconds{1}); // long enough for both to serve
@@ -84,7 +84,9 @@ TROUPE_TASK(scribble_on_reply_ring, [](int) {
   while (std::getline(cmdline, arg, '\0') && arg.rfind("--troupe-worker=", 0) != 0) {
   }
   const auto stem = arg.substr(std::string{"--troupe-worker="}.size(), arg.find(',') - 16);
-  troupe::detail::byte_queue ring{stem + "-rep", troupe::detail::byte_queue::mode::open, {},
+  troupe::detail::byte_queue ring{stem + "-rep",
+                                  troupe::detail::byte_queue::mode::open,
+                                  {},
                                   troupe::detail::type_tag("N6troupe6detail11reply_batchE"),
                                   "reply_batch"};
   const std::vector<std::byte> garbage(64, std::byte{0xAB});
@@ -142,7 +144,8 @@ TEST_F(process_pool_test, contexts_larger_than_a_workers_ring_reach_their_worker
 
 TEST_F(process_pool_test, max_message_bytes_fails_only_the_item_that_cannot_travel) {
   troupe::process_pool pool{rt, {.workers = 1, .max_message_bytes = 1 << 20}};
-  auto stream = pool.imap(length_of, std::vector<std::string>{"a", std::string(2 << 20, 'x'), "bc"});
+  auto stream =
+    pool.imap(length_of, std::vector<std::string>{"a", std::string(2 << 20, 'x'), "bc"});
   EXPECT_EQ(stream.next(), 1u);
   try {
     (void)stream.next();
@@ -166,9 +169,8 @@ TEST_F(process_pool_test, max_message_bytes_fails_only_the_item_that_cannot_trav
 TEST_F(process_pool_test, undecodable_bytes_on_a_reply_ring_fail_the_work_instead_of_hanging) {
   troupe::process_pool pool{rt, {.workers = 1}};
   auto scribbled = pool.apply_async(scribble_on_reply_ring, 0);
-  returns_within(30s, "the scribbled reply", [&] {
-    EXPECT_THROW((void)scribbled.get(), troupe::serialization_error);
-  });
+  returns_within(30s, "the scribbled reply",
+                 [&] { EXPECT_THROW((void)scribbled.get(), troupe::serialization_error); });
   EXPECT_EQ(pool.apply(length_of, std::string(7, 'z')), 7u) << "a new worker took the slot";
 }
 
@@ -243,7 +245,8 @@ TEST_F(process_pool_test, a_program_slow_to_start_is_not_taken_for_frozen) {
       FAIL() << "a worker that never started ran the task";
     } catch (const troupe::worker_lost& e) {
       EXPECT_NE(std::string{e.what()}.find("did not start within the startup_timeout"),
-                std::string::npos) << e.what();
+                std::string::npos)
+        << e.what();
     }
   }
   unsetenv("TROUPE_TEST_SLOW_START_MS");

@@ -11,26 +11,26 @@
 #include "troupe/actors/runtime.hpp"
 #include "troupe/queues/shm_segment.hpp"
 
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
-#include <spawn.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <set>
 #include <span>
-#include <string_view>
+#include <spawn.h>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -195,7 +195,8 @@ TEST_F(process_pool_test, a_task_that_aborts_fails_with_worker_lost) {
 }
 
 TEST_F(process_pool_test, terminate_stops_running_tasks_instead_of_waiting_for_them) {
-  auto pool = std::make_unique<troupe::process_pool>(rt, troupe::process_pool_options{.workers = 1});
+  auto pool =
+    std::make_unique<troupe::process_pool>(rt, troupe::process_pool_options{.workers = 1});
   auto [running, pid] = start_busy_task(*pool, "terminate"); // would sleep 30 s
   ASSERT_GT(pid, 0);
   const auto start = std::chrono::steady_clock::now();
@@ -270,8 +271,8 @@ TEST_F(process_pool_test, large_tensors_travel_through_segments_both_ways) {
     troupe::process_pool pool{rt, {.workers = 2}};
     // 80 MiB each: more than a worker's queue holds (64 MiB), so only segments can carry them.
     const xt::xarray<float> big = xt::ones<float>({20u << 20});
-    const auto out = pool.starmap(scaled, std::vector<std::tuple<xt::xarray<float>, float>>{
-                                            {big, 2.f}, {big, 3.f}});
+    const auto out = pool.starmap(
+      scaled, std::vector<std::tuple<xt::xarray<float>, float>>{{big, 2.f}, {big, 3.f}});
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(out[0](0), 2.f);
     EXPECT_EQ(out[1](big.size() - 1), 3.f);
@@ -344,7 +345,8 @@ TEST_F(process_pool_test, a_replaced_worker_gets_its_context_again) {
 
 TEST(process_pool_orphans, workers_die_with_the_pools_process) {
 #if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "needs fork() of a multi-threaded process, which ThreadSanitizer does not support";
+  GTEST_SKIP()
+    << "needs fork() of a multi-threaded process, which ThreadSanitizer does not support";
 #endif
   int fds[2];
   ASSERT_EQ(pipe(fds), 0); // workers inherit no descriptors beyond stderr, so EOF comes
@@ -386,7 +388,8 @@ TEST(process_pool_orphans, workers_die_with_the_pools_process) {
   for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"}) {
     EXPECT_NE(entry.path().filename().string().rfind(prefix, 0), 0u)
       << entry.path() << " of the killed pool is still there";
-    EXPECT_NE(entry.path().filename().string().find("troupe.seg." + std::to_string(owner) + "."), 0u)
+    EXPECT_NE(entry.path().filename().string().find("troupe.seg." + std::to_string(owner) + "."),
+              0u)
       << entry.path() << " of the killed pool is still there";
   }
 }

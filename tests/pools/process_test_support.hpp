@@ -5,8 +5,8 @@
 #include "troupe/actors/task.hpp"
 #include "troupe/pools/async_result.hpp"
 
-#include <gtest/gtest.h>
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>

@@ -65,9 +65,9 @@ TEST_F(progress_test, imap_counts_failures_and_learns_a_lazy_inputs_total_at_its
   troupe::thread_pool pool{rt, {.workers = 2}};
   recorder seen;
   {
-    auto stream = pool.imap(fails_on_multiples_of_10,
-                            std::views::iota(1, 101) | std::views::transform([](int x) { return x; }),
-                            seen.callback());
+    auto stream = pool.imap(
+      fails_on_multiples_of_10,
+      std::views::iota(1, 101) | std::views::transform([](int x) { return x; }), seen.callback());
     int failures = 0;
     for (int i = 0; i < 100; ++i)
       try {
@@ -79,7 +79,8 @@ TEST_F(progress_test, imap_counts_failures_and_learns_a_lazy_inputs_total_at_its
   }
   std::lock_guard guard{seen.mutex};
   ASSERT_FALSE(seen.updates.empty());
-  EXPECT_FALSE(seen.updates.front().total.has_value()) << "the input's length is not known at first";
+  EXPECT_FALSE(seen.updates.front().total.has_value())
+    << "the input's length is not known at first";
   const auto& last = seen.updates.back();
   EXPECT_TRUE(last.finished);
   EXPECT_EQ(last.done, 100u);
@@ -99,15 +100,15 @@ TEST_F(progress_test, a_bar_is_drawn_only_on_a_terminal_and_says_what_a_user_nee
   u.rate = 50;
   u.remaining = std::chrono::seconds{15};
   const auto line = troupe::format_progress("resizing", u);
-  for (const char* part : {"resizing", "250/1000", "25.0%", "50.0 it/s", "00:05", "00:15", "failed 3"})
+  for (const char* part :
+       {"resizing", "250/1000", "25.0%", "50.0 it/s", "00:05", "00:15", "failed 3"})
     EXPECT_NE(line.find(part), std::string::npos) << part << " is missing from: " << line;
 }
 
 TEST_F(progress_test, a_throwing_callback_does_not_break_the_work) {
   troupe::thread_pool pool{rt, {.workers = 2}};
-  auto noisy = troupe::progress::callback([](const troupe::progress_update&) {
-    throw std::runtime_error("the UI broke");
-  });
+  auto noisy = troupe::progress::callback(
+    [](const troupe::progress_update&) { throw std::runtime_error("the UI broke"); });
   EXPECT_EQ(pool.map([](int x) { return x + 1; }, iota(500), {1, noisy}).size(), 500u);
 }
 

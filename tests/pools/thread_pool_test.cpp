@@ -63,7 +63,8 @@ TEST_F(thread_pool_test, empty_input_returns_empty_and_later_calls_still_work) {
   troupe::thread_pool pool{rt, {.workers = 2}};
   EXPECT_TRUE(pool.map([](int x) { return x; }, std::vector<int>{}).empty());
   EXPECT_TRUE(pool.map_async([](int x) { return x; }, std::vector<int>{}).get().empty());
-  EXPECT_TRUE(pool.starmap([](int a, int b) { return a + b; }, std::vector<std::tuple<int, int>>{}).empty());
+  EXPECT_TRUE(
+    pool.starmap([](int a, int b) { return a + b; }, std::vector<std::tuple<int, int>>{}).empty());
   auto stream = pool.imap([](int x) { return x; }, std::vector<int>{});
   EXPECT_FALSE(stream.next().has_value());
   EXPECT_EQ(pool.map([](int x) { return x + 1; }, std::vector<int>{1}), std::vector<int>{2});
@@ -271,7 +272,12 @@ TEST_F(thread_pool_test, imap_next_with_timeout_throws_and_stays_usable) {
 TEST_F(thread_pool_test, imap_keeps_a_bounded_window_ahead_of_its_consumer) {
   troupe::thread_pool pool{rt, {.workers = 2}};
   std::atomic<int> started{0};
-  auto stream = pool.imap([&](int x) { ++started; return x; }, iota(100000));
+  auto stream = pool.imap(
+    [&](int x) {
+      ++started;
+      return x;
+    },
+    iota(100000));
   EXPECT_EQ(stream.next(), 0);
   std::this_thread::sleep_for(50ms); // give the workers every chance to run ahead
   EXPECT_LE(started.load(), 200) << "workers ran far ahead of a consumer that stopped reading";
@@ -286,7 +292,12 @@ TEST_F(thread_pool_test, dropping_an_imap_stream_cancels_what_has_not_started) {
   troupe::thread_pool pool{rt, {.workers = 2}};
   std::atomic<int> started{0};
   {
-    auto stream = pool.imap([&](int x) { ++started; return x; }, iota(100000));
+    auto stream = pool.imap(
+      [&](int x) {
+        ++started;
+        return x;
+      },
+      iota(100000));
     EXPECT_EQ(stream.next(), 0);
   }
   const int at_drop = started.load();
@@ -354,9 +365,8 @@ TEST_F(thread_pool_test, initializer_runs_once_in_each_worker_thread_before_its_
 }
 
 TEST_F(thread_pool_test, a_throwing_initializer_fails_tasks_with_its_exception_instead_of_hanging) {
-  troupe::thread_pool pool{rt, {.workers = 2, .initializer = [] {
-                                  throw std::runtime_error("no device");
-                                }}};
+  troupe::thread_pool pool{
+    rt, {.workers = 2, .initializer = [] { throw std::runtime_error("no device"); }}};
   auto r = pool.apply_async([] { return 1; });
   ASSERT_TRUE(r.wait(10s));
   try {
@@ -370,8 +380,8 @@ TEST_F(thread_pool_test, a_throwing_initializer_fails_tasks_with_its_exception_i
 
 TEST_F(thread_pool_test, max_tasks_per_worker_replaces_the_worker) {
   std::atomic<int> inits{0};
-  troupe::thread_pool pool{rt, {.workers = 2, .initializer = [&] { ++inits; },
-                                .max_tasks_per_worker = 1}};
+  troupe::thread_pool pool{
+    rt, {.workers = 2, .initializer = [&] { ++inits; }, .max_tasks_per_worker = 1}};
   const auto owners = pool.map([](int) { return thread_serial(); }, iota(6), 1);
   EXPECT_EQ(std::set<int>(owners.begin(), owners.end()).size(), 6u)
     << "each task (chunk) should run on a fresh worker thread";

@@ -16,8 +16,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <set>
 #include <future>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -59,7 +59,8 @@ std::mt19937 rng{std::random_device{}()};
 TEST(queue_crash, senders_killed_mid_put_lose_no_completed_message_and_duplicate_none) {
   for (int round = 0; round < rounds(); ++round) {
     const auto name = unique_name("kill-sender");
-    auto q = troupe::queue<std::vector<int>>::create(name, {.max_messages = 16, .max_bytes = 1 << 20});
+    auto q =
+      troupe::queue<std::vector<int>>::create(name, {.max_messages = 16, .max_bytes = 1 << 20});
     id_pipe done;
     std::vector<pid_t> senders;
     for (int p = 0; p < 2; ++p)
@@ -102,7 +103,8 @@ TEST(queue_crash, senders_killed_mid_put_lose_no_completed_message_and_duplicate
 TEST(queue_crash, receivers_killed_mid_get_never_block_the_rest_or_duplicate) {
   for (int round = 0; round < rounds(); ++round) {
     const auto name = unique_name("kill-receiver");
-    auto q = troupe::queue<std::vector<int>>::create(name, {.max_messages = 32, .max_bytes = 1 << 20});
+    auto q =
+      troupe::queue<std::vector<int>>::create(name, {.max_messages = 32, .max_bytes = 1 << 20});
     constexpr int total = 4000;
     id_pipe got[2];
     std::vector<pid_t> receivers;
@@ -141,7 +143,8 @@ TEST(queue_crash, a_process_killed_while_holding_the_lock_does_not_deadlock_the_
   for (int round = 0; round < rounds(); ++round) {
     const auto name = unique_name("kill-locked");
     // 200 KiB messages: most of a put is the copy into the ring, under the lock.
-    auto q = troupe::queue<std::vector<char>>::create(name, {.max_messages = 4, .max_bytes = 1 << 20});
+    auto q =
+      troupe::queue<std::vector<char>>::create(name, {.max_messages = 4, .max_bytes = 1 << 20});
     const auto writer = spawn([&] {
       auto out = troupe::queue<std::vector<char>>::open(name);
       for (;;)
@@ -168,7 +171,8 @@ TEST(queue_crash, a_process_frozen_while_holding_the_lock_costs_its_peers_only_a
   for (int round = 0; round < 30; ++round) {
     const auto name = unique_name("freeze-locked");
     // 2 MiB messages in a 16 MiB ring: a put spends its time copying, under the lock.
-    auto q = troupe::queue<std::vector<char>>::create(name, {.max_messages = 64, .max_bytes = 16 << 20});
+    auto q =
+      troupe::queue<std::vector<char>>::create(name, {.max_messages = 64, .max_bytes = 16 << 20});
     const auto writer = spawn([&] {
       auto out = troupe::queue<std::vector<char>>::open(name);
       for (;;)
@@ -208,8 +212,8 @@ struct raw_queue_memory {
   }
   /// The offset of `pattern` (a message's distinctive bytes) in the queue's memory.
   std::size_t find(const std::string& pattern) const {
-    const auto* p = static_cast<const std::byte*>(
-      memmem(base, size, pattern.data(), pattern.size()));
+    const auto* p =
+      static_cast<const std::byte*>(memmem(base, size, pattern.data(), pattern.size()));
     return static_cast<std::size_t>(p - base);
   }
   int fd;

@@ -78,7 +78,8 @@ TEST(queue, opening_with_another_type_names_both_types) {
 }
 
 TEST(queue, names_are_validated_and_not_taken_twice) {
-  for (const std::string& bad : std::vector<std::string>{"", "has space", "slash/inside", std::string(201, 'x'), "dollar$"})
+  for (const std::string& bad :
+       std::vector<std::string>{"", "has space", "slash/inside", std::string(201, 'x'), "dollar$"})
     EXPECT_THROW((void)troupe::queue<int>::create(bad), troupe::invalid_argument) << bad;
   scoped_queue<int> s{"taken"};
   try {
@@ -225,7 +226,8 @@ TEST(queue, close_wakes_a_blocked_receiver) {
 
 TEST(queue, many_sender_and_receiver_processes_deliver_each_message_once_in_sender_order) {
   scoped_queue<std::pair<int, int>> work{"mpmc", {.max_messages = 64}};
-  scoped_queue<std::pair<int, int>> seen{"mpmc-seen", {.max_messages = 100000, .max_bytes = 64 << 20}};
+  scoped_queue<std::pair<int, int>> seen{"mpmc-seen",
+                                         {.max_messages = 100000, .max_bytes = 64 << 20}};
   constexpr int senders = 3, receivers = 2, per_sender = 2000;
   std::vector<pid_t> children;
   for (int r = 0; r < receivers; ++r)

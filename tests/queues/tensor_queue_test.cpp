@@ -10,9 +10,9 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xrandom.hpp>
 
+#include <csignal>
 #include <fcntl.h>
 #include <pthread.h>
-#include <csignal>
 #include <sys/mman.h>
 
 #include <cstdio>
@@ -30,7 +30,8 @@ TEST(tensor_queue, a_large_tensor_crosses_processes_through_a_segment_freed_on_r
   troupe::collect_orphan_segments(); // whatever an earlier, aborted run left
   const int before = troupe_shm_entries();
   const auto name = unique_name("big");
-  auto q = troupe::queue<xt::xarray<float>>::create(name, {.max_bytes = 1 << 20, .spare_segments = 0});
+  auto q =
+    troupe::queue<xt::xarray<float>>::create(name, {.max_bytes = 1 << 20, .spare_segments = 0});
   const xt::xarray<float> big = xt::random::rand<float>({512, 1024}); // 2 MiB > the ring
   const auto child = spawn([&] {
     auto out = troupe::queue<xt::xarray<float>>::open(name);
@@ -247,7 +248,8 @@ TEST(tensor_queue, a_queue_owned_by_its_creator_goes_when_the_creator_is_killed)
   kill_and_reap(child);
   troupe::collect_orphan_segments();
   EXPECT_FALSE(troupe::shm_object_exists("troupe.q." + owned));
-  EXPECT_TRUE(troupe::shm_object_exists("troupe.q." + named)) << "a named queue outlives its creator";
+  EXPECT_TRUE(troupe::shm_object_exists("troupe.q." + named))
+    << "a named queue outlives its creator";
   EXPECT_EQ(troupe_shm_entries(), before + 1) << "the owned queue's segment went with it";
   troupe::queue<int>::open(named).unlink();
 }
@@ -260,7 +262,8 @@ TEST(tensor_queue, a_process_frozen_holding_a_segments_lock_blocks_nobody) {
   const auto child = spawn([&] {
     // What a process frozen inside the holders' critical section leaves: the lock, held.
     const int fd = shm_open(("/" + name).c_str(), O_RDWR, 0);
-    auto* base = static_cast<std::byte*>(mmap(nullptr, 16384, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    auto* base =
+      static_cast<std::byte*>(mmap(nullptr, 16384, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
     auto* holders_lock = reinterpret_cast<pthread_mutex_t*>(base + 16); // after magic and size
     pthread_mutex_lock(holders_lock);
     (void)!write(ready[1], "x", 1);

@@ -60,8 +60,7 @@ std::vector<target> targets() {
   return {
     {"task of one int", encode_calls(std::vector<std::tuple<int>>{{1}, {2}, {3}}),
      invoker_of("fuzz_scalar")},
-    {"task without arguments", encode_calls(std::vector<std::tuple<>>(5)),
-     invoker_of("fuzz_none")},
+    {"task without arguments", encode_calls(std::vector<std::tuple<>>(5)), invoker_of("fuzz_none")},
     {"task of a string and a vector",
      encode_calls(std::vector<std::tuple<std::string, std::vector<double>>>{{"ab", {1.0, 2.0}}}),
      invoker_of("fuzz_mixed")},
@@ -91,9 +90,7 @@ std::vector<std::byte> mutate(std::vector<std::byte> bytes, std::mt19937_64& ran
       bytes[at + i] = static_cast<std::byte>(huge >> (8 * i));
     break;
   }
-  case 2:
-    bytes.resize(pick(bytes.size() + 1));
-    break;
+  case 2: bytes.resize(pick(bytes.size() + 1)); break;
   case 3:
     bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(pick(bytes.size() + 1)),
                  static_cast<std::byte>(random()));
@@ -103,8 +100,8 @@ std::vector<std::byte> mutate(std::vector<std::byte> bytes, std::mt19937_64& ran
     const auto length = pick(bytes.size() - from + 1);
     std::vector<std::byte> copy(bytes.begin() + static_cast<std::ptrdiff_t>(from),
                                 bytes.begin() + static_cast<std::ptrdiff_t>(from + length));
-    bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(pick(bytes.size() + 1)),
-                 copy.begin(), copy.end());
+    bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(pick(bytes.size() + 1)), copy.begin(),
+                 copy.end());
   }
   }
   return bytes;

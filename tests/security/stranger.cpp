@@ -76,7 +76,8 @@ handshake_outcome handshake_as(raw_connection& c, const std::string& secret,
   if (head.size() < magic.size() + 65)
     return handshake_outcome::refused;
   const auto theirs = head.substr(magic.size(), 64);
-  const auto their_name = c.receive(static_cast<unsigned char>(head.back()), std::chrono::seconds{5});
+  const auto their_name =
+    c.receive(static_cast<unsigned char>(head.back()), std::chrono::seconds{5});
   std::string message = "joiner";
   for (const auto* part : {&theirs, &mine, &name, &their_name}) {
     message += '\0';
@@ -85,7 +86,7 @@ handshake_outcome handshake_as(raw_connection& c, const std::string& secret,
   c.send(troupe::detail::proof_of(secret, message));
   const auto rest = c.receive(64 + 1, std::chrono::seconds{5});
   return rest.size() == 65 && rest.back() == 0 ? handshake_outcome::admitted
-                                                : handshake_outcome::refused;
+                                               : handshake_outcome::refused;
 }
 
 std::string basp_header(std::uint8_t op, std::uint32_t payload) {

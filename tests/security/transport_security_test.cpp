@@ -64,8 +64,8 @@ public:
                                           std::chrono::steady_clock::now() + 10s);
     caf::scoped_actor self{*state().system};
     int answer = -1;
-    self->request(remote, 5s, std::int32_t{41}).receive([&](std::int32_t x) { answer = x; },
-                                                        [](caf::error&) {});
+    self->request(remote, 5s, std::int32_t{41})
+      .receive([&](std::int32_t x) { answer = x; }, [](caf::error&) {});
     return answer;
   }
 

@@ -19,9 +19,9 @@ struct role_registration {
   role_registration(const std::string& name, role body) { roles().emplace(name, std::move(body)); }
 };
 
-#define TROUPE_ROLE(name)                                                                       \
-  int role_##name();                                                                            \
-  const ::troupe::testing::role_registration role_registered_##name{#name, role_##name};        \
+#define TROUPE_ROLE(name)                                                                          \
+  int role_##name();                                                                               \
+  const ::troupe::testing::role_registration role_registered_##name{#name, role_##name};           \
   int role_##name()
 
 /// A free TCP port on 127.0.0.1 (bound, read and released).

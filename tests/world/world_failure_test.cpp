@@ -5,8 +5,8 @@
 #include <signal.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <future>
 #include <mutex>
 #include <set>
@@ -266,7 +266,8 @@ std::chrono::milliseconds stop_while_serving(int port, bool tcp) {
   std::this_thread::sleep_for(300ms); // the call is running here by now
   const auto start = std::chrono::steady_clock::now();
   world.stop();
-  const auto took = std::chrono::ceil<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  const auto took =
+    std::chrono::ceil<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   EXPECT_EQ(caller.exit_code(10s), 0) << "the caller did not hear that rank 0 stopped";
   return took;
 }
@@ -306,11 +307,10 @@ TROUPE_ROLE(launched) {
 TEST_F(world_failure, a_world_forms_from_a_launchers_environment) {
   std::vector<member_process> members;
   for (int rank = 1; rank < 3; ++rank)
-    members.emplace_back("launched",
-                         std::map<std::string, std::string>{
-                           {"OMPI_COMM_WORLD_RANK", std::to_string(rank)},
-                           {"OMPI_COMM_WORLD_SIZE", "3"},
-                           {"TROUPE_ADDRESS", "127.0.0.1:" + std::to_string(port)}});
+    members.emplace_back("launched", std::map<std::string, std::string>{
+                                       {"OMPI_COMM_WORLD_RANK", std::to_string(rank)},
+                                       {"OMPI_COMM_WORLD_SIZE", "3"},
+                                       {"TROUPE_ADDRESS", "127.0.0.1:" + std::to_string(port)}});
   auto options = member_options(0, 3, port);
   options.name.clear(); // the default, as the others have it
   {

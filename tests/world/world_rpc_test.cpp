@@ -17,9 +17,8 @@ TROUPE_TASK(scaled_pair, [](xt::xarray<double> a, xt::xarray<double> b, double k
 });
 /// The task's own use of serialize: its bytes must stand on their own wherever they go.
 TROUPE_TASK(encoded_here, [](xt::xarray<float> t) { return troupe::serialize(t); });
-TROUPE_TASK(scale_stored, [](xt::xarray<float>& stored, float k) {
-  return xt::xarray<float>(stored * k);
-});
+TROUPE_TASK(scale_stored,
+            [](xt::xarray<float>& stored, float k) { return xt::xarray<float>(stored * k); });
 
 namespace troupe::testing {
 namespace {
@@ -52,16 +51,27 @@ void check_bad_calls(troupe::world& world, troupe::rpc_group& group) {
     }
     require(false, what);
   };
-  refuses("a non-member target", [&] { group.rpc_sync("7", add_numbers, 1, 2); },
-          troupe::invalid_argument{""});
-  refuses("a group without the caller", [&] { world.create_rpc_group("mine", {"1", "2"}); },
-          troupe::invalid_argument{""});
-  refuses("a group with strangers", [&] { world.create_rpc_group("ghosts", {"0", "9"}); },
-          troupe::invalid_argument{""});
-  refuses("a group created twice", [&] { world.create_rpc_group("group", everyone); },
-          troupe::state_error{""});
-  refuses("a call past its timeout", [&] { group.rpc_sync("1", 200ms, sleep_ms, 1500); },
-          troupe::timeout_error{""});
+  refuses(
+    "a non-member target", [&] { group.rpc_sync("7", add_numbers, 1, 2); },
+    troupe::invalid_argument{""});
+  refuses(
+    "a group without the caller",
+    [&] {
+      world.create_rpc_group("mine", {"1", "2"});
+    },
+    troupe::invalid_argument{""});
+  refuses(
+    "a group with strangers",
+    [&] {
+      world.create_rpc_group("ghosts", {"0", "9"});
+    },
+    troupe::invalid_argument{""});
+  refuses(
+    "a group created twice", [&] { world.create_rpc_group("group", everyone); },
+    troupe::state_error{""});
+  refuses(
+    "a call past its timeout", [&] { group.rpc_sync("1", 200ms, sleep_ms, 1500); },
+    troupe::timeout_error{""});
   require(group.rpc_sync("0", add_numbers, 2, 3) == 5, "a member may call itself");
 }
 

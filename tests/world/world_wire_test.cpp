@@ -28,8 +28,8 @@ TEST(world_wire, a_member_of_another_troupe_version_is_refused_naming_both) {
   auto& state = troupe::runtime_state_of(rt);
   std::string refusal;
   std::thread stranger{[&] {
-    auto rank0 = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(port)},
-                                         {}, std::chrono::steady_clock::now() + 2s);
+    auto rank0 = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(port)}, {},
+                                         std::chrono::steady_clock::now() + 2s);
     auto member = state.system->spawn(idle, std::int32_t{1});
     caf::scoped_actor self{*state.system};
     self

@@ -26,8 +26,8 @@ void call_answer::deliver(reply_status status, std::string text, wire_bytes payl
   }
   if (owed_->caller)
     answer_message::send_from_outside(owed_->self, caf::actor_cast<caf::actor>(owed_->caller),
-                                      owed_->id, static_cast<std::uint8_t>(status),
-                                      std::move(text), std::move(payload));
+                                      owed_->id, static_cast<std::uint8_t>(status), std::move(text),
+                                      std::move(payload));
   owed_->self = nullptr; // handles held past the world's stop would keep CAF from shutting down
   owed_->caller = nullptr;
 }

@@ -81,7 +81,8 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
       return failed_reply(reply_status::key_error, what + " not found" + where);
     return ok_reply();
   case key_operation::lookup:
-    if (auto orphan = orphaned_.find({table, group, key}); at == owners_.end() && orphan != orphaned_.end())
+    if (auto orphan = orphaned_.find({table, group, key});
+        at == owners_.end() && orphan != orphaned_.end())
       return failed_reply(reply_status::peer_lost,
                           what + where + " went with its member: " + gone_[orphan->second]);
     if (at == owners_.end())

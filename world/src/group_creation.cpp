@@ -29,11 +29,11 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
       throw state_error("rpc group '" + name + "' exists in this process already");
   }
   try {
-    auto rendezvous = core.send(0,
-                                rendezvous_message::make(creation_rendezvous(name),
-                                                         to_wire(serialize(ranks)),
-                                                         static_cast<std::int32_t>(core.options.rank)),
-                                timeout);
+    auto rendezvous =
+      core.send(0,
+                rendezvous_message::make(creation_rendezvous(name), to_wire(serialize(ranks)),
+                                         static_cast<std::int32_t>(core.options.rank)),
+                timeout);
     await_call(rendezvous);
   } catch (...) {
     std::lock_guard guard{core.groups_mutex};

@@ -27,7 +27,7 @@ public:
   std::shared_ptr<world_core> core;
   const std::string name;
   const std::vector<std::string> members; // sorted
-  const std::vector<int> ranks;           // their world ranks, in the same order
+  const std::vector<int> ranks; // their world ranks, in the same order
   std::atomic<bool> destroyed{false};
 
   std::atomic<std::uint64_t> barriers{0}; // calls of barrier() here so far

@@ -269,16 +269,15 @@ void local_channel::answer(local_message& request) {
   std::optional<segment_store> outcome_tensors;
   if (caller != nullptr && decoded_on_arrival(kind))
     outcome_tensors.emplace(caller->replies->tensor_segments());
-  auto tensors = outcome_tensors ? crossing_store{*outcome_tensors, arguments}
-                                 : crossing_store{arguments};
+  auto tensors =
+    outcome_tensors ? crossing_store{*outcome_tensors, arguments} : crossing_store{arguments};
   served outcome;
   {
     tensor_store_scope scope{tensors};
-    outcome = core_.run(request.group, incoming_call{kind, std::move(request.key),
-                                                     std::move(request.name),
-                                                     std::move(request.type),
-                                                     std::move(request.payload),
-                                                     request.from});
+    outcome =
+      core_.run(request.group,
+                incoming_call{kind, std::move(request.key), std::move(request.name),
+                              std::move(request.type), std::move(request.payload), request.from});
   }
   if (caller == nullptr)
     return;

@@ -262,16 +262,16 @@ caf::behavior member(member_actor* self, world_core* core) {
                   incoming_call{static_cast<call_kind>(kind), std::move(key), std::move(name),
                                 std::move(type), std::move(payload)});
     }),
-    answer_message::handler([self](std::uint64_t id, std::uint8_t status, std::string& text,
-                                   wire_bytes& payload) {
-      const handling scope{self};
-      on_answer(self, id, status, text, payload);
-    }),
+    answer_message::handler(
+      [self](std::uint64_t id, std::uint8_t status, std::string& text, wire_bytes& payload) {
+        const handling scope{self};
+        on_answer(self, id, status, text, payload);
+      }),
     rendezvous_message::handler(
       [self](std::string& what, wire_bytes& ranks, std::int32_t rank) -> reply_result {
-      const handling scope{self};
-      return arrive(self, std::move(what), ranks, rank, {});
-    }),
+        const handling scope{self};
+        return arrive(self, std::move(what), ranks, rank, {});
+      }),
     checked_rendezvous_message::handler([self](std::string& what, wire_bytes& ranks,
                                                std::int32_t rank,
                                                wire_bytes& payload) -> reply_result {

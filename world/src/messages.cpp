@@ -4,18 +4,12 @@ namespace troupe::detail {
 
 std::exception_ptr exception_for(reply_status status, const std::string& text) {
   switch (status) {
-  case reply_status::ok:
-    break;
-  case reply_status::invalid_argument:
-    return std::make_exception_ptr(invalid_argument(text));
-  case reply_status::key_error:
-    return std::make_exception_ptr(key_error(text));
-  case reply_status::state_error:
-    return std::make_exception_ptr(state_error(text));
-  case reply_status::serialization_error:
-    return std::make_exception_ptr(serialization_error(text));
-  case reply_status::peer_lost:
-    return std::make_exception_ptr(peer_lost(text));
+  case reply_status::ok: break;
+  case reply_status::invalid_argument: return std::make_exception_ptr(invalid_argument(text));
+  case reply_status::key_error: return std::make_exception_ptr(key_error(text));
+  case reply_status::state_error: return std::make_exception_ptr(state_error(text));
+  case reply_status::serialization_error: return std::make_exception_ptr(serialization_error(text));
+  case reply_status::peer_lost: return std::make_exception_ptr(peer_lost(text));
   }
   return std::make_exception_ptr(state_error("unexpected reply status: " + text));
 }

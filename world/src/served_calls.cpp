@@ -20,8 +20,7 @@ served world_core::run(const std::string& group, const incoming_call& request) {
     switch (request.kind) {
     case call_kind::task:
     case call_kind::service:
-    case call_kind::on_value:
-      return run_invoker(group, request);
+    case call_kind::on_value: return run_invoker(group, request);
     case call_kind::keep: {
       {
         std::lock_guard guard{tables_mutex};
@@ -88,9 +87,9 @@ served world_core::run_invoker(const std::string& group, const incoming_call& re
                   "'" + request.key + "' holds a " + value.type + ", not a " + request.type);
     const auto* invoker = registry.find_context_task(request.name);
     if (invoker == nullptr)
-      return fail(reply_status::serialization_error,
-                  "no task '" + request.name + "' taking a value first is registered at " +
-                    label(options.rank));
+      return fail(reply_status::serialization_error, "no task '" + request.name +
+                                                       "' taking a value first is registered at " +
+                                                       label(options.rank));
     std::lock_guard one_at_a_time{*value.guard};
     return {reply_status::ok, {}, (*invoker)(value.object.get(), from_wire(request.payload))};
   }
@@ -100,18 +99,17 @@ served world_core::run_invoker(const std::string& group, const incoming_call& re
       std::lock_guard guard{tables_mutex};
       auto at = services.find({group, request.key});
       if (at == services.end())
-        return fail(reply_status::key_error, "service '" + request.key +
-                                               "' not found on group '" + group + "' at " +
-                                               label(options.rank));
+        return fail(reply_status::key_error, "service '" + request.key + "' not found on group '" +
+                                               group + "' at " + label(options.rank));
       service = at->second;
     }
     return {reply_status::ok, {}, service(from_wire(request.payload))};
   }
   const auto* task = registry.find(request.name);
   if (task == nullptr)
-    return fail(reply_status::serialization_error,
-                "no task '" + request.name + "' is registered at " + label(options.rank) +
-                  " (is it the same program?)");
+    return fail(reply_status::serialization_error, "no task '" + request.name +
+                                                     "' is registered at " + label(options.rank) +
+                                                     " (is it the same program?)");
   return {reply_status::ok, {}, (*task)(from_wire(request.payload))};
 }
 

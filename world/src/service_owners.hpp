@@ -21,8 +21,7 @@ public:
   std::uint64_t generation() const;
   /// Keeps `rank` as the owner of `key`, unless anything was forgotten since `asked_at` (then
   /// the answer may predate a withdrawal whose notice has already come and gone).
-  void remember(const std::string& group, const std::string& key, int rank,
-                std::uint64_t asked_at);
+  void remember(const std::string& group, const std::string& key, int rank, std::uint64_t asked_at);
 
   void forget(const std::string& group, const std::string& key);
   void forget_rank(int rank);

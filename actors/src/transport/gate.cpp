@@ -4,12 +4,12 @@
 #include "signals.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -127,7 +127,8 @@ void gate::accept_from(const std::shared_ptr<listener>& l) {
     }
     if (pending() >= limits_.max_pending) {
       ::close(fd);
-      refused(from + ": " + std::to_string(limits_.max_pending) + " handshakes in progress already");
+      refused(from + ": " + std::to_string(limits_.max_pending) +
+              " handshakes in progress already");
       continue;
     }
     start_handshake(l, fd, std::move(from));
@@ -187,8 +188,7 @@ void gate::run_handshake(const std::shared_ptr<listener>& l, handshake_job& job,
       throw handshake_failure(handshake_failure::reason::tls, "a joiner without TLS");
     if (l->tls() != nullptr)
       session = l->tls()->new_session(fd);
-    auto peer = shake_hands(fd, session, link_side::listener, l->policy(), l->tls(), "",
-                            deadline);
+    auto peer = shake_hands(fd, session, link_side::listener, l->policy(), l->tls(), "", deadline);
     let_go();
     l->admit(admitted_link{fd, session, std::move(peer), l->policy().max_message_bytes});
     return;

@@ -4,8 +4,8 @@
 #include "tls_context.hpp"
 
 #include <caf/binary_deserializer.hpp>
-#include <caf/policy/tcp.hpp>
 #include <caf/io/basp/header.hpp>
+#include <caf/policy/tcp.hpp>
 
 #include <openssl/err.h>
 #include <sys/socket.h>
@@ -139,8 +139,7 @@ bool guarded_scribe::consume(caf::execution_unit* ctx, const void* bytes, std::s
   return caf::io::scribe::consume(ctx, bytes, size);
 }
 
-bool guarded_scribe::inspect_header(caf::execution_unit* ctx, const void* bytes,
-                                    std::size_t size) {
+bool guarded_scribe::inspect_header(caf::execution_unit* ctx, const void* bytes, std::size_t size) {
   namespace basp = caf::io::basp;
   basp::header header;
   caf::binary_deserializer source{ctx, static_cast<const char*>(bytes), size};

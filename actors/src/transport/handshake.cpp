@@ -40,9 +40,10 @@ std::string address_of(int fd, bool local = false) {
   if ((local ? getsockname(fd, raw_address, &length) : getpeername(fd, raw_address, &length)) != 0)
     return {};
   char text[INET6_ADDRSTRLEN] = {};
-  const void* raw = address.ss_family == AF_INET6
-                      ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(address).sin6_addr)
-                      : static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(address).sin_addr);
+  const void* raw =
+    address.ss_family == AF_INET6
+      ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(address).sin6_addr)
+      : static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(address).sin_addr);
   return inet_ntop(address.ss_family, raw, text, sizeof text) != nullptr ? text : "";
 }
 
@@ -53,8 +54,9 @@ public:
     : fd_(fd), session_(session), deadline_(deadline) {}
 
   void tls_handshake(link_side side) {
-    tls_call([&] { return side == link_side::listener ? SSL_accept(session_) : SSL_connect(session_); },
-             "the TLS handshake");
+    tls_call(
+      [&] { return side == link_side::listener ? SSL_accept(session_) : SSL_connect(session_); },
+      "the TLS handshake");
   }
 
   void write_all(std::string_view bytes) {
@@ -94,20 +96,15 @@ private:
       if (result > 0)
         return result;
       switch (SSL_get_error(session_, result)) {
-        case SSL_ERROR_WANT_READ:
-          wait(POLLIN);
-          break;
-        case SSL_ERROR_WANT_WRITE:
-          wait(POLLOUT);
-          break;
-        case SSL_ERROR_ZERO_RETURN:
-        case SSL_ERROR_SYSCALL:
+      case SSL_ERROR_WANT_READ: wait(POLLIN); break;
+      case SSL_ERROR_WANT_WRITE: wait(POLLOUT); break;
+      case SSL_ERROR_ZERO_RETURN:
+      case SSL_ERROR_SYSCALL: throw closed_during(what);
+      default:
+        // OpenSSL 3 reports a peer's close without a TLS alert as an error of its own.
+        if (ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
           throw closed_during(what);
-        default:
-          // OpenSSL 3 reports a peer's close without a TLS alert as an error of its own.
-          if (ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
-            throw closed_during(what);
-          throw handshake_failure(reason::tls, tls_failure(what));
+        throw handshake_failure(reason::tls, tls_failure(what));
       }
     }
   }
@@ -127,8 +124,9 @@ private:
   }
 
   std::size_t write_tls(std::string_view bytes) {
-    return static_cast<std::size_t>(tls_call(
-      [&] { return SSL_write(session_, bytes.data(), static_cast<int>(bytes.size())); }, "a write"));
+    return static_cast<std::size_t>(
+      tls_call([&] { return SSL_write(session_, bytes.data(), static_cast<int>(bytes.size())); },
+               "a write"));
   }
 
   std::size_t read_tls(char* into, std::size_t size) {
@@ -144,7 +142,8 @@ private:
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         wait(POLLOUT);
       else if (n < 0 && errno != EINTR)
-        throw handshake_failure(reason::closed, "the peer closed the connection during the handshake");
+        throw handshake_failure(reason::closed,
+                                "the peer closed the connection during the handshake");
     }
   }
 
@@ -154,11 +153,13 @@ private:
       if (n > 0)
         return static_cast<std::size_t>(n);
       if (n == 0)
-        throw handshake_failure(reason::closed, "the peer closed the connection during the handshake");
+        throw handshake_failure(reason::closed,
+                                "the peer closed the connection during the handshake");
       if (errno == EAGAIN || errno == EWOULDBLOCK)
         wait(POLLIN);
       else if (errno != EINTR)
-        throw handshake_failure(reason::closed, std::string{"a read failed: "} + std::strerror(errno));
+        throw handshake_failure(reason::closed,
+                                std::string{"a read failed: "} + std::strerror(errno));
     }
   }
 
@@ -231,7 +232,8 @@ bool refused_plain_joiner(int fd, clock::time_point deadline) {
   setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &low_water, sizeof low_water);
   for (;;) {
     const auto n = recv(fd, first, sizeof first, MSG_PEEK);
-    if (n == static_cast<ssize_t>(sizeof first) || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+    if (n == static_cast<ssize_t>(sizeof first) || n == 0 ||
+        (n < 0 && errno != EAGAIN && errno != EINTR))
       break;
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
     pollfd entry{fd, POLLIN, 0};
@@ -265,10 +267,10 @@ peer_identity shake_hands(int fd, SSL* session, link_side side, const link_polic
                      session != nullptr};
   const bool name_certified = session == nullptr || certified(session, *tls, other.name);
   // A joiner that expects no name has checked the listener's host instead (prepare_tls).
-  const bool name_ok = side == link_side::listener
-                         ? name_certified
-                         : policy.peer_name.empty() ||
-                             (other.name == policy.peer_name && name_certified);
+  const bool name_ok =
+    side == link_side::listener
+      ? name_certified
+      : policy.peer_name.empty() || (other.name == policy.peer_name && name_certified);
   io.write_all(proof(policy.secret, side, own, other));
   const bool secret_ok =
     same_proof(io.read_exact(proof_size), proof(policy.secret, other_side(side), other, own));
@@ -278,15 +280,17 @@ peer_identity shake_hands(int fd, SSL* session, link_side side, const link_polic
                                  : verdict::admitted;
     io.write_all(std::string(1, static_cast<char>(said)));
     if (said == verdict::wrong_secret)
-      throw handshake_failure(reason::wrong_secret, "'" + other.name + "' did not prove the secret");
+      throw handshake_failure(reason::wrong_secret,
+                              "'" + other.name + "' did not prove the secret");
     if (said == verdict::name_refused)
       throw handshake_failure(reason::name_refused,
                               "the certificate of '" + other.name + "' does not name it");
     return peer;
   }
   if (!secret_ok)
-    throw handshake_failure(reason::wrong_secret,
-                            "the listener does not prove this process's secret (another secret, or none)");
+    throw handshake_failure(
+      reason::wrong_secret,
+      "the listener does not prove this process's secret (another secret, or none)");
   if (!name_ok)
     throw handshake_failure(reason::name_refused,
                             "the listener is '" + other.name + "'" +
@@ -294,8 +298,9 @@ peer_identity shake_hands(int fd, SSL* session, link_side side, const link_polic
                               (session != nullptr ? ", or its certificate does not name it" : ""));
   const auto said = static_cast<verdict>(io.read_exact(1)[0]);
   if (said == verdict::wrong_secret)
-    throw handshake_failure(reason::wrong_secret,
-                            "the listener refused this process's proof of the secret (another secret, or none)");
+    throw handshake_failure(
+      reason::wrong_secret,
+      "the listener refused this process's proof of the secret (another secret, or none)");
   if (said != verdict::admitted)
     throw handshake_failure(reason::name_refused,
                             "the listener refused the name '" + policy.name +

@@ -74,8 +74,8 @@ tls_context::tls_context(tls_options options)
   if (SSL_CTX_use_PrivateKey_file(ctx, options_.key.c_str(), SSL_FILETYPE_PEM) != 1)
     throw fail("key", "cannot load '" + options_.key + "'");
   if (SSL_CTX_check_private_key(ctx) != 1)
-    throw fail("key", "'" + options_.key + "' does not match certificate '" +
-                        options_.certificate + "'");
+    throw fail("key",
+               "'" + options_.key + "' does not match certificate '" + options_.certificate + "'");
   if (SSL_CTX_load_verify_locations(ctx, options_.ca_file.c_str(), nullptr) != 1)
     throw fail("ca_file", "cannot load '" + options_.ca_file + "'");
   SSL_CTX_set_default_passwd_cb_userdata(ctx, nullptr);

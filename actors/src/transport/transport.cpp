@@ -8,8 +8,7 @@
 namespace troupe::detail {
 
 transport::transport(caf::actor_system& system, handshake_limits limits)
-  : system_(system), limits_(limits), gate_(limits),
-    actor_(spawn_transport_actor(system, *this)) {}
+  : system_(system), limits_(limits), gate_(limits), actor_(spawn_transport_actor(system, *this)) {}
 
 transport::~transport() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
 

@@ -70,9 +70,7 @@ int tcp_connect(const std::string& host, std::uint16_t port, clock::time_point d
 
 /// Retry-worthy failures carry `sec::cannot_connect_to_node` (nothing listening yet) or
 /// `sec::connection_timeout`; a refusal, `sec::disconnect_during_handshake`. Each says why.
-caf::error failure(caf::sec code, std::string why) {
-  return caf::make_error(code, std::move(why));
-}
+caf::error failure(caf::sec code, std::string why) { return caf::make_error(code, std::move(why)); }
 
 class transport_actor : public caf::io::middleman_actor_impl {
 public:
@@ -82,8 +80,7 @@ public:
   const char* name() const override { return "troupe.transport"; }
 
 protected:
-  caf::expected<caf::io::scribe_ptr> connect(const std::string& host,
-                                             std::uint16_t port) override {
+  caf::expected<caf::io::scribe_ptr> connect(const std::string& host, std::uint16_t port) override {
     block_sigpipe_on_this_thread();
     const auto intent = owner_->intent_for(host, port);
     if (!intent)
@@ -105,8 +102,8 @@ protected:
     } catch (const handshake_failure& e) {
       SSL_free(session);
       ::close(fd);
-      const bool retry = e.why == handshake_failure::reason::timed_out ||
-                         e.why == handshake_failure::reason::closed;
+      const bool retry =
+        e.why == handshake_failure::reason::timed_out || e.why == handshake_failure::reason::closed;
       return failure(retry ? caf::sec::connection_timeout : caf::sec::disconnect_during_handshake,
                      e.what());
     } catch (const std::exception& e) {

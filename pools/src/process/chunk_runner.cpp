@@ -61,7 +61,8 @@ chunk_reply chunk_runner::run(const chunk_request& request) {
       if (!context_failure_.first.empty())
         return failed(context_failure_);
       if (!context_)
-        throw serialization_error(label_ + " has no context for context task '" + request.task + "'");
+        throw serialization_error(label_ + " has no context for context task '" + request.task +
+                                  "'");
       const auto* task = task_registry::instance().find_context_task(request.task);
       if (task == nullptr)
         throw serialization_error("no context task named '" + request.task + "' in " + label_);

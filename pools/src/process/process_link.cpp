@@ -49,7 +49,8 @@ process_link::process_link(std::size_t index, std::shared_ptr<const process_sett
   const auto stem = "pool-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
                     std::to_string(std::random_device{}() % 1000000);
   // The rings go with this process however it ends (collect_orphan_segments).
-  const queue_options rings{.max_messages = 256, .max_bytes = 64 << 20,
+  const queue_options rings{.max_messages = 256,
+                            .max_bytes = 64 << 20,
                             .max_message_bytes = settings_->max_message_bytes,
                             .owned_by_creator = true};
   requests_.emplace(queue<request_batch>::create(stem + "-req", rings));
@@ -74,11 +75,11 @@ process_link::process_link(std::size_t index, std::shared_ptr<const process_sett
   started_ = last_beat_change_ = std::chrono::steady_clock::now();
   if (!settings_->context_factory.empty() || !settings_->context_type.empty()) {
     request_batch setup;
-    setup.context = context_setup{settings_->context_factory, settings_->context_type,
-                                  settings_->context_values.empty()
-                                    ? std::vector<std::byte>{}
-                                    : settings_->context_values.at(index),
-                                  index};
+    setup.context =
+      context_setup{settings_->context_factory, settings_->context_type,
+                    settings_->context_values.empty() ? std::vector<std::byte>{}
+                                                      : settings_->context_values.at(index),
+                    index};
     if (!send(setup))
       throw worker_lost(label_ + " " + lost_reason_ + " before it took its context");
   }

@@ -41,9 +41,9 @@ struct outgoing_batch {
 } // namespace
 
 worker_driver::worker_driver(std::size_t slot, std::shared_ptr<const process_settings> settings,
-                               std::shared_ptr<worker_link> node,
-                               const std::atomic<bool>& terminating,
-                               slot_meter& meter, give_back_fn give_back)
+                             std::shared_ptr<worker_link> node,
+                             const std::atomic<bool>& terminating, slot_meter& meter,
+                             give_back_fn give_back)
   : slot_(slot), settings_(std::move(settings)), link_(std::move(node)), remote_(link_ != nullptr),
     terminating_(terminating), meter_(meter), give_back_(std::move(give_back)) {}
 
@@ -91,8 +91,8 @@ bool worker_driver::run(lease& work) {
     }
     if (terminating_.load()) {
       // terminate() stops now: a process, unlike a thread, can be stopped mid-task.
-      const auto why = std::make_exception_ptr(
-        pool_closed("the pool was terminated while this work was running"));
+      const auto why =
+        std::make_exception_ptr(pool_closed("the pool was terminated while this work was running"));
       for (const auto& [id, chunk] : in_flight_)
         fail(*work.job(), chunk, why);
       in_flight_.clear();
@@ -202,8 +202,8 @@ void worker_driver::fail(job& target, std::size_t chunk, std::exception_ptr why)
 
 void worker_driver::lose(lease& work, const std::string& why) {
   link_->kill();
-  const auto lost = std::make_exception_ptr(
-    worker_lost(label() + " " + why + " while running this work"));
+  const auto lost =
+    std::make_exception_ptr(worker_lost(label() + " " + why + " while running this work"));
   for (const auto& [id, chunk] : in_flight_)
     retry_or_fail(work, chunk, settings_->max_retries, lost, give_back_, meter_);
   in_flight_.clear();

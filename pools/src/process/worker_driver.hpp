@@ -9,8 +9,8 @@
 
 #include "lease.hpp"
 #include "lost_work.hpp"
-#include "slot_registry.hpp"
 #include "process/worker_link.hpp"
+#include "slot_registry.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -27,8 +27,8 @@ public:
   /// `node`: a worker that joined from another host; otherwise a local process is started on
   /// first use (and never restarted here: a new slot actor starts the next one).
   worker_driver(std::size_t slot, std::shared_ptr<const process_settings> settings,
-                 std::shared_ptr<worker_link> node, const std::atomic<bool>& terminating,
-                 slot_meter& meter, give_back_fn give_back);
+                std::shared_ptr<worker_link> node, const std::atomic<bool>& terminating,
+                slot_meter& meter, give_back_fn give_back);
   ~worker_driver();
   worker_driver(const worker_driver&) = delete;
   worker_driver& operator=(const worker_driver&) = delete;

@@ -16,13 +16,13 @@
 namespace troupe::detail {
 
 struct process_settings {
-  std::string initializer;                   // registered task run once per worker, or empty
-  std::size_t max_retries = 0;               // re-runs of a chunk whose worker died
+  std::string initializer; // registered task run once per worker, or empty
+  std::size_t max_retries = 0; // re-runs of a chunk whose worker died
   std::chrono::milliseconds heartbeat_timeout{2000};
   std::chrono::milliseconds startup_timeout{60000}; // until a worker's first heartbeat
-  std::size_t max_message_bytes = 0;         // 0: no limit but memory
-  std::size_t in_flight = 32;                // chunks sent ahead to one worker
-  std::size_t batch = 16;                    // chunks per message, at most
+  std::size_t max_message_bytes = 0; // 0: no limit but memory
+  std::size_t in_flight = 32; // chunks sent ahead to one worker
+  std::size_t batch = 16; // chunks per message, at most
   // Context pools: a factory's name, or a context type and one encoded value per worker.
   std::string context_factory;
   std::string context_type;

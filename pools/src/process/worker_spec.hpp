@@ -13,9 +13,9 @@
 namespace troupe::detail {
 
 struct worker_spec {
-  std::string queues;    // the stem of its request (-req) and reply (-rep) queues' names
+  std::string queues; // the stem of its request (-req) and reply (-rep) queues' names
   std::string heartbeat; // the segment it beats in
-  pid_t parent = 0;      // the pool's process: the worker dies with it
+  pid_t parent = 0; // the pool's process: the worker dies with it
   std::size_t index = 0;
   std::string initializer; // a registered task's name, or empty
 

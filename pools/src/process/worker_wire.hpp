@@ -51,7 +51,7 @@ struct chunk_reply {
 struct request_batch {
   std::vector<chunk_request> chunks;
   std::optional<context_setup> context; // in a worker's first batch, for context pools
-  std::optional<std::uint64_t> slot;    // in a node's first batch: its index in the pool
+  std::optional<std::uint64_t> slot; // in a node's first batch: its index in the pool
   template <class Archive>
   void serialize(Archive& ar) {
     ar(chunks, context, slot);

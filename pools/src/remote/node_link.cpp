@@ -28,8 +28,8 @@ using namespace std::chrono_literals;
 
 using hello_atom = caf::atom_constant<caf::atom("nodehello")>; // node -> gate: a nonce, please
 using enter_atom = caf::atom_constant<caf::atom("nodeenter")>; // node -> gate: the proof
-using piece_atom = caf::atom_constant<caf::atom("piece")>;     // a piece of a batch
-using watch_atom = caf::atom_constant<caf::atom("watch")>;     // node: monitor the pool's side
+using piece_atom = caf::atom_constant<caf::atom("piece")>; // a piece of a batch
+using watch_atom = caf::atom_constant<caf::atom("watch")>; // node: monitor the pool's side
 
 constexpr auto node_answer_timeout = 15s;
 constexpr std::size_t max_open_nonces = 1024;
@@ -37,9 +37,7 @@ constexpr std::size_t max_open_nonces = 1024;
 /// Installed at static initialisation: `--troupe-join=HOST:PORT` makes this program a node.
 const bool join_main_installed = (install_join_main(&run_remote_node), true);
 
-std::string label_of(const caf::actor& node) {
-  return "node " + to_string(node.node());
-}
+std::string label_of(const caf::actor& node) { return "node " + to_string(node.node()); }
 
 // ---- the pool's side -----------------------------------------------------------------------
 
@@ -56,7 +54,7 @@ caf::behavior receiver(caf::stateful_actor<receiver_state>* self, std::weak_ptr<
   self->monitor(node);
   self->set_default_handler(caf::drop);
   self->set_down_handler([self](caf::down_msg& down) {
-      const handling scope{self};
+    const handling scope{self};
     if (auto link = self->state.link.lock())
       link->lost("was lost (" + to_string(down.reason) +
                  "): it died, froze past the heartbeat timeout, or its connection broke");
@@ -314,18 +312,20 @@ caf::behavior node_actor(caf::stateful_actor<node_state>* self, std::shared_ptr<
   self->set_default_handler(caf::drop);
   // The pool went away, or let this node go.
   self->set_down_handler([self](caf::down_msg&) {
-      const handling scope{self};
+    const handling scope{self};
     self->state.inbox->close();
     self->quit();
   });
   self->set_exit_handler([self](caf::exit_msg& exit) {
-      const handling scope{self};
+    const handling scope{self};
     self->state.inbox->close();
     self->quit(exit.reason);
   });
   return {
     [self](watch_atom, const caf::actor& pool_side) {
-      const handling scope{self}; self->monitor(pool_side); },
+      const handling scope{self};
+      self->monitor(pool_side);
+    },
     [self](piece_atom, std::uint32_t index, std::uint32_t count, std::vector<char>& piece) {
       const handling scope{self};
       if (auto whole = self->state.pieces.add(index, count, std::move(piece)))
@@ -375,11 +375,10 @@ void serve_batches(node_inbox& inbox, const caf::actor& pool_side) {
     reply_batch replies;
     for (const auto& request : batch.chunks)
       replies.chunks.push_back(runner.run(request));
-    send_in_pieces(serialize(replies),
-                   [&](std::uint32_t index, std::uint32_t count, std::vector<char> piece) {
-                     send_from_outside(pool_side, piece_atom::value, index, count,
-                                       std::move(piece));
-                   });
+    send_in_pieces(
+      serialize(replies), [&](std::uint32_t index, std::uint32_t count, std::vector<char> piece) {
+        send_from_outside(pool_side, piece_atom::value, index, count, std::move(piece));
+      });
   }
 }
 
@@ -394,8 +393,7 @@ int serve_one_slot(const std::string& address) {
     const char* secret = std::getenv("TROUPE_SECRET");
     link_policy policy{secret != nullptr ? secret : "", {}, tls.has_value()};
     policy.name = own_link_name(state, policy, "node-" + std::to_string(getpid()));
-    auto gate = connect(state, at, policy,
-                        std::chrono::steady_clock::now() + node_answer_timeout);
+    auto gate = connect(state, at, policy, std::chrono::steady_clock::now() + node_answer_timeout);
     auto inbox = std::make_shared<node_inbox>();
     auto me = state.system->spawn(node_actor, inbox);
     auto pool_side = enter(state, gate, me);

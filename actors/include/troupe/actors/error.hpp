@@ -4,7 +4,8 @@
 // fits it (`std::invalid_argument`, `std::runtime_error`, ...), so callers can catch either way:
 //
 //   try { pool.map(f, xs, 0); }
-//   catch (const troupe::invalid_argument& e) { ... }   // or std::invalid_argument, or troupe::error
+//   catch (const troupe::invalid_argument& e) { ... }   // or std::invalid_argument, or
+//   troupe::error
 //
 // `troupe::error` is a mix-in rather than a std::exception subclass: deriving it from
 // std::exception would give each concrete error two std::exception bases, and `catch

@@ -62,6 +62,6 @@ std::exception_ptr rebuild_exception(const std::string& type, const std::string&
 #define TROUPE_EXCEPTION_NAME_(line) TROUPE_EXCEPTION_CONCAT_(troupe_exception_registered_, line)
 
 /// Makes exceptions of `type` thrown by tasks in other processes come back as `type`.
-#define TROUPE_EXCEPTION(type)                                                                  \
-  [[maybe_unused]] static const bool TROUPE_EXCEPTION_NAME_(__LINE__) =                        \
+#define TROUPE_EXCEPTION(type)                                                                     \
+  [[maybe_unused]] static const bool TROUPE_EXCEPTION_NAME_(__LINE__) =                            \
     ::troupe::detail::register_exception<type>()

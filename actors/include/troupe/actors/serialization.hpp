@@ -29,18 +29,18 @@
 #include <cereal/types/utility.hpp>
 #include <cereal/types/vector.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <typeinfo>
-#include <utility>
-#include <array>
-#include <map>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace troupe {
@@ -82,8 +82,7 @@ std::span<const std::byte> unseal(std::span<const std::byte> blob, std::uint64_t
 class byte_output_archive
   : public cereal::OutputArchive<byte_output_archive, cereal::AllowEmptyClassElision> {
 public:
-  explicit byte_output_archive(std::vector<std::byte>& out)
-    : OutputArchive(this), out_(out) {}
+  explicit byte_output_archive(std::vector<std::byte>& out) : OutputArchive(this), out_(out) {}
 
   void save_bytes(const void* data, std::size_t size) {
     // resize + memcpy rather than insert: GCC 12 misreads insert after a sized construction
@@ -141,8 +140,9 @@ private:
 /// troupe does not know count 1 byte (0 if empty); specialize min_encoded_size for a type of
 /// your own whose every value is large.
 template <class T>
-struct min_encoded_size
-  : std::integral_constant<std::size_t, std::is_empty_v<T> ? 0 : std::is_arithmetic_v<T> ? sizeof(T) : 1> {};
+struct min_encoded_size : std::integral_constant<std::size_t, std::is_empty_v<T>        ? 0
+                                                              : std::is_arithmetic_v<T> ? sizeof(T)
+                                                                                        : 1> {};
 template <class T, std::size_t N>
 struct min_encoded_size<std::array<T, N>>
   : std::integral_constant<std::size_t, N * min_encoded_size<T>::value> {};
@@ -159,7 +159,8 @@ struct min_encoded_size<std::vector<T, A>> : std::integral_constant<std::size_t,
 template <class K, class V, class C, class A>
 struct min_encoded_size<std::map<K, V, C, A>> : std::integral_constant<std::size_t, 8> {};
 template <class K, class V, class H, class E, class A>
-struct min_encoded_size<std::unordered_map<K, V, H, E, A>> : std::integral_constant<std::size_t, 8> {};
+struct min_encoded_size<std::unordered_map<K, V, H, E, A>>
+  : std::integral_constant<std::size_t, 8> {};
 
 } // namespace detail
 
@@ -211,13 +212,13 @@ T deserialize(std::span<const std::byte> blob) {
 namespace cereal {
 
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar, const T& value) {
   ar.save_bytes(std::addressof(value), sizeof(value));
 }
 
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, T& value) {
   if constexpr (std::is_same_v<T, bool>) {
     // Any byte other than 0 or 1 in a bool is undefined behaviour once read: reject it here.
@@ -233,11 +234,9 @@ void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, T& value)
 }
 
 template <class Archive, class T>
-  requires std::is_same_v<Archive, troupe::detail::byte_output_archive> ||
-           std::is_same_v<Archive, troupe::detail::byte_input_archive>
-void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, NameValuePair<T>& pair) {
-  ar(pair.value);
-}
+requires std::is_same_v<Archive, troupe::detail::byte_output_archive> ||
+  std::is_same_v<Archive, troupe::detail::byte_input_archive>
+void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, NameValuePair<T>& pair) { ar(pair.value); }
 
 template <class T>
 void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar, const SizeTag<T>& tag) {
@@ -261,8 +260,8 @@ void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, SizeTag<T
 /// Vectors check their count against the smallest encoding of an element before they are sized
 /// (cereal's own loader sizes first), so no input allocates much more than its own bytes.
 template <class T, class A>
-  requires(!std::is_same_v<T, bool>)
-void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, std::vector<T, A>& vector) {
+requires(!std::is_same_v<T, bool>) void CEREAL_LOAD_FUNCTION_NAME(
+  troupe::detail::byte_input_archive& ar, std::vector<T, A>& vector) {
   typename std::vector<T, A>::size_type size = 0;
   ar(make_size_tag(size));
   ar.require_elements(size, troupe::detail::min_encoded_size<T>::value);
@@ -297,5 +296,4 @@ void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar, BinaryDat
 
 CEREAL_REGISTER_ARCHIVE(troupe::detail::byte_output_archive)
 CEREAL_REGISTER_ARCHIVE(troupe::detail::byte_input_archive)
-CEREAL_SETUP_ARCHIVE_TRAITS(troupe::detail::byte_input_archive,
-                            troupe::detail::byte_output_archive)
+CEREAL_SETUP_ARCHIVE_TRAITS(troupe::detail::byte_input_archive, troupe::detail::byte_output_archive)

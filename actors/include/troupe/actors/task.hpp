@@ -43,13 +43,15 @@ struct callable_traits<R (*)(A...)> {
 };
 
 template <class F>
-concept non_generic_callable = requires { &std::decay_t<F>::operator(); } ||
-                               std::is_function_v<std::remove_pointer_t<std::decay_t<F>>>;
+concept non_generic_callable = requires {
+  &std::decay_t<F>::operator();
+}
+|| std::is_function_v<std::remove_pointer_t<std::decay_t<F>>>;
 
 /// Whether troupe can encode T (cereal finds a save or serialize for it).
 template <class T>
 concept serializable = cereal::traits::is_output_serializable<T, byte_output_archive>::value &&
-                       cereal::traits::is_input_serializable<T, byte_input_archive>::value;
+  cereal::traits::is_input_serializable<T, byte_input_archive>::value;
 
 /// What a worker knows of a task: how to run a chunk of encoded calls (encode_calls) and
 /// encode their outcomes (encode_outcomes).
@@ -118,10 +120,8 @@ struct task {
   F fn;
 
   template <class... A>
-    requires std::is_invocable_v<const F&, A...>
-  decltype(auto) operator()(A&&... args) const {
-    return std::invoke(fn, std::forward<A>(args)...);
-  }
+  requires std::is_invocable_v<const F&, A...>
+  decltype(auto) operator()(A&&... args) const { return std::invoke(fn, std::forward<A>(args)...); }
 };
 
 namespace detail {
@@ -229,7 +229,8 @@ constexpr bool takes_context = [] {
 }();
 
 template <class F>
-using context_of = typename context_split<typename callable_traits<std::decay_t<F>>::params>::context;
+using context_of =
+  typename context_split<typename callable_traits<std::decay_t<F>>::params>::context;
 template <class F>
 using context_task_args =
   typename context_split<typename callable_traits<std::decay_t<F>>::params>::args;
@@ -293,13 +294,13 @@ task<std::decay_t<F>> make_task(const char* name, F&& fn) {
 /// processes of the same program can run it. A task whose first parameter is a non-const
 /// reference, `[](model& m, batch b) {...}`, also runs on context pools, given the worker's own
 /// context first.
-#define TROUPE_TASK(name, ...)                                                                  \
-  inline const auto name = ::troupe::make_task(#name, __VA_ARGS__);                             \
+#define TROUPE_TASK(name, ...)                                                                     \
+  inline const auto name = ::troupe::make_task(#name, __VA_ARGS__);                                \
   inline const bool troupe_task_registered_##name = ::troupe::detail::register_task(name)
 
 /// Defines a context factory: `callable(std::size_t worker_index)` returns the context of a
 /// context process pool's worker, and runs in that worker (to open a device there, say).
-#define TROUPE_CONTEXT_FACTORY(name, ...)                                                       \
-  inline const auto name = ::troupe::make_task(#name, __VA_ARGS__);                             \
-  inline const bool troupe_context_factory_registered_##name =                                  \
+#define TROUPE_CONTEXT_FACTORY(name, ...)                                                          \
+  inline const auto name = ::troupe::make_task(#name, __VA_ARGS__);                                \
+  inline const bool troupe_context_factory_registered_##name =                                     \
     ::troupe::detail::register_context_factory(name)

@@ -135,28 +135,28 @@ struct min_encoded_size<xt::xtensor_container<EC, N, L, Tag>>
 namespace xt {
 
 template <class EC, layout_type L, class SC, class Tag>
-  requires troupe::detail::tensor_element<typename EC::value_type>
+requires troupe::detail::tensor_element<typename EC::value_type>
 void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar,
                                const xarray_container<EC, L, SC, Tag>& tensor) {
   troupe::detail::save_tensor(ar, tensor);
 }
 
 template <class EC, layout_type L, class SC, class Tag>
-  requires troupe::detail::tensor_element<typename EC::value_type>
+requires troupe::detail::tensor_element<typename EC::value_type>
 void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar,
                                xarray_container<EC, L, SC, Tag>& tensor) {
   troupe::detail::load_tensor(ar, tensor);
 }
 
 template <class EC, std::size_t N, layout_type L, class Tag>
-  requires troupe::detail::tensor_element<typename EC::value_type>
+requires troupe::detail::tensor_element<typename EC::value_type>
 void CEREAL_SAVE_FUNCTION_NAME(troupe::detail::byte_output_archive& ar,
                                const xtensor_container<EC, N, L, Tag>& tensor) {
   troupe::detail::save_tensor(ar, tensor);
 }
 
 template <class EC, std::size_t N, layout_type L, class Tag>
-  requires troupe::detail::tensor_element<typename EC::value_type>
+requires troupe::detail::tensor_element<typename EC::value_type>
 void CEREAL_LOAD_FUNCTION_NAME(troupe::detail::byte_input_archive& ar,
                                xtensor_container<EC, N, L, Tag>& tensor) {
   troupe::detail::load_tensor(ar, tensor);

@@ -30,8 +30,8 @@ struct link_policy {
 
 /// Who is at the other end of a connection, as its handshake proved it.
 struct peer_identity {
-  std::string name;    // what it claimed; certified when `certified`
-  std::string address;       // its IP address, as the socket says
+  std::string name; // what it claimed; certified when `certified`
+  std::string address; // its IP address, as the socket says
   std::string local_address; // this end's IP address on the connection
   bool proved_secret = false;
   bool certified = false;

@@ -37,7 +37,8 @@ public:
   assignment assign(const assigner_options& options = {}) const;
 
   /// J of a given placement (device index per module), for comparing placements.
-  double cost(const std::vector<std::size_t>& placement, const assigner_options& options = {}) const;
+  double cost(const std::vector<std::size_t>& placement,
+              const assigner_options& options = {}) const;
 
 private:
   std::vector<module_spec> modules_;

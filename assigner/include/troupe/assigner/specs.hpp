@@ -39,23 +39,23 @@ struct connection {
 
 struct assigner_options {
   // machin's knobs, with machin's defaults.
-  double size_multiplier = 2;        // module memory = size_bytes * size_multiplier
-  double max_mem_ratio = 0.5;        // usable memory = memory_capacity_bytes * max_mem_ratio
-  double cpu_weight = 0;             // compute power of a CPU whose compute_power is unset
+  double size_multiplier = 2; // module memory = size_bytes * size_multiplier
+  double max_mem_ratio = 0.5; // usable memory = memory_capacity_bytes * max_mem_ratio
+  double cpu_weight = 0; // compute power of a CPU whose compute_power is unset
   double connection_weight = 2;
   double size_match_weight = 0.01;
   double complexity_match_weight = 1;
   double entropy_weight = 1;
-  int iterations = 500;              // Adam steps of the gradient phase
-  double update_rate = 0.01;         // Adam learning rate
-  double gpu_gpu_distance = 1;       // default distance between two GPUs
-  double cpu_gpu_distance = 10;      // default distance between a CPU and a GPU
+  int iterations = 500; // Adam steps of the gradient phase
+  double update_rate = 0.01; // Adam learning rate
+  double gpu_gpu_distance = 1; // default distance between two GPUs
+  double cpu_gpu_distance = 10; // default distance between a CPU and a GPU
   /// Sizes enter the loss in this unit (machin: MB = 2^20 bytes).
   double size_unit_bytes = 1 << 20;
 
   // troupe's additions.
-  std::uint64_t seed = 0;            // same seed, same result
-  int restarts = 1;                  // gradient runs from independent random starts
+  std::uint64_t seed = 0; // same seed, same result
+  int restarts = 1; // gradient runs from independent random starts
   /// Start of the (first) gradient run instead of random normal logits, n x m.
   std::optional<xt::xtensor<double, 2>> initial_logits;
   /// Device distances, m x m, instead of the gpu/cpu defaults.
@@ -68,12 +68,12 @@ struct assigner_options {
 
 /// Where each module goes, and what that costs.
 struct assignment {
-  std::vector<std::size_t> device;           // device index per module
-  std::vector<std::string> device_name;      // device name per module
+  std::vector<std::size_t> device; // device index per module
+  std::vector<std::string> device_name; // device name per module
   /// machin's objective at this (one-hot) placement: connection + compute-balance terms.
   double cost = 0;
-  bool feasible = true;                      // every device within its usable memory
-  std::vector<double> device_load_bytes;     // memory placed on each device
+  bool feasible = true; // every device within its usable memory
+  std::vector<double> device_load_bytes; // memory placed on each device
   std::vector<double> device_capacity_bytes; // usable memory of each device
   /// The gradient phase that seeded the result: softmax of its final logits, its loss before
   /// each Adam step and after the last, and its argmax (machin's own answer, which may not fit).

@@ -39,8 +39,8 @@ namespace troupe::graph {
   X(data)                                                                                          \
   X(elementwise)                                                                                   \
   X(reduce)                                                                                        \
-  X(stack) X(concatenate) X(reshape) X(transpose) X(roll) X(einsum) X(outputs) X(send) X(recv)     \
-    X(index)
+  X(stack)                                                                                         \
+  X(concatenate) X(reshape) X(transpose) X(roll) X(einsum) X(outputs) X(send) X(recv) X(index)
 
 template <class R, class... Extra>
 class mapper {

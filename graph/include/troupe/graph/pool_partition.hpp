@@ -10,11 +10,12 @@
 
 namespace troupe::graph {
 
-/// Runs the parts as execute_partition(partition, inputs) does, with parts on `pool`: each starts as soon as the parts it needs are done, so
-/// independent parts run at once. At most one task per worker takes ready parts one after
-/// another (a chain of parts runs on one worker; 16 independent parts on 2 workers cost the pool
-/// 2 tasks, not 16). The first part that throws stops the rest from starting; its exception is
-/// rethrown once those running are done, as is troupe::pool_closed if the pool is terminated.
+/// Runs the parts as execute_partition(partition, inputs) does, with parts on `pool`: each starts
+/// as soon as the parts it needs are done, so independent parts run at once. At most one task per
+/// worker takes ready parts one after another (a chain of parts runs on one worker; 16 independent
+/// parts on 2 workers cost the pool 2 tasks, not 16). The first part that throws stops the rest
+/// from starting; its exception is rethrown once those running are done, as is troupe::pool_closed
+/// if the pool is terminated.
 tensor_map execute_partition(const graph_partition& partition, tensor_map inputs,
                              thread_pool& pool);
 /// The same on worker processes: each part travels as its DAG and inputs (troupe::serialize)

@@ -23,7 +23,9 @@ namespace troupe::inits {
 
 namespace detail {
 template <class Batch>
-concept has_indices = requires(const Batch& b) { std::ranges::begin(b.indices()); };
+concept has_indices = requires(const Batch& b) {
+  std::ranges::begin(b.indices());
+};
 
 template <class Batch>
 auto indices_of(const Batch& b) {

@@ -13,10 +13,10 @@ namespace troupe {
 
 /// Where the items run (batchflow's 'threads', 'mpc', 'async', 'for').
 enum class inbatch_target {
-  threads,    // on a thread pool, sharing the caller's batch
-  processes,  // on a process pool: the method is a registered task, the batch travels as a copy
-  async,      // the method starts the work itself and returns an async_result or std::future
-  sequential  // one after the other on the calling thread
+  threads, // on a thread pool, sharing the caller's batch
+  processes, // on a process pool: the method is a registered task, the batch travels as a copy
+  async, // the method starts the work itself and returns an async_result or std::future
+  sequential // one after the other on the calling thread
 };
 
 /// The target called `name`: threads/t, processes/mpc/m, async/a, sequential/for/f. Throws

@@ -4,7 +4,8 @@
 //
 //   auto normalise = troupe::inbatch_parallel(rt, troupe::inits::indices,
 //     [](images& b, std::size_t i, float scale) { b.rows[i] = scale_row(b.rows[i], scale); });
-//   normalise(batch, 0.5f);                   // returns `batch`; parallel_action_failed if any failed
+//   normalise(batch, 0.5f);                   // returns `batch`; parallel_action_failed if any
+//   failed
 //
 //   auto stacked = troupe::inbatch_parallel(rt, troupe::inits::items, load, stack_rows,
 //                                           {.target = troupe::inbatch_target::processes});
@@ -153,7 +154,7 @@ public:
       return (batch);
     } else {
       return detail::call_with_what_it_takes(post_, std::forward_as_tuple(batch, outcomes), outer,
-                                               extra...);
+                                             extra...);
     }
   }
 
@@ -168,7 +169,8 @@ private:
       return std::vector<std::ranges::range_value_t<Init>>(std::ranges::begin(init_),
                                                            std::ranges::end(init_));
     } else {
-      auto made = detail::call_with_what_it_takes(init_, std::forward_as_tuple(batch), outer, extra...);
+      auto made =
+        detail::call_with_what_it_takes(init_, std::forward_as_tuple(batch), outer, extra...);
       using element = std::ranges::range_value_t<decltype(made)>;
       if constexpr (std::is_same_v<decltype(made), std::vector<element>> ||
                     (std::ranges::view<decltype(made)> &&
@@ -186,7 +188,8 @@ private:
                   "inbatch_parallel: the method cannot be called as method(batch, init "
                   "arguments..., extra arguments...[, const named_args&])");
     constexpr bool with_named = Calls::template takes_named<Method>;
-    using direct = std::remove_cvref_t<decltype(calls.template invoke<with_named>(method_, std::size_t{0}))>;
+    using direct =
+      std::remove_cvref_t<decltype(calls.template invoke<with_named>(method_, std::size_t{0}))>;
     using R = typename detail::awaited<direct>::type;
     outcomes<R> out(calls.size());
     if constexpr (!with_named)
@@ -202,9 +205,7 @@ private:
                                          std::min(lanes, pool.first.size()), out);
       break;
     }
-    case inbatch_target::processes:
-      run_on_processes<R, with_named>(calls, lanes, out);
-      break;
+    case inbatch_target::processes: run_on_processes<R, with_named>(calls, lanes, out); break;
     case inbatch_target::async:
       if constexpr (!detail::awaited<direct>::is_awaitable)
         throw invalid_argument("inbatch_target::async needs a method that returns an "
@@ -297,16 +298,15 @@ private:
 template <class Init, class Method>
 auto inbatch_parallel(runtime& rt, Init init, Method method, inbatch_options options = {}) {
   return inbatch_action<Init, Method, no_post_t>(rt, std::move(init), std::move(method), {},
-                                                  std::move(options));
+                                                 std::move(options));
 }
 
 /// An action whose calls return `post(batch, outcomes, ...)`.
 template <class Init, class Method, class Post>
-  requires(!std::is_same_v<std::remove_cvref_t<Post>, inbatch_options>)
-auto inbatch_parallel(runtime& rt, Init init, Method method, Post post,
-                      inbatch_options options = {}) {
-  return inbatch_action<Init, Method, Post>(rt, std::move(init), std::move(method),
-                                            std::move(post), std::move(options));
+requires(!std::is_same_v<std::remove_cvref_t<Post>, inbatch_options>) auto inbatch_parallel(
+  runtime& rt, Init init, Method method, Post post, inbatch_options options = {}) {
+  return inbatch_action<Init, Method, Post>(rt, std::move(init), std::move(method), std::move(post),
+                                            std::move(options));
 }
 
 } // namespace troupe

@@ -24,8 +24,8 @@ struct map_options {
   map_options() = default;
   map_options(std::nullopt_t) {}
   template <std::integral N>
-    requires(!std::same_as<N, bool>)
-  map_options(N items_per_chunk) : chunksize(static_cast<std::ptrdiff_t>(items_per_chunk)) {}
+  requires(!std::same_as<N, bool>) map_options(N items_per_chunk)
+    : chunksize(static_cast<std::ptrdiff_t>(items_per_chunk)) {}
   map_options(std::optional<std::ptrdiff_t> items_per_chunk) : chunksize(items_per_chunk) {}
   map_options(progress how) : report(std::move(how)) {}
   map_options(std::optional<std::ptrdiff_t> items_per_chunk, progress how)

@@ -121,9 +121,7 @@ public:
 
   /// Every value, in item order, moved out (the whole vector handed over where R can be made
   /// empty); throws parallel_action_failed if any item failed. What most post functions want.
-  std::vector<R> values() &&
-    requires(!std::is_void_v<R>)
-  {
+  std::vector<R> values() && requires(!std::is_void_v<R>) {
     if (!failures_.empty() || any_failed())
       throw parallel_action_failed(all_failures(), size());
     return slots_.take_all();
@@ -135,8 +133,8 @@ public:
     const auto it = failure_of(i);
     if (it != failures_.end())
       return it->second;
-    return std::make_exception_ptr(state_error("item " + std::to_string(i) +
-                                               "'s outcome was never reached"));
+    return std::make_exception_ptr(
+      state_error("item " + std::to_string(i) + "'s outcome was never reached"));
   }
 
   /// Whether any item failed (batchflow's any_action_failed).

@@ -10,8 +10,9 @@
 
 namespace troupe {
 
-/// Some items of a parallel action (outcomes::values, inbatch_parallel) failed (and it has no post function to hand them
-/// to). The message counts them and describes the first; every failure is kept.
+/// Some items of a parallel action (outcomes::values, inbatch_parallel) failed (and it has no post
+/// function to hand them to). The message counts them and describes the first; every failure is
+/// kept.
 class parallel_action_failed : public detail::error_base<std::runtime_error> {
 public:
   /// `failures`: (item index, exception) in item order, at least one.

@@ -32,12 +32,12 @@
 #include "troupe/pools/this_worker.hpp"
 
 #include <algorithm>
-#include <string>
-#include <vector>
 #include <memory>
 #include <ranges>
+#include <string>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 namespace troupe {
 
@@ -50,15 +50,14 @@ class basic_process_pool : public detail::pool_front<detail::process_pool_jobs<C
 
 public:
   /// A pool without contexts.
-  explicit basic_process_pool(runtime& rt, const process_pool_options& options = {})
-    requires(!with_context)
+  explicit basic_process_pool(runtime& rt,
+                              const process_pool_options& options = {}) requires(!with_context)
     : front(std::make_shared<detail::pool_core>(rt, options, detail::context_settings{})) {}
 
   /// One worker per context value; each is encoded and sent to its worker. If
   /// `options.workers` is set it must equal contexts.size().
   basic_process_pool(runtime& rt, const std::vector<Ctx>& contexts,
-                     const process_pool_options& options = {})
-    requires(with_context)
+                     const process_pool_options& options = {}) requires(with_context)
     : front(std::make_shared<detail::pool_core>(rt, with_workers(options, contexts.size()),
                                                 values_of(contexts, options))) {}
 
@@ -66,8 +65,7 @@ public:
   /// registered factory (TROUPE_CONTEXT_FACTORY): `factory(worker index)`.
   template <class Factory>
   basic_process_pool(runtime& rt, const task<Factory>& factory,
-                     const process_pool_options& options = {})
-    requires(with_context)
+                     const process_pool_options& options = {}) requires(with_context)
     : front(std::make_shared<detail::pool_core>(rt, options,
                                                 detail::context_settings{factory.name, "", {}})) {
     static_assert(std::is_same_v<std::remove_cvref_t<detail::task_result_t<Factory>>, Ctx>,
@@ -108,7 +106,6 @@ private:
       settings.values.push_back(serialize(c));
     return settings;
   }
-
 };
 
 /// A pool of worker processes running registered tasks.

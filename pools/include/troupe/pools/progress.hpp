@@ -22,13 +22,13 @@
 namespace troupe {
 
 struct progress_update {
-  std::size_t done = 0;                // items finished, failed ones included
-  std::optional<std::size_t> total;    // unknown while a lazy imap input is still being read
-  std::size_t failed = 0;              // items whose task threw or whose worker was lost
+  std::size_t done = 0; // items finished, failed ones included
+  std::optional<std::size_t> total; // unknown while a lazy imap input is still being read
+  std::size_t failed = 0; // items whose task threw or whose worker was lost
   std::chrono::duration<double> elapsed{0};
-  double rate = 0;                     // items per second so far
+  double rate = 0; // items per second so far
   std::optional<std::chrono::duration<double>> remaining; // at that rate, when total is known
-  bool finished = false;               // the last update of this work
+  bool finished = false; // the last update of this work
 };
 
 class progress {

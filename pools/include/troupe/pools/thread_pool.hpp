@@ -20,8 +20,7 @@ namespace troupe {
 
 class thread_pool : public detail::basic_pool<detail::plain_binder> {
 public:
-  explicit thread_pool(runtime& rt, const pool_options& options = {})
-    : basic_pool(rt, options) {}
+  explicit thread_pool(runtime& rt, const pool_options& options = {}) : basic_pool(rt, options) {}
 };
 
 } // namespace troupe

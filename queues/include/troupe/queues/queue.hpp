@@ -124,8 +124,7 @@ public:
 
 private:
   queue(const std::string& name, mode how, const queue_options& options)
-    : core_(std::make_unique<detail::byte_queue>(name, how, options,
-                                                 detail::tag_of<T>(),
+    : core_(std::make_unique<detail::byte_queue>(name, how, options, detail::tag_of<T>(),
                                                  detail::type_name<T>())) {}
 
   template <class Rep, class Period>

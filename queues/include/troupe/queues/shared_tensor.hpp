@@ -34,7 +34,7 @@
 namespace troupe {
 
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 class shared_tensor {
 public:
   using value_type = T;
@@ -66,7 +66,8 @@ public:
     auto* active = detail::active_tensor_store();
     auto* store = active == nullptr ? nullptr : active->outgoing_segments();
     if (store == nullptr || !segment_)
-      throw serialization_error("a shared_tensor can only be sent through a troupe::queue or process pool");
+      throw serialization_error(
+        "a shared_tensor can only be sent through a troupe::queue or process pool");
     store->carry(*segment_);
     ar(segment_->name(), shape_);
   }
@@ -78,7 +79,8 @@ public:
     auto* active = detail::active_tensor_store();
     auto* store = active == nullptr ? nullptr : active->incoming_segments();
     if (store == nullptr)
-      throw serialization_error("a shared_tensor can only be received from a troupe::queue or process pool");
+      throw serialization_error(
+        "a shared_tensor can only be received from a troupe::queue or process pool");
     auto segment = store->adopt(name);
     if (segment.size() != bytes_for(shape_))
       throw serialization_error("segment " + name + " holds " + std::to_string(segment.size()) +

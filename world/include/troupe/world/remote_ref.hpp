@@ -74,8 +74,8 @@ public:
 
 private:
   T fetched(std::optional<std::chrono::milliseconds> timeout) const {
-    detail::call_request request{detail::call_kind::fetch, place_->key, {},
-                                 detail::type_name<T>(), {}};
+    detail::call_request request{
+      detail::call_kind::fetch, place_->key, {}, detail::type_name<T>(), {}};
     auto payload = detail::await_call(
       detail::start_call(*place_->group, place_->owner, std::move(request), timeout));
     if (place_->paired)

@@ -56,8 +56,8 @@ public:
     return call_task(to, std::nullopt, t, std::forward<A>(args)...);
   }
   template <class Rep, class Period, class F, class... A>
-  auto rpc_async(std::string_view to, std::chrono::duration<Rep, Period> timeout,
-                 const task<F>& t, A&&... args) {
+  auto rpc_async(std::string_view to, std::chrono::duration<Rep, Period> timeout, const task<F>& t,
+                 A&&... args) {
     return call_task(to, std::chrono::ceil<std::chrono::milliseconds>(timeout), t,
                      std::forward<A>(args)...);
   }
@@ -66,18 +66,17 @@ public:
   /// exception, if it threw, comes from `to_here()`).
   template <class F, class... A>
   remote_ref<result_of<F>> remote(std::string_view to, const task<F>& t, A&&... args) {
-    return keep<result_of<F>>(detail::member_rank(*state_, to),
-                              {detail::call_kind::keep, {}, t.name, {},
-                               encode<F>(std::forward<A>(args)...)},
-                              std::nullopt);
+    return keep<result_of<F>>(
+      detail::member_rank(*state_, to),
+      {detail::call_kind::keep, {}, t.name, {}, encode<F>(std::forward<A>(args)...)}, std::nullopt);
   }
   template <class Rep, class Period, class F, class... A>
   remote_ref<result_of<F>> remote(std::string_view to, std::chrono::duration<Rep, Period> timeout,
                                   const task<F>& t, A&&... args) {
-    return keep<result_of<F>>(detail::member_rank(*state_, to),
-                              {detail::call_kind::keep, {}, t.name, {},
-                               encode<F>(std::forward<A>(args)...)},
-                              std::chrono::ceil<std::chrono::milliseconds>(timeout));
+    return keep<result_of<F>>(
+      detail::member_rank(*state_, to),
+      {detail::call_kind::keep, {}, t.name, {}, encode<F>(std::forward<A>(args)...)},
+      std::chrono::ceil<std::chrono::milliseconds>(timeout));
   }
 
   /// Shares `value` under `key`: it stays here, and other members reach it with get_paired.
@@ -139,18 +138,18 @@ public:
   /// The service's result, computed now and kept on the member that registered it.
   template <class R, class... A>
   remote_ref<R> registered_remote(const std::string& key, A&&... args) {
-    return keep<R>(detail::service_owner(*state_, key),
-                   {detail::call_kind::keep, key, {}, {},
-                    service_arguments(std::forward<A>(args)...)},
-                   std::nullopt);
+    return keep<R>(
+      detail::service_owner(*state_, key),
+      {detail::call_kind::keep, key, {}, {}, service_arguments(std::forward<A>(args)...)},
+      std::nullopt);
   }
   template <class R, class Rep, class Period, class... A>
   remote_ref<R> registered_remote(const std::string& key,
                                   std::chrono::duration<Rep, Period> timeout, A&&... args) {
-    return keep<R>(detail::service_owner(*state_, key),
-                   {detail::call_kind::keep, key, {}, {},
-                    service_arguments(std::forward<A>(args)...)},
-                   std::chrono::ceil<std::chrono::milliseconds>(timeout));
+    return keep<R>(
+      detail::service_owner(*state_, key),
+      {detail::call_kind::keep, key, {}, {}, service_arguments(std::forward<A>(args)...)},
+      std::chrono::ceil<std::chrono::milliseconds>(timeout));
   }
 
   /// Returns when every member has called barrier() as often as this call makes it here: the
@@ -193,8 +192,9 @@ private:
   async_result<R> call_service(const std::string& key,
                                std::optional<std::chrono::milliseconds> timeout, A&&... args) {
     const int owner = detail::service_owner(*state_, key);
-    detail::call_request request{detail::call_kind::service, key, {}, {}, {},
-                                 [&] { return service_arguments(std::forward<A>(args)...); }};
+    detail::call_request request{detail::call_kind::service, key, {}, {}, {}, [&] {
+                                   return service_arguments(std::forward<A>(args)...);
+                                 }};
     return detail::typed_call<R>(*state_, owner, std::move(request), timeout,
                                  detail::member_label(*state_, owner));
   }
@@ -204,7 +204,11 @@ private:
                                        std::optional<std::chrono::milliseconds> timeout,
                                        const task<F>& t, A&&... args) {
     const int rank = detail::member_rank(*state_, to);
-    detail::call_request request{detail::call_kind::task, {}, t.name, {}, {},
+    detail::call_request request{detail::call_kind::task,
+                                 {},
+                                 t.name,
+                                 {},
+                                 {},
                                  [&] { return encode<F>(std::forward<A>(args)...); }};
     return detail::typed_call<result_of<F>>(*state_, rank, std::move(request), timeout,
                                             detail::member_label(*state_, rank));

@@ -8,9 +8,9 @@
 //
 // Rank 0 listens at `address`; the others reach it there, then each other, over CAF's network
 // layer (TLS when `tls` is set). Members on one host then call each other through shared-memory
-// inboxes instead (world_options::shared_memory). A member that dies or freezes is seen by all others within about
-// two seconds: calls pending on it fail with troupe::peer_lost, and rank 0's loss fails every
-// pending group operation. One world per process at a time.
+// inboxes instead (world_options::shared_memory). A member that dies or freezes is seen by all
+// others within about two seconds: calls pending on it fail with troupe::peer_lost, and rank 0's
+// loss fails every pending group operation. One world per process at a time.
 #pragma once
 
 #include "troupe/actors/runtime.hpp"

@@ -87,7 +87,8 @@ concept shaped_tensor = !vector_tensor<C> && requires(C & c) {
 /// passes here only to be refused with a message by view_of, through which every collective
 /// reads its tensors.
 template <class C>
-concept tensor = (vector_tensor<C> || shaped_tensor<C>) && std::is_arithmetic_v<typename C::value_type>;
+concept tensor = (vector_tensor<C> ||
+                  shaped_tensor<C>)&&std::is_arithmetic_v<typename C::value_type>;
 
 template <tensor C>
 tensor_view view_of(const C& c) {

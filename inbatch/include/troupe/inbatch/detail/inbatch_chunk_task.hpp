@@ -1,8 +1,8 @@
 // How the processes target of inbatch_parallel runs: a chunk of items of one registered method
 // travels as one task call, (the batch, see inbatch_batch_transfer.hpp, and the items'
-// arguments), and comes back as one outcome per item. The chunk task is registered once per (method, batch, arguments) type when
-// the program starts, under a name made from that type, so that the worker (the same program)
-// knows it too.
+// arguments), and comes back as one outcome per item. The chunk task is registered once per
+// (method, batch, arguments) type when the program starts, under a name made from that type, so
+// that the worker (the same program) knows it too.
 #pragma once
 
 #include "troupe/actors/remote_exception.hpp"
@@ -65,8 +65,8 @@ struct call_list {
   static Call& at(type& list, std::size_t i) { return list[i]; }
 };
 template <class A>
-  requires(!std::is_same_v<A, bool>) // std::vector<bool> has no element to refer to
-struct call_list<std::tuple<A>> {
+requires(!std::is_same_v<A, bool>) // std::vector<bool> has no element to refer to
+  struct call_list<std::tuple<A>> {
   using type = std::vector<A>;
   static void add(type& list, std::tuple<A> call) { list.push_back(std::get<0>(std::move(call))); }
   static std::tuple<A&> at(type& list, std::size_t i) { return {list[i]}; }
@@ -110,9 +110,9 @@ struct call_list<std::tuple<std::size_t>> {
 /// The chunk task of method F (a lambda without captures) over a Batch with calls of type Call.
 template <class F, class Batch, class Call>
 struct inbatch_chunk {
-  using result = std::remove_cvref_t<
-    decltype(std::apply(std::declval<F&>(), std::tuple_cat(std::declval<std::tuple<Batch&>>(),
-                                                             std::declval<Call&>())))>;
+  using result = std::remove_cvref_t<decltype(std::apply(
+    std::declval<F&>(),
+    std::tuple_cat(std::declval<std::tuple<Batch&>>(), std::declval<Call&>())))>;
 
   using calls_type = typename call_list<Call>::type;
 

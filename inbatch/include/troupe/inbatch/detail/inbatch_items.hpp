@@ -64,9 +64,8 @@ struct extra_arg<per_item<T>> {
   using value = T;
   extra_arg(const per_item<T>& p, std::size_t items) : values(p.values) {
     if (values.size() != items)
-      throw invalid_argument("per_item has " + std::to_string(values.size()) +
-                             " values for " + std::to_string(items) +
-                             " items; it needs one value per item");
+      throw invalid_argument("per_item has " + std::to_string(values.size()) + " values for " +
+                             std::to_string(items) + " items; it needs one value per item");
   }
   const T& at(std::size_t i) const { return values[i]; }
   const std::vector<T>& values;
@@ -110,7 +109,9 @@ public:
   /// Whether items may differ in their named arguments (else all have the call's).
   static constexpr bool elements_have_named = parts::has_named;
 
-  std::size_t size() const noexcept { return static_cast<std::size_t>(std::ranges::size(elements_)); }
+  std::size_t size() const noexcept {
+    return static_cast<std::size_t>(std::ranges::size(elements_));
+  }
   Batch& batch() const noexcept { return batch_; }
 
   /// Whether a Method can be called with item arguments (plainly, or with named ones last).
@@ -136,8 +137,8 @@ public:
   decltype(auto) invoke(Method& method, std::size_t i) const {
     decltype(auto) element = element_at(i); // a reference into a vector, a value from a view
     auto positional = parts::positional(element);
-    auto extras = std::apply(
-      [i](const auto&... x) { return std::forward_as_tuple(x.at(i)...); }, extras_);
+    auto extras =
+      std::apply([i](const auto&... x) { return std::forward_as_tuple(x.at(i)...); }, extras_);
     if constexpr (WithNamed)
       return std::apply(method, std::tuple_cat(std::forward_as_tuple(batch_), positional, extras,
                                                std::tuple<named_args>{named(i)}));
@@ -177,9 +178,11 @@ private:
   auto tuple_of_values(std::size_t i) const {
     return std::tuple_cat(
       typename parts::values(parts::positional(element_at(i))),
-      std::apply([i](const auto&... x) { return std::tuple<typename std::remove_cvref_t<
-                                                  decltype(x)>::value...>{x.at(i)...}; },
-                 extras_));
+      std::apply(
+        [i](const auto&... x) {
+          return std::tuple<typename std::remove_cvref_t<decltype(x)>::value...>{x.at(i)...};
+        },
+        extras_));
   }
 
   Batch& batch_;

@@ -3,8 +3,8 @@
 // lost worker or closed pool becomes the outcome of the items it took.
 #pragma once
 
-#include "troupe/pools/async_result.hpp"
 #include "troupe/inbatch/detail/inbatch_chunk_task.hpp"
+#include "troupe/pools/async_result.hpp"
 #include "troupe/pools/outcome.hpp"
 #include "troupe/pools/process_pool.hpp"
 #include "troupe/pools/thread_pool.hpp"
@@ -154,9 +154,9 @@ void run_processes(const Calls& calls, process_pool& pool, inbatch_segments& seg
 /// Each item's work started on the calling thread, at most `limit` awaited at once, all
 /// awaited in item order.
 template <class R, bool WithNamed, class Calls, class Method>
-void run_async(const Calls& calls, Method& method, std::size_t limit,
-               outcomes<R>& out) {
-  using pending_type = std::remove_cvref_t<decltype(calls.template invoke<WithNamed>(method, std::size_t{0}))>;
+void run_async(const Calls& calls, Method& method, std::size_t limit, outcomes<R>& out) {
+  using pending_type =
+    std::remove_cvref_t<decltype(calls.template invoke<WithNamed>(method, std::size_t{0}))>;
   std::deque<std::pair<std::size_t, pending_type>> pending;
   const auto settle_oldest = [&] {
     auto [i, work] = std::move(pending.front());

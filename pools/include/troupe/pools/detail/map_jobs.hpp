@@ -51,8 +51,8 @@ private:
 /// packs bits, so writes to neighbours would race).
 template <class R>
 class indexed_results {
-  static constexpr bool direct = std::is_default_constructible_v<R> &&
-                                 std::is_move_assignable_v<R> && !std::is_same_v<R, bool>;
+  static constexpr bool direct =
+    std::is_default_constructible_v<R> && std::is_move_assignable_v<R> && !std::is_same_v<R, bool>;
   using slot = std::conditional_t<direct, R, std::optional<R>>;
 
 public:
@@ -95,7 +95,9 @@ public:
     if constexpr (!std::is_void_v<R>)
       output_.set(i, std::forward<V>(v));
   }
-  void fail(std::size_t i, std::exception_ptr error) noexcept { failure_.record(i, std::move(error)); }
+  void fail(std::size_t i, std::exception_ptr error) noexcept {
+    failure_.record(i, std::move(error));
+  }
 
   /// A chunk of `items` items has ended, `failed` of them in failure.
   void chunk_ended(std::size_t items, std::size_t failed) noexcept {
@@ -161,7 +163,8 @@ using range_value_t = std::ranges::range_value_t<std::remove_cvref_t<Range>>;
 
 /// Ranges a blocking call may read in place, by index, from its workers.
 template <class Range>
-concept borrowable_range = std::ranges::random_access_range<Range> && std::ranges::sized_range<Range>;
+concept borrowable_range =
+  std::ranges::random_access_range<Range> && std::ranges::sized_range<Range>;
 
 /// Copies (or moves, for an rvalue range) a range's items into a vector.
 template <class Range>
@@ -226,9 +229,7 @@ public:
           std::shared_ptr<result_state<typename map_results<R>::value>> result,
           progress_ptr progress = nullptr)
     : thread_job(chunking{items.size(), chunk_size}.chunk_count()),
-      items_(std::move(items)),
-      chunks_{items_.size(), chunk_size},
-      call_(std::move(call)),
+      items_(std::move(items)), chunks_{items_.size(), chunk_size}, call_(std::move(call)),
       results_(items_.size(), std::move(result), std::move(progress)) {}
 
   std::size_t run(std::size_t chunk, const worker_env& env) noexcept override {

@@ -41,8 +41,9 @@ private:
 };
 
 template <class R>
-  requires(std::is_default_constructible_v<R> && !std::is_same_v<R, bool>)
-class outcome_slots<R> { // (std::vector<bool> has no element to hand out by reference)
+requires(std::is_default_constructible_v<R> &&
+         !std::is_same_v<R, bool>) class outcome_slots<R> { // (std::vector<bool> has no element to
+                                                            // hand out by reference)
 public:
   explicit outcome_slots(std::size_t n) : values_(n), set_(n) {}
   std::size_t size() const noexcept { return set_.size(); }

@@ -21,8 +21,8 @@ namespace troupe::detail {
 
 /// How a context process pool's workers get their contexts (all empty: no contexts).
 struct context_settings {
-  std::string factory;                     // a registered context factory, or
-  std::string type;                        // a registered context type, with
+  std::string factory; // a registered context factory, or
+  std::string type; // a registered context type, with
   std::vector<std::vector<std::byte>> values; // one encoded value per worker
 };
 

@@ -117,9 +117,9 @@ private:
   auto run_map(F&& f, Range&& items, const map_options& options) {
     // map() blocks until every chunk has ended, so the caller's range can be read in place.
     if constexpr (borrowable_range<Range>)
-      return submit_map<Spread>(
-               std::forward<F>(f),
-               borrowed_items{std::ranges::begin(items), std::ranges::size(items)}, options)
+      return submit_map<Spread>(std::forward<F>(f),
+                                borrowed_items{std::ranges::begin(items), std::ranges::size(items)},
+                                options)
         .get();
     else
       return submit_map<Spread>(std::forward<F>(f),
@@ -142,9 +142,9 @@ private:
     using R = typename Jobs::template result_of<F, range_value_t<Range>>;
     static_assert(!std::is_void_v<R>, "imap needs a task that returns a value; use map for "
                                       "tasks that return void");
-    auto source = start_imap<R, Ordered>(*core_, std::forward<Range>(items), options.chunksize,
-                                         options.report, size(),
-                                         Jobs::template stream<Ordered>(std::forward<F>(f)));
+    auto source =
+      start_imap<R, Ordered>(*core_, std::forward<Range>(items), options.chunksize, options.report,
+                             size(), Jobs::template stream<Ordered>(std::forward<F>(f)));
     return imap_stream<R>{std::move(source), core_};
   }
 };

@@ -5,9 +5,9 @@
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/task.hpp"
+#include "troupe/pools/async_result.hpp"
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
-#include "troupe/pools/async_result.hpp"
 #include "troupe/pools/progress.hpp"
 
 #include <optional>
@@ -98,8 +98,8 @@ struct task_calls {
       auto [values, failures] = deserialize<chunk_outcomes<R>>(bytes);
       if (values.size() + failures.size() != count)
         throw serialization_error(worker + " answered " +
-                                  std::to_string(values.size() + failures.size()) +
-                                  " items for " + std::to_string(count));
+                                  std::to_string(values.size() + failures.size()) + " items for " +
+                                  std::to_string(count));
       for (auto& f : failures) {
         if (f.index >= count || out[f.index].second)
           throw serialization_error(worker + " answered a bad item index");
@@ -121,7 +121,6 @@ struct task_calls {
     return out;
   }
 };
-
 
 /// apply / apply_async on a process pool.
 template <class F, bool WithContext>
@@ -171,10 +170,8 @@ public:
   process_map_job(const task<F>& t, Items items, std::size_t chunk_size,
                   std::shared_ptr<result_state<typename map_results<R>::value>> result,
                   progress_ptr progress = nullptr)
-    : process_job(chunking{items.size(), chunk_size}.chunk_count()),
-      name_(t.name),
-      items_(std::move(items)),
-      chunks_{items_.size(), chunk_size},
+    : process_job(chunking{items.size(), chunk_size}.chunk_count()), name_(t.name),
+      items_(std::move(items)), chunks_{items_.size(), chunk_size},
       results_(items_.size(), std::move(result), std::move(progress)) {}
 
   const char* task_name() const noexcept override { return name_; }
@@ -226,8 +223,7 @@ class process_imap_job final : public streaming_job<task_result_t<F>, Ordered, p
 public:
   process_imap_job(const task<F>& t, Items items, std::size_t chunk_size, std::size_t offset,
                    std::shared_ptr<typename base::sink_type> sink)
-    : base(chunking{items.size(), chunk_size}, offset, std::move(sink)),
-      name_(t.name),
+    : base(chunking{items.size(), chunk_size}, offset, std::move(sink)), name_(t.name),
       items_(std::move(items)) {}
 
   const char* task_name() const noexcept override { return name_; }

@@ -51,16 +51,13 @@ struct spread {
   template <class Tuple>
   decltype(auto) operator()(const worker_env& env, Tuple&& args) {
     return std::apply(
-      [&](auto&&... a) -> decltype(auto) {
-        return call(env, std::forward<decltype(a)>(a)...);
-      },
+      [&](auto&&... a) -> decltype(auto) { return call(env, std::forward<decltype(a)>(a)...); },
       std::forward<Tuple>(args));
   }
 };
 
 template <class Call, class Item>
-using item_result_t =
-  std::remove_cvref_t<std::invoke_result_t<Call&, const worker_env&, Item>>;
+using item_result_t = std::remove_cvref_t<std::invoke_result_t<Call&, const worker_env&, Item>>;
 
 template <class Binder>
 struct thread_pool_jobs {
@@ -96,9 +93,8 @@ struct thread_pool_jobs {
     using R = item_result_t<Call, decltype(items[0])>;
     using V = std::conditional_t<std::is_void_v<R>, void, std::vector<R>>;
     auto state = std::make_shared<result_state<V>>();
-    job_ptr job = std::make_shared<map_job<R, Items, Call>>(std::move(items), chunk_size,
-                                                            std::move(call), state,
-                                                            std::move(progress));
+    job_ptr job = std::make_shared<map_job<R, Items, Call>>(
+      std::move(items), chunk_size, std::move(call), state, std::move(progress));
     return std::pair{std::move(job), async_result<V>{std::move(state)}};
   }
 

@@ -112,7 +112,7 @@ private:
   }
 
   byte_queue& queue_;
-  std::vector<shm_segment> carried_;      // to be held for the queue
+  std::vector<shm_segment> carried_; // to be held for the queue
   std::vector<shm_segment> already_held_; // spares: held for the queue already
 };
 

@@ -33,12 +33,12 @@ inline std::span<const std::byte> as_bytes(const reply_bytes& payload) {
 
 /// What a call asks of the member it goes to.
 enum class call_kind : std::uint8_t {
-  task,       // run the registered task `name`; reply its outcome
-  service,    // run the service registered under `key`; reply its outcome
-  keep,       // run the task `name` (or the service `key`), keep its outcome; reply its id
-  on_value,   // run the context task `name` on the value paired under `key`
-  fetch,      // reply the value paired under `key`, or the outcome kept under id `key`
-  release,    // forget the outcome kept under id `key`
+  task, // run the registered task `name`; reply its outcome
+  service, // run the service registered under `key`; reply its outcome
+  keep, // run the task `name` (or the service `key`), keep its outcome; reply its id
+  on_value, // run the context task `name` on the value paired under `key`
+  fetch, // reply the value paired under `key`, or the outcome kept under id `key`
+  release, // forget the outcome kept under id `key`
 };
 
 /// The group's two tables of keys, held by the world's rank 0.
@@ -46,7 +46,7 @@ enum class key_table : std::uint8_t { paired, services };
 
 struct call_request {
   call_kind kind = call_kind::task;
-  std::string key;  // a paired value's or service's key, or a kept outcome's id
+  std::string key; // a paired value's or service's key, or a kept outcome's id
   std::string name; // a task's name
   std::string type; // the value type the caller expects (fetch, on_value)
   bytes payload;
