@@ -1,6 +1,6 @@
 // What most programs need of troupe, in one include: the runtime, errors and serialization,
-// queues, thread and process pools, worlds and their RPC groups, for the components this build
-// of troupe has. It costs a user's file about 1.5 s of compile time on two cores, most of it
+// actors, queues, thread and process pools, worlds and their RPC groups, for the components this
+// build of troupe has. It costs a user's file about 1.5 s of compile time on two cores, most of it
 // the standard library and cereal.
 //
 // Tensors (xtensor) are not here, so that this include stays cheap to compile: what works with
@@ -15,6 +15,7 @@
 //   troupe/graph/*.hpp, troupe/staged/*.hpp  array-expression DAGs, staged parallel compute
 #pragma once
 
+#include "troupe/actors/actor.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/runtime.hpp"
@@ -29,7 +30,7 @@
 #endif
 
 #if __has_include("troupe/pools/thread_pool.hpp")
-#include "troupe/pools/async_result.hpp"
+#include "troupe/actors/async_result.hpp"
 #include "troupe/pools/ctx_thread_pool.hpp"
 #include "troupe/pools/imap_stream.hpp"
 #include "troupe/pools/map_options.hpp"

@@ -19,16 +19,6 @@ namespace troupe {
 
 namespace detail {
 
-void report_callback_failure(const char* which) noexcept {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    std::cerr << "troupe: an " << which << " callback threw: " << e.what() << '\n';
-  } catch (...) {
-    std::cerr << "troupe: an " << which << " callback threw a non-standard exception\n";
-  }
-}
-
 std::size_t worker_count(const pool_options& options) {
   if (!options.workers)
     return std::max(1u, std::thread::hardware_concurrency());

@@ -1,7 +1,7 @@
 // The driver of parallel_compute, whatever pool runs the slices.
 #pragma once
 
-#include "troupe/pools/async_result.hpp"
+#include "troupe/actors/async_result.hpp"
 
 #include "slices.hpp"
 

@@ -1,9 +1,9 @@
 // Helpers shared by the process pool tests (one binary, which is also the pools' worker program).
 #pragma once
 
+#include "troupe/actors/async_result.hpp"
 #include "troupe/actors/runtime.hpp"
 #include "troupe/actors/task.hpp"
-#include "troupe/pools/async_result.hpp"
 
 #include <dirent.h>
 #include <gtest/gtest.h>

@@ -88,6 +88,13 @@ class network_error : public detail::error_base<std::runtime_error> {
   using error_base::error_base;
 };
 
+/// An actor no longer takes calls: it was stopped (stop(), its runtime stopping, or a restart
+/// limit passed); the message names the actor and the cause. Calls it had not started fail
+/// with this too.
+class actor_stopped : public detail::error_base<std::runtime_error> {
+  using error_base::error_base;
+};
+
 /// A key a group does not know, or already knows (machin's KeyError): a paired value or service.
 class key_error : public detail::error_base<std::out_of_range> {
   using error_base::error_base;

@@ -20,9 +20,9 @@
 // nothing hangs, nothing is silently lost. A task learns its worker from troupe::this_worker().
 #pragma once
 
+#include "troupe/actors/async_result.hpp"
 #include "troupe/actors/runtime.hpp"
 #include "troupe/actors/task.hpp"
-#include "troupe/pools/async_result.hpp"
 #include "troupe/pools/detail/pool_core.hpp"
 #include "troupe/pools/detail/pool_front.hpp"
 #include "troupe/pools/detail/process_jobs.hpp"

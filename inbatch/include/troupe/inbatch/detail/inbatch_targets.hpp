@@ -3,8 +3,8 @@
 // lost worker or closed pool becomes the outcome of the items it took.
 #pragma once
 
+#include "troupe/actors/async_result.hpp"
 #include "troupe/inbatch/detail/inbatch_chunk_task.hpp"
-#include "troupe/pools/async_result.hpp"
 #include "troupe/pools/outcome.hpp"
 #include "troupe/pools/process_pool.hpp"
 #include "troupe/pools/thread_pool.hpp"

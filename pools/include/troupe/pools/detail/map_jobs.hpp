@@ -2,7 +2,7 @@
 // input order).
 #pragma once
 
-#include "troupe/pools/async_result.hpp"
+#include "troupe/actors/async_result.hpp"
 #include "troupe/pools/detail/job.hpp"
 #include "troupe/pools/progress.hpp"
 

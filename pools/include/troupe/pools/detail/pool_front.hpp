@@ -8,7 +8,7 @@
 //   stream<Ordered>(f)                        a maker of jobs over a stream's items
 #pragma once
 
-#include "troupe/pools/async_result.hpp"
+#include "troupe/actors/async_result.hpp"
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
 #include "troupe/pools/detail/pool_core.hpp"

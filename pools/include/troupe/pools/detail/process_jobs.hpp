@@ -2,10 +2,10 @@
 // name plus one argument tuple per item) and completed from the worker's reply.
 #pragma once
 
+#include "troupe/actors/async_result.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/task.hpp"
-#include "troupe/pools/async_result.hpp"
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
 #include "troupe/pools/progress.hpp"

@@ -3,7 +3,7 @@
 // context first.
 #pragma once
 
-#include "troupe/pools/async_result.hpp"
+#include "troupe/actors/async_result.hpp"
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
 #include "troupe/pools/detail/pool_front.hpp"

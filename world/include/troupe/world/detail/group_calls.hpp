@@ -2,9 +2,9 @@
 // as bytes to a member, the group's key tables, and what this member keeps for others. No CAF.
 #pragma once
 
+#include "troupe/actors/async_result.hpp"
 #include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/task.hpp"
-#include "troupe/pools/async_result.hpp"
 
 #include <chrono>
 #include <cstddef>

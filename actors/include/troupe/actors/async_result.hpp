@@ -1,4 +1,5 @@
-// async_result<R>: the result of work submitted with apply_async, map_async or starmap_async.
+// async_result<R>: the result of work submitted with apply_async, map_async or starmap_async, or
+// of a call to an actor.
 //
 //   auto r = pool.apply_async(slow_square, 7);
 //   r.on_result([](int v) { std::cout << v; });      // runs when the task finishes

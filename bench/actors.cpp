@@ -1,0 +1,114 @@
+// bench/actors: troupe's actors in this process against raw CAF's typed request/response, in
+// one run, interleaved block by block.
+//
+//   build/bench/actors [rounds]
+//
+// Both actors add one to an int. troupe's actor has a thread of its own (so a slow call holds
+// up nothing else); it is called from this thread and its result waited on (call().get()).
+// CAF's is a typed actor, asked through a scoped_actor (request().receive()), twice: scheduled
+// on the actor system's threads, as CAF runs actors by default, and detached, on a thread of its
+// own as troupe's is. Then a burst of tells (fire and forget) to one troupe actor, timed until
+// a call sent after them has its answer: every message handled, not only sent. The last lines
+// are `name value unit`, read by tooling.
+#include "median.hpp"
+
+#include "troupe/actors/actor.hpp"
+#include "troupe/actors/runtime_state.hpp"
+
+#include <caf/all.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using troupe::bench::median;
+
+struct adder {
+  int add(int k) { return k + 1; }
+  void bump() { ++count; }
+  long total() const { return count; }
+  long count = 0;
+};
+
+using caf_adder = caf::typed_actor<caf::replies_to<int>::with<int>>;
+
+caf_adder::behavior_type caf_adder_impl() {
+  return {[](int k) { return k + 1; }};
+}
+
+double since_us(clock_type::time_point start) {
+  return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 20'000;
+  troupe::runtime rt;
+  auto& system = *troupe::runtime_state_of(rt).system;
+  const auto ours = troupe::spawn<adder>(rt);
+  const auto scheduled = system.spawn(caf_adder_impl);
+  const auto detached = system.spawn<caf::detached>(caf_adder_impl);
+  std::vector<double> troupe_us, caf_us, caf_detached_us;
+  {
+    caf::scoped_actor self{system};
+    const auto ask = [&](const caf_adder& who, int k) {
+      int answer = 0;
+      self->request(who, caf::infinite, k)
+        .receive([&](int v) { answer = v; }, [](caf::error&) { std::abort(); });
+      return answer;
+    };
+    // Blocks of calls in turn, so that one contender's idle thread (troupe's actor watches its
+    // mailbox for 30 us after a call) does not share the cores with another's calls.
+    constexpr int block = 200;
+    for (int first = 0; first < rounds; first += block) {
+      for (int i = first; i < first + block; ++i) {
+        const auto start = clock_type::now();
+        if (ours.call(&adder::add, i).get() != i + 1)
+          std::abort();
+        troupe_us.push_back(since_us(start));
+      }
+      std::this_thread::sleep_for(100us);
+      for (int i = first; i < first + block; ++i) {
+        const auto start = clock_type::now();
+        if (ask(scheduled, i) != i + 1)
+          std::abort();
+        caf_us.push_back(since_us(start));
+      }
+      for (int i = first; i < first + block; ++i) {
+        const auto start = clock_type::now();
+        if (ask(detached, i) != i + 1)
+          std::abort();
+        caf_detached_us.push_back(since_us(start));
+      }
+    }
+  }
+  caf::anon_send_exit(scheduled, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(detached, caf::exit_reason::user_shutdown);
+
+  constexpr long tells = 1'000'000;
+  const auto counted =
+    troupe::spawn<adder>(rt, troupe::actor_options{.name = "counted", .max_mailbox = 1 << 16});
+  const auto start = clock_type::now();
+  for (long i = 0; i < tells; ++i)
+    counted.tell(&adder::bump);
+  if (counted.call(&adder::total).get() != tells)
+    std::abort();
+  const double tell_s = std::chrono::duration<double>(clock_type::now() - start).count();
+
+  const double ours_median = median(troupe_us);
+  std::printf("actor_call_local_median_us %.2f us\n", ours_median);
+  std::printf("caf_request_local_median_us %.2f us\n", median(caf_us));
+  std::printf("caf_request_detached_median_us %.2f us\n", median(caf_detached_us));
+  std::printf("actor_call_local_ratio_to_caf %.2f x\n", ours_median / median(caf_us));
+  std::printf("actor_call_local_ratio_to_caf_detached %.2f x\n",
+              ours_median / median(caf_detached_us));
+  std::printf("actor_tell_msgs_per_s %.0f msgs/s\n", tells / tell_s);
+}
