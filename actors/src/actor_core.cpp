@@ -225,14 +225,4 @@ std::exception_ptr stopped_before_running(const std::string& actor) noexcept {
     actor_stopped("actor '" + actor + "' stopped before this call ran"));
 }
 
-void report_tell_failure(const std::string& actor) noexcept {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    std::cerr << "troupe: a tell to actor '" << actor << "' threw: " << e.what() << '\n';
-  } catch (...) {
-    std::cerr << "troupe: a tell to actor '" << actor << "' threw a non-standard exception\n";
-  }
-}
-
 } // namespace troupe::detail

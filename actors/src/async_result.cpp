@@ -4,13 +4,13 @@
 
 namespace troupe::detail {
 
-void report_callback_failure(const char* which) noexcept {
+void report_escaped_exception(const std::string& source) noexcept {
   try {
     throw;
   } catch (const std::exception& e) {
-    std::cerr << "troupe: an " << which << " callback threw: " << e.what() << '\n';
+    std::cerr << "troupe: " << source << " threw: " << e.what() << '\n';
   } catch (...) {
-    std::cerr << "troupe: an " << which << " callback threw a non-standard exception\n";
+    std::cerr << "troupe: " << source << " threw a non-standard exception\n";
   }
 }
 

@@ -75,8 +75,6 @@ void stop(actor_core& core) noexcept;
 const std::string& name_of(const actor_core& core) noexcept;
 /// The error of a call that never ran because its actor stopped.
 std::exception_ptr stopped_before_running(const std::string& actor) noexcept;
-/// Logs the exception a tell threw (it has no one to throw to).
-void report_tell_failure(const std::string& actor) noexcept;
 
 /// A call of `Method` on a T with `Args`, and the result it settles (none for a tell).
 template <class T, class R, class Method, class... Args>
@@ -109,7 +107,7 @@ public:
       if (result_)
         result_->set_error(std::current_exception());
       else
-        report_tell_failure(actor_);
+        report_escaped_exception("a tell to actor '" + actor_ + "'");
     }
   }
 

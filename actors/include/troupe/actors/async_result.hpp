@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -31,9 +32,9 @@ namespace troupe {
 
 namespace detail {
 
-/// Reports an exception that escaped a user callback; callbacks run on worker threads, where
-/// nothing could catch it.
-void report_callback_failure(const char* which) noexcept;
+/// Reports the exception being handled, which escaped user code that has no one to throw to (a
+/// result's callback, on a worker thread; a tell to an actor): "troupe: <source> threw: ...".
+void report_escaped_exception(const std::string& source) noexcept;
 
 template <class R>
 using stored_t = std::conditional_t<std::is_void_v<R>, std::monostate, R>;
@@ -152,7 +153,7 @@ private:
       else
         callback(*value_);
     } catch (...) {
-      report_callback_failure("on_result");
+      report_escaped_exception("an on_result callback");
     }
   }
 
@@ -160,7 +161,7 @@ private:
     try {
       callback(error_);
     } catch (...) {
-      report_callback_failure("on_error");
+      report_escaped_exception("an on_error callback");
     }
   }
 
