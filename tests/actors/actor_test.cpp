@@ -96,6 +96,13 @@ struct watched {
   std::shared_ptr<std::atomic<int>> gone;
 };
 
+/// An actor that holds a handle to another and calls it from its own calls.
+struct forwarder {
+  explicit forwarder(troupe::actor<counter> to) : target(std::move(to)) {}
+  int forward(int k) { return target.call(&counter::add, k).get(std::chrono::seconds{5}); }
+  troupe::actor<counter> target;
+};
+
 struct refuses_to_be_made {
   explicit refuses_to_be_made(int k) { throw std::invalid_argument("k=" + std::to_string(k)); }
   void f() {}
@@ -137,6 +144,14 @@ TEST_F(actor_test, copies_of_a_handle_reach_the_same_actor) {
   a.tell(&counter::add, 3);
   EXPECT_EQ(b.call(&counter::get).get(1s), 5);
   EXPECT_EQ(b.name(), "shared");
+}
+
+TEST_F(actor_test, a_handle_given_to_another_actor_reaches_the_same_actor) {
+  auto c = troupe::spawn<counter>(rt, 1);
+  auto f = troupe::spawn<forwarder>(rt, c);
+  EXPECT_EQ(f.call(&forwarder::forward, 10).get(5s), 11);
+  c.tell(&counter::add, 100);
+  EXPECT_EQ(f.call(&forwarder::forward, 1).get(5s), 112);
 }
 
 TEST_F(actor_test, eight_senders_each_keep_their_order_and_calls_never_overlap) {
