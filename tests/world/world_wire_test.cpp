@@ -2,7 +2,7 @@
 // door, naming both versions, rather than misreading messages later.
 #include "world_test_support.hpp"
 
-#include "member_messages.hpp" // distributed/src: the messages members send each other
+#include "member_messages.hpp" // world/src: the messages members send each other
 
 #include "troupe/actors/annotated.hpp"
 #include "troupe/actors/network.hpp"
