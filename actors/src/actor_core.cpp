@@ -72,8 +72,9 @@ struct mailbox_bound {
 
 struct actor_shared {
   actor_shared(std::string actor, const actor_options& options)
-    : name(std::move(actor)), bound(options.max_mailbox, options.mailbox_timeout) {}
-  const std::string name;
+    : name(std::make_shared<const std::string>(std::move(actor))),
+      bound(options.max_mailbox, options.mailbox_timeout) {}
+  const std::shared_ptr<const std::string> name;
   mailbox_bound bound;
   std::atomic<bool> stopped{false};
   std::mutex cause_mutex;
@@ -93,7 +94,7 @@ struct user_actor_state {
 
 std::exception_ptr stopped_error(actor_shared& shared) {
   std::lock_guard guard{shared.cause_mutex};
-  return std::make_exception_ptr(actor_stopped("actor '" + shared.name + "' was stopped (" +
+  return std::make_exception_ptr(actor_stopped("actor '" + *shared.name + "' was stopped (" +
                                                shared.cause + ") before this call ran"));
 }
 
@@ -144,7 +145,7 @@ public:
         std::make_shared<actor_shared>(options.name.empty() ? "actor" : options.name, options)),
       registry_(runtime_state_of(rt).services) {
     if (options.max_mailbox == 0)
-      throw invalid_argument("actor '" + shared_->name + "': max_mailbox must be at least 1");
+      throw invalid_argument("actor '" + *shared_->name + "': max_mailbox must be at least 1");
     registry_->add(this);
     tsan_release(shared_.get());
     handle_ =
@@ -165,7 +166,7 @@ public:
     if (!shared_->bound.reserve(shared_->stopped)) {
       if (shared_->stopped.load())
         std::rethrow_exception(stopped_error(*shared_));
-      throw capacity_error("actor '" + shared_->name + "': its mailbox holds " +
+      throw capacity_error("actor '" + *shared_->name + "': its mailbox holds " +
                            std::to_string(shared_->bound.max) + " calls, and none ran within " +
                            std::to_string(shared_->bound.wait.count()) + " ms");
     }
@@ -181,7 +182,7 @@ public:
 
   void stop() noexcept { end("stop() was called", true); }
 
-  const std::string& name() const noexcept { return shared_->name; }
+  const std::shared_ptr<const std::string>& name() const noexcept { return shared_->name; }
 
 private:
   /// Stops taking calls. `fail_waiting`: the calls in the mailbox fail rather than run.
@@ -218,7 +219,11 @@ bool alive(const actor_core& core) noexcept { return core.alive(); }
 
 void stop(actor_core& core) noexcept { core.stop(); }
 
-const std::string& name_of(const actor_core& core) noexcept { return core.name(); }
+const std::string& name_of(const actor_core& core) noexcept { return *core.name(); }
+
+std::shared_ptr<const std::string> shared_name_of(const actor_core& core) noexcept {
+  return core.name();
+}
 
 std::exception_ptr stopped_before_running(const std::string& actor) noexcept {
   return std::make_exception_ptr(

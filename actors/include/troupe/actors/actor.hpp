@@ -73,6 +73,8 @@ void enqueue(actor_core& core, std::shared_ptr<actor_call> call);
 bool alive(const actor_core& core) noexcept;
 void stop(actor_core& core) noexcept;
 const std::string& name_of(const actor_core& core) noexcept;
+/// The same name, for calls to keep (one count up a call, not a copy of the text).
+std::shared_ptr<const std::string> shared_name_of(const actor_core& core) noexcept;
 /// The error of a call that never ran because its actor stopped.
 std::exception_ptr stopped_before_running(const std::string& actor) noexcept;
 
@@ -81,12 +83,12 @@ template <class T, class R, class Method, class... Args>
 class typed_actor_call final : public actor_call {
 public:
   typed_actor_call(Method method, std::tuple<Args...> args, std::shared_ptr<result_state<R>> result,
-                   std::string actor)
+                   std::shared_ptr<const std::string> actor)
     : method_(method), args_(std::move(args)), result_(std::move(result)),
       actor_(std::move(actor)) {}
   ~typed_actor_call() override {
     if (!settled_ && result_)
-      result_->set_error(stopped_before_running(actor_));
+      result_->set_error(stopped_before_running(*actor_));
   }
 
   void run(void* object) noexcept override {
@@ -107,7 +109,7 @@ public:
       if (result_)
         result_->set_error(std::current_exception());
       else
-        report_escaped_exception("a tell to actor '" + actor_ + "'");
+        report_escaped_exception("a tell to actor '" + *actor_ + "'");
     }
   }
 
@@ -121,7 +123,7 @@ private:
   Method method_;
   std::tuple<Args...> args_;
   std::shared_ptr<result_state<R>> result_;
-  std::string actor_;
+  std::shared_ptr<const std::string> actor_;
   bool settled_ = false;
 };
 
@@ -178,7 +180,7 @@ private:
     detail::enqueue(*core_,
                     std::make_shared<call_type>(
                       method, std::tuple<std::decay_t<Args>...>{std::forward<Args>(args)...},
-                      std::move(result), name()));
+                      std::move(result), detail::shared_name_of(*core_)));
   }
 
   std::shared_ptr<detail::actor_core> core_;
