@@ -8,14 +8,23 @@
 // CAF's is a typed actor, asked through a scoped_actor (request().receive()), twice: scheduled
 // on the actor system's threads, as CAF runs actors by default, and detached, on a thread of its
 // own as troupe's is. Then a burst of tells (fire and forget) to one troupe actor, timed until
-// a call sent after them has its answer: every message handled, not only sent. The last lines
-// are `name value unit`, read by tooling.
+// a call sent after them has its answer: every message handled, not only sent.
+//
+// Then an actor in a worker process (process_pool::spawn), called the same way, against the
+// floor any such call stands on: an int sent to a forked child over a pipe and sent back. And
+// restarts: the actor's process is SIGKILLed and the time taken until a call is answered by
+// its replacement. The last lines are `name value unit`, read by tooling.
 #include "median.hpp"
 
 #include "troupe/actors/actor.hpp"
 #include "troupe/actors/runtime_state.hpp"
+#include "troupe/pools/process_pool.hpp"
 
 #include <caf/all.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -36,6 +45,12 @@ struct adder {
   long total() const { return count; }
   long count = 0;
 };
+TROUPE_ACTOR(adder, void, &adder::add);
+
+struct restartable {
+  int pid() const { return getpid(); }
+};
+TROUPE_ACTOR(restartable, void, &restartable::pid);
 
 using caf_adder = caf::typed_actor<caf::replies_to<int>::with<int>>;
 
@@ -47,11 +62,92 @@ double since_us(clock_type::time_point start) {
   return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
 }
 
+/// A forked child that sends back every int it reads from a pipe: the floor of a call to
+/// another process on this host (two wake-ups, two copies through the kernel).
+class pipe_echo {
+public:
+  pipe_echo() {
+    if (pipe(to_) != 0 || pipe(from_) != 0)
+      std::abort();
+    child_ = fork();
+    if (child_ == 0) { // only read and write from here: the parent's threads are not copied
+      close(to_[1]); // else the child would hold open the end whose closing ends it
+      close(from_[0]);
+      for (int v = 0; read(to_[0], &v, sizeof v) == sizeof v;) {
+        ++v;
+        if (write(from_[1], &v, sizeof v) != sizeof v)
+          break;
+      }
+      _exit(0);
+    }
+    close(to_[0]);
+    close(from_[1]);
+  }
+  ~pipe_echo() {
+    close(to_[1]); // the child reads the end of its input and exits
+    waitpid(child_, nullptr, 0);
+    close(from_[0]);
+  }
+  int call(int v) {
+    if (write(to_[1], &v, sizeof v) != sizeof v || read(from_[0], &v, sizeof v) != sizeof v)
+      std::abort();
+    return v;
+  }
+
+private:
+  int to_[2]{}, from_[2]{};
+  pid_t child_ = -1;
+};
+
+/// Calls to an actor in a worker process against the pipe floor, interleaved block by block.
+std::pair<double, double> process_call_medians(troupe::process_pool& procs, int rounds) {
+  const auto remote = procs.spawn<adder>();
+  pipe_echo echo;
+  std::vector<double> actor_us, pipe_us;
+  constexpr int block = 100;
+  for (int first = 0; first < rounds; first += block) {
+    for (int i = first; i < first + block; ++i) {
+      const auto start = clock_type::now();
+      if (remote.call(&adder::add, i).get() != i + 1)
+        std::abort();
+      actor_us.push_back(since_us(start));
+    }
+    for (int i = first; i < first + block; ++i) {
+      const auto start = clock_type::now();
+      if (echo.call(i) != i + 1)
+        std::abort();
+      pipe_us.push_back(since_us(start));
+    }
+  }
+  return {median(actor_us), median(pipe_us)};
+}
+
+/// SIGKILL to the first call answered by the replacement, in ms, over `kills` kills.
+double restart_median_ms(troupe::process_pool& procs, int kills) {
+  const auto actor = procs.spawn<restartable>(
+    {.name = "restartable", .restart = {.max_restarts = static_cast<std::size_t>(kills)}});
+  std::vector<double> ms;
+  for (int k = 0; k < kills; ++k) {
+    const int pid = actor.call(&restartable::pid).get();
+    const auto start = clock_type::now();
+    ::kill(pid, SIGKILL);
+    for (;;) {
+      try {
+        if (actor.call(&restartable::pid).get() != pid)
+          break;
+      } catch (const troupe::worker_lost&) {
+      }
+    }
+    ms.push_back(since_us(start) / 1000.0);
+  }
+  return median(ms);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+  troupe::runtime rt{argc, argv}; // a worker process of the actor never gets past this
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 20'000;
-  troupe::runtime rt;
   auto& system = *troupe::runtime_state_of(rt).system;
   const auto ours = troupe::spawn<adder>(rt);
   const auto scheduled = system.spawn(caf_adder_impl);
@@ -103,6 +199,10 @@ int main(int argc, char** argv) {
     std::abort();
   const double tell_s = std::chrono::duration<double>(clock_type::now() - start).count();
 
+  troupe::process_pool procs{rt, {.workers = 1}};
+  const auto [process_us, pipe_us] = process_call_medians(procs, rounds / 4);
+  const double restart_ms = restart_median_ms(procs, 10);
+
   const double ours_median = median(troupe_us);
   std::printf("actor_call_local_median_us %.2f us\n", ours_median);
   std::printf("caf_request_local_median_us %.2f us\n", median(caf_us));
@@ -111,4 +211,8 @@ int main(int argc, char** argv) {
   std::printf("actor_call_local_ratio_to_caf_detached %.2f x\n",
               ours_median / median(caf_detached_us));
   std::printf("actor_tell_msgs_per_s %.0f msgs/s\n", tells / tell_s);
+  std::printf("actor_call_process_median_us %.2f us\n", process_us);
+  std::printf("pipe_roundtrip_process_median_us %.2f us\n", pipe_us);
+  std::printf("actor_call_process_ratio_to_pipe %.2f x\n", process_us / pipe_us);
+  std::printf("actor_restart_ms %.2f ms\n", restart_ms);
 }

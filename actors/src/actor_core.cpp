@@ -4,6 +4,7 @@
 #include "troupe/actors/actor.hpp"
 
 #include "troupe/actors/annotated.hpp"
+#include "troupe/actors/mailbox_bound.hpp"
 #include "troupe/actors/runtime_state.hpp"
 
 #include <caf/all.hpp>
@@ -23,52 +24,6 @@ namespace {
 
 using call_ptr = std::shared_ptr<actor_call>;
 using quit_atom = caf::atom_constant<caf::atom("quit")>;
-
-/// How full the mailbox is, shared by the handles' side and the actor.
-struct mailbox_bound {
-  mailbox_bound(std::size_t max, std::chrono::milliseconds wait) : max(max), wait(wait) {}
-
-  /// Takes a place for one call; false if none came free within `wait`, or `stopped` was set.
-  bool reserve(const std::atomic<bool>& stopped) {
-    if (queued.fetch_add(1) < max)
-      return true;
-    queued.fetch_sub(1);
-    std::unique_lock lock{mutex};
-    ++waiting;
-    const bool got = room.wait_for(lock, wait, [&] {
-      if (stopped.load())
-        return true;
-      if (queued.fetch_add(1) < max)
-        return true;
-      queued.fetch_sub(1);
-      return false;
-    });
-    --waiting;
-    return got && !stopped.load();
-  }
-
-  /// A call has left the mailbox. A sender that found it full counts itself in `waiting` before
-  /// it looks again, so either it sees this place free or this sees it waiting.
-  void release() {
-    queued.fetch_sub(1);
-    if (waiting.load() > 0) {
-      std::lock_guard guard{mutex};
-      room.notify_one();
-    }
-  }
-
-  void wake_all() {
-    std::lock_guard guard{mutex};
-    room.notify_all();
-  }
-
-  const std::size_t max;
-  const std::chrono::milliseconds wait;
-  std::atomic<std::size_t> queued{0};
-  std::mutex mutex;
-  std::condition_variable room;
-  std::atomic<std::size_t> waiting{0};
-};
 
 struct actor_shared {
   actor_shared(std::string actor, const actor_options& options)
@@ -138,9 +93,9 @@ caf::behavior user_actor(caf::stateful_actor<user_actor_state>* self,
 
 } // namespace
 
-class actor_core final : public service {
+class local_actor final : public actor_core, public service {
 public:
-  actor_core(runtime& rt, const actor_options& options, void* object, void (*destroy)(void*))
+  local_actor(runtime& rt, const actor_options& options, void* object, void (*destroy)(void*))
     : shared_(
         std::make_shared<actor_shared>(options.name.empty() ? "actor" : options.name, options)),
       registry_(runtime_state_of(rt).services) {
@@ -153,22 +108,20 @@ public:
   }
 
   /// The last handle is gone: what the mailbox holds still runs, then the actor stops.
-  ~actor_core() override {
+  ~local_actor() override {
     if (registry_->remove(this))
       end("its last handle was dropped", false);
   }
 
   void shutdown() noexcept override { end("its runtime stopped", true); }
 
-  void enqueue(call_ptr call) {
+  void enqueue(call_ptr call) override {
     if (shared_->stopped.load())
       std::rethrow_exception(stopped_error(*shared_));
     if (!shared_->bound.reserve(shared_->stopped)) {
       if (shared_->stopped.load())
         std::rethrow_exception(stopped_error(*shared_));
-      throw capacity_error("actor '" + *shared_->name + "': its mailbox holds " +
-                           std::to_string(shared_->bound.max) + " calls, and none ran within " +
-                           std::to_string(shared_->bound.wait.count()) + " ms");
+      throw mailbox_full(*shared_->name, shared_->bound);
     }
     std::shared_lock guard{mutex_};
     if (!handle_) {
@@ -178,11 +131,11 @@ public:
     send_from_outside(handle_, std::move(call));
   }
 
-  bool alive() const noexcept { return !shared_->stopped.load(); }
+  bool alive() const noexcept override { return !shared_->stopped.load(); }
 
-  void stop() noexcept { end("stop() was called", true); }
+  void stop() noexcept override { end("stop() was called", true); }
 
-  const std::shared_ptr<const std::string>& name() const noexcept { return shared_->name; }
+  const std::shared_ptr<const std::string>& name() const noexcept override { return shared_->name; }
 
 private:
   /// Stops taking calls. `fail_waiting`: the calls in the mailbox fail rather than run.
@@ -210,19 +163,7 @@ private:
 
 std::shared_ptr<actor_core> start_actor(runtime& rt, actor_options options, void* object,
                                         void (*destroy)(void*)) {
-  return std::make_shared<actor_core>(rt, options, object, destroy);
-}
-
-void enqueue(actor_core& core, std::shared_ptr<actor_call> call) { core.enqueue(std::move(call)); }
-
-bool alive(const actor_core& core) noexcept { return core.alive(); }
-
-void stop(actor_core& core) noexcept { core.stop(); }
-
-const std::string& name_of(const actor_core& core) noexcept { return *core.name(); }
-
-std::shared_ptr<const std::string> shared_name_of(const actor_core& core) noexcept {
-  return core.name();
+  return std::make_shared<local_actor>(rt, options, object, destroy);
 }
 
 std::exception_ptr stopped_before_running(const std::string& actor) noexcept {

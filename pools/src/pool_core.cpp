@@ -1,6 +1,7 @@
 #include "troupe/pools/detail/pool_core.hpp"
 
 #include "actors.hpp"
+#include "process/process_actor.hpp"
 #include "remote/node_link.hpp"
 
 #include "troupe/queues/shm_segment.hpp"
@@ -61,8 +62,8 @@ worker_setup setup_from(const pool_options& options, std::vector<void*> contexts
 
 struct pool_core::impl final : service {
   impl(runtime& rt, worker_setup setup)
-    : rt_state(runtime_state_of(rt)), registry(rt_state.services), workers(setup.workers),
-      nodes(setup.nodes), slots(setup.slots) {
+    : rt(rt), rt_state(runtime_state_of(rt)), registry(rt_state.services), workers(setup.workers),
+      nodes(setup.nodes), slots(setup.slots), process(setup.process) {
     registry->add(this);
     dispatcher = spawn_dispatcher(*runtime_state_of(rt).system, std::move(setup), stopped);
   }
@@ -110,11 +111,13 @@ struct pool_core::impl final : service {
     send_from_outside(dispatcher, terminate_atom::value);
   }
 
+  runtime& rt;
   runtime_state& rt_state;
   std::shared_ptr<service_registry> registry;
   std::size_t workers;
   std::shared_ptr<std::atomic<std::size_t>> nodes;
   std::shared_ptr<slot_registry> slots;
+  std::shared_ptr<const process_settings> process; // a process pool's
   std::unique_ptr<node_gate> listener;
   std::shared_ptr<stop_signal> stopped = std::make_shared<stop_signal>();
   // Guards `state` and orders messages: a submit that saw `running` is in the dispatcher's
@@ -216,6 +219,14 @@ std::vector<worker_stats> pool_core::stats() const { return impl_->slots->stats(
 
 std::uint16_t pool_core::listen_port() const noexcept {
   return impl_->listener ? impl_->listener->port() : 0;
+}
+
+std::shared_ptr<actor_core> pool_core::spawn_actor(actor_options options, std::string type,
+                                                   std::vector<std::byte> constructor) {
+  if (!impl_->process)
+    throw state_error("a thread pool spawns no actor: use troupe::spawn for one in this process");
+  return spawn_process_actor(impl_->rt, impl_->process, std::move(options), std::move(type),
+                             std::move(constructor));
 }
 
 } // namespace detail

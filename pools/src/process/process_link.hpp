@@ -36,6 +36,9 @@ public:
   std::optional<segment_store> request_segments() override { return requests_->tensor_segments(); }
   std::optional<segment_store> reply_segments() override { return replies_->tensor_segments(); }
   pid_t pid() const noexcept { return pid_; }
+  /// Whether receive() watches the reply queue for a moment before it sleeps (see
+  /// queue::spin_while_waiting): worth it only where a core is free to watch.
+  void spin_while_receiving(bool on) noexcept { replies_->spin_while_waiting(on); }
 
 private:
   bool lost(std::string why);

@@ -21,23 +21,52 @@
 // does every later call. The actor stops too when its last handle is gone (after running what
 // its mailbox holds) and when its runtime stops (what was waiting fails). Each actor has a
 // thread of its own, so a slow call holds up no other actor or pool.
+//
+// An actor can live in another process too: process_pool::spawn makes one in a worker process
+// of its own, which troupe starts again when it dies (restart_policy). Its type must then be
+// registered with TROUPE_ACTOR (troupe/actors/actor_type.hpp), and calls travel as bytes.
 #pragma once
 
+#include "troupe/actors/actor_type.hpp"
 #include "troupe/actors/async_result.hpp"
 #include "troupe/actors/error.hpp"
+#include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/runtime.hpp"
+#include "troupe/actors/task.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace troupe {
+
+/// What troupe does when the process an actor lives in dies (a worker killed, a member lost).
+/// Actors in this process die with their caller, and never restart.
+struct restart_policy {
+  /// Restarts allowed within `within`; past that the actor is gone, and calls fail with
+  /// actor_stopped naming the cause. 0: the actor never restarts.
+  std::size_t max_restarts = 0;
+  std::chrono::milliseconds within{60'000};
+  /// How many times a call marked idempotent (call(troupe::idempotent, ...)) that was running or
+  /// waiting in the dead process is sent again to its replacement; other calls that were there
+  /// fail with worker_lost.
+  std::size_t max_call_retries = 0;
+};
+
+/// What on_restart is told: the actor, how many times it has restarted, and why this time.
+struct actor_restart {
+  std::string actor;
+  std::size_t restarts = 0;
+  std::string cause;
+};
 
 struct actor_options {
   /// What errors and logs call the actor ("actor" when empty).
@@ -46,45 +75,85 @@ struct actor_options {
   std::size_t max_mailbox = 1024;
   /// How long a call or tell waits for room in a full mailbox before capacity_error.
   std::chrono::milliseconds mailbox_timeout{10'000};
+  /// For an actor in another process: whether, and how often, it is made again when it dies.
+  restart_policy restart;
+  /// Called (on a thread of troupe's) after each restart, before calls reach the new actor;
+  /// what it throws is logged.
+  std::function<void(const actor_restart&)> on_restart;
 };
+
+/// Marks a call as safe to run twice: `a.call(troupe::idempotent, &T::get)` is sent again to a
+/// restarted actor (restart_policy::max_call_retries) rather than failing with worker_lost.
+struct idempotent_t {
+  explicit idempotent_t() = default;
+};
+inline constexpr idempotent_t idempotent{};
 
 namespace detail {
 
-class actor_core;
-
-/// One call waiting in an actor's mailbox. Destroyed unrun (its actor stopped first), it
-/// settles its result with actor_stopped: no caller waits for ever.
+/// One call to an actor. Destroyed unrun (its actor stopped first), it settles its result with
+/// actor_stopped: no caller waits for ever.
 class actor_call {
 public:
   virtual ~actor_call() = default;
-  /// Runs the call on the actor's object and settles its result; nothing escapes.
+  /// Runs the call on the actor's object, in this process, and settles its result.
   virtual void run(void* object) noexcept = 0;
   /// Settles the result with `why` without running.
   virtual void fail(std::exception_ptr why) noexcept = 0;
+  /// For an actor in another process: the registered method's key, and the arguments as they
+  /// travel (one call, as encode_calls makes it). invalid_argument or serialization_error if
+  /// they cannot travel.
+  virtual std::string method_key() const = 0;
+  virtual std::vector<std::byte> encode() const = 0;
+  /// Settles the result from the outcomes of the call's chunk, run at `where`.
+  virtual void settle(std::span<const std::byte> outcomes, const std::string& where) noexcept = 0;
+
+  bool idempotent = false;
+  std::size_t retries = 0; // times it was sent again after its actor's process died
 };
 
-/// Starts an actor for `object` (owned from here on, destroyed by `destroy` on the actor's
-/// thread when it stops) on `rt`'s actor system.
+/// Where an actor's calls go: its thread in this process, or another process.
+class actor_core {
+public:
+  virtual ~actor_core() = default;
+  /// Puts `call` in the actor's mailbox, waiting for room (capacity_error past the timeout);
+  /// actor_stopped if the actor no longer takes calls.
+  virtual void enqueue(std::shared_ptr<actor_call> call) = 0;
+  virtual bool alive() const noexcept = 0;
+  virtual void stop() noexcept = 0;
+  /// Shared with the calls, which keep it (a count up, not a copy of the text).
+  virtual const std::shared_ptr<const std::string>& name() const noexcept = 0;
+};
+
+/// Starts an actor in this process for `object` (owned from here on, destroyed by `destroy` on
+/// the actor's thread when it stops) on `rt`'s actor system.
 std::shared_ptr<actor_core> start_actor(runtime& rt, actor_options options, void* object,
                                         void (*destroy)(void*));
-/// Puts `call` in the actor's mailbox, waiting for room (capacity_error past the timeout);
-/// actor_stopped if the actor no longer takes calls.
-void enqueue(actor_core& core, std::shared_ptr<actor_call> call);
-bool alive(const actor_core& core) noexcept;
-void stop(actor_core& core) noexcept;
-const std::string& name_of(const actor_core& core) noexcept;
-/// The same name, for calls to keep (one count up a call, not a copy of the text).
-std::shared_ptr<const std::string> shared_name_of(const actor_core& core) noexcept;
 /// The error of a call that never ran because its actor stopped.
 std::exception_ptr stopped_before_running(const std::string& actor) noexcept;
 
-/// A call of `Method` on a T with `Args`, and the result it settles (none for a tell).
-template <class T, class R, class Method, class... Args>
+template <class Method>
+struct method_traits;
+template <class T, class R, class... P>
+struct method_traits<R (T::*)(P...)> {
+  using result = std::remove_cvref_t<R>;
+  using args = std::tuple<std::decay_t<P>...>;
+};
+template <class T, class R, class... P>
+struct method_traits<R (T::*)(P...) const> : method_traits<R (T::*)(P...)> {};
+
+/// A call of `Method` on a T, its arguments held as the method's parameter types, and the
+/// result it settles (none for a tell).
+template <class T, class Method>
 class typed_actor_call final : public actor_call {
+  using R = typename method_traits<Method>::result;
+  using args_type = typename method_traits<Method>::args;
+
 public:
-  typed_actor_call(Method method, std::tuple<Args...> args, std::shared_ptr<result_state<R>> result,
-                   std::shared_ptr<const std::string> actor)
-    : method_(method), args_(std::move(args)), result_(std::move(result)),
+  template <class... A>
+  typed_actor_call(Method method, std::shared_ptr<result_state<R>> result,
+                   std::shared_ptr<const std::string> actor, A&&... args)
+    : method_(method), args_(std::forward<A>(args)...), result_(std::move(result)),
       actor_(std::move(actor)) {}
   ~typed_actor_call() override {
     if (!settled_ && result_)
@@ -96,12 +165,12 @@ public:
     auto& self = *static_cast<T*>(object);
     try {
       if constexpr (std::is_void_v<R>) {
-        std::apply([&](Args&... args) { (self.*method_)(std::move(args)...); }, args_);
+        std::apply([&](auto&... args) { (self.*method_)(std::move(args)...); }, args_);
         if (result_)
           result_->set_value({});
       } else {
         auto value = std::apply(
-          [&](Args&... args) -> R { return (self.*method_)(std::move(args)...); }, args_);
+          [&](auto&... args) -> R { return (self.*method_)(std::move(args)...); }, args_);
         if (result_)
           result_->set_value(std::move(value));
       }
@@ -119,72 +188,146 @@ public:
       result_->set_error(std::move(why));
   }
 
+  std::string method_key() const override {
+    if constexpr (registered_actor<T>)
+      return detail::method_key<T>(method_);
+    else
+      throw invalid_argument("actor '" + *actor_ + "' lives in another process, but its type is " +
+                             "not registered with TROUPE_ACTOR");
+  }
+
+  std::vector<std::byte> encode() const override {
+    if constexpr (all_serializable<args_type>)
+      return encode_calls(std::vector<args_type>{args_});
+    else
+      throw serialization_error("a call to actor '" + *actor_ +
+                                "' cannot travel: a parameter of its method is not serializable");
+  }
+
+  void settle(std::span<const std::byte> outcomes, const std::string& where) noexcept override {
+    settled_ = true;
+    try {
+      if constexpr (serializable<wire_value<R>>) {
+        auto decoded = deserialize<chunk_outcomes<R>>(outcomes);
+        if (!decoded.second.empty()) {
+          auto why = rebuild_exception(decoded.second[0].type, decoded.second[0].message, where);
+          if (!result_)
+            std::rethrow_exception(why); // reported below
+          result_->set_error(std::move(why));
+        } else if (decoded.first.size() != 1) {
+          throw serialization_error("the answer of actor '" + *actor_ + "' at " + where +
+                                    " holds " + std::to_string(decoded.first.size()) +
+                                    " results for one call");
+        } else if (result_) {
+          if constexpr (std::is_void_v<R>)
+            result_->set_value({});
+          else
+            result_->set_value(std::move(decoded.first[0]));
+        }
+      } else {
+        throw serialization_error("actor '" + *actor_ + "': the method's result cannot travel");
+      }
+    } catch (...) {
+      if (result_)
+        result_->set_error(std::current_exception());
+      else
+        report_escaped_exception("a tell to actor '" + *actor_ + "' at " + where);
+    }
+  }
+
 private:
   Method method_;
-  std::tuple<Args...> args_;
+  args_type args_;
   std::shared_ptr<result_state<R>> result_;
   std::shared_ptr<const std::string> actor_;
   bool settled_ = false;
 };
+
+struct actor_access;
 
 } // namespace detail
 
 template <class T>
 class actor {
 public:
-  /// Calls `method` on the actor's object with `args` (copied or moved into the call); the
+  /// Calls `method` on the actor's object with `args` (converted to its parameters' types); the
   /// result (a copy, if the method returns a reference) is ready when the call has run.
   template <class R, class... Params, class... Args>
   async_result<std::remove_cvref_t<R>> call(R (T::*method)(Params...), Args&&... args) const {
-    return ask(method, std::forward<Args>(args)...);
+    return ask(false, method, std::forward<Args>(args)...);
   }
   template <class R, class... Params, class... Args>
   async_result<std::remove_cvref_t<R>> call(R (T::*method)(Params...) const, Args&&... args) const {
-    return ask(method, std::forward<Args>(args)...);
+    return ask(false, method, std::forward<Args>(args)...);
+  }
+  /// A call that may run twice: sent again to a restarted actor (restart_policy).
+  template <class R, class... Params, class... Args>
+  async_result<std::remove_cvref_t<R>> call(idempotent_t, R (T::*method)(Params...),
+                                            Args&&... args) const {
+    return ask(true, method, std::forward<Args>(args)...);
+  }
+  template <class R, class... Params, class... Args>
+  async_result<std::remove_cvref_t<R>> call(idempotent_t, R (T::*method)(Params...) const,
+                                            Args&&... args) const {
+    return ask(true, method, std::forward<Args>(args)...);
   }
 
   /// Calls `method` without waiting for, or receiving, its result.
   template <class R, class... Params, class... Args>
   void tell(R (T::*method)(Params...), Args&&... args) const {
-    post<std::remove_cvref_t<R>>(method, nullptr, std::forward<Args>(args)...);
+    post(false, method, nullptr, std::forward<Args>(args)...);
   }
   template <class R, class... Params, class... Args>
   void tell(R (T::*method)(Params...) const, Args&&... args) const {
-    post<std::remove_cvref_t<R>>(method, nullptr, std::forward<Args>(args)...);
+    post(false, method, nullptr, std::forward<Args>(args)...);
   }
 
   /// Whether the actor still takes calls.
-  bool alive() const noexcept { return detail::alive(*core_); }
+  bool alive() const noexcept { return core_->alive(); }
   /// Stops the actor: the call running finishes, the others fail with actor_stopped.
-  void stop() const noexcept { detail::stop(*core_); }
-  const std::string& name() const noexcept { return detail::name_of(*core_); }
+  void stop() const noexcept { core_->stop(); }
+  const std::string& name() const noexcept { return *core_->name(); }
 
 private:
-  template <class U, class... Args>
-  friend actor<U> spawn(runtime& rt, actor_options options, Args&&... args);
+  friend struct detail::actor_access;
 
   explicit actor(std::shared_ptr<detail::actor_core> core) : core_(std::move(core)) {}
 
   template <class Method, class... Args>
-  auto ask(Method method, Args&&... args) const {
-    using result_type =
-      std::remove_cvref_t<std::invoke_result_t<Method, T&, std::decay_t<Args>...>>;
+  auto ask(bool idempotent, Method method, Args&&... args) const {
+    using result_type = typename detail::method_traits<Method>::result;
     auto result = std::make_shared<detail::result_state<result_type>>();
-    post<result_type>(method, result, std::forward<Args>(args)...);
+    post(idempotent, method, result, std::forward<Args>(args)...);
     return async_result<result_type>{std::move(result)};
   }
 
-  template <class R, class Method, class... Args>
-  void post(Method method, std::shared_ptr<detail::result_state<R>> result, Args&&... args) const {
-    using call_type = detail::typed_actor_call<T, R, Method, std::decay_t<Args>...>;
-    detail::enqueue(*core_,
-                    std::make_shared<call_type>(
-                      method, std::tuple<std::decay_t<Args>...>{std::forward<Args>(args)...},
-                      std::move(result), detail::shared_name_of(*core_)));
+  template <class Method, class... Args>
+  void
+  post(bool idempotent, Method method,
+       std::shared_ptr<detail::result_state<typename detail::method_traits<Method>::result>> result,
+       Args&&... args) const {
+    static_assert(std::is_constructible_v<typename detail::method_traits<Method>::args, Args&&...>,
+                  "these arguments do not convert to the method's parameters");
+    auto call = std::make_shared<detail::typed_actor_call<T, Method>>(
+      method, std::move(result), core_->name(), std::forward<Args>(args)...);
+    call->idempotent = idempotent;
+    core_->enqueue(std::move(call));
   }
 
   std::shared_ptr<detail::actor_core> core_;
 };
+
+namespace detail {
+
+/// How the modules that make actors elsewhere (pools, world) hand out handles to them.
+struct actor_access {
+  template <class T>
+  static actor<T> make(std::shared_ptr<actor_core> core) {
+    return actor<T>{std::move(core)};
+  }
+};
+
+} // namespace detail
 
 /// Makes a T from `args` here (its constructor's exception comes out of spawn) and starts it as
 /// an actor on `rt`.
@@ -194,7 +337,7 @@ actor<T> spawn(runtime& rt, actor_options options, Args&&... args) {
   auto core = detail::start_actor(rt, std::move(options), object.get(),
                                   [](void* p) { delete static_cast<T*>(p); });
   object.release(); // the actor owns it now
-  return actor<T>{std::move(core)};
+  return detail::actor_access::make<T>(std::move(core));
 }
 
 template <class T, class... Args>

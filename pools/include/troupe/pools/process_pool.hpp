@@ -20,6 +20,7 @@
 // nothing hangs, nothing is silently lost. A task learns its worker from troupe::this_worker().
 #pragma once
 
+#include "troupe/actors/actor.hpp"
 #include "troupe/actors/async_result.hpp"
 #include "troupe/actors/runtime.hpp"
 #include "troupe/actors/task.hpp"
@@ -81,6 +82,25 @@ public:
 
   /// The port nodes from other hosts join on (process_pool_options::remote_secret), or 0.
   std::uint16_t listen_port() const noexcept { return this->core_->listen_port(); }
+
+  /// Makes a T from `args` in a new worker process of its own, watched like the pool's workers
+  /// (heartbeat_timeout, startup_timeout, max_message_bytes), and returns its handle. T must be
+  /// registered with TROUPE_ACTOR. The actor's constructor runs there: if it throws, every call
+  /// fails with its exception. When the process dies, options.restart says what happens.
+  template <class T, class... A>
+  actor<T> spawn(actor_options options, A&&... args) {
+    static_assert(detail::registered_actor<T>,
+                  "process_pool::spawn makes the actor in another process: register its type "
+                  "with TROUPE_ACTOR(type, constructor parameters, methods...)");
+    if constexpr (detail::registered_actor<T>)
+      return detail::actor_access::make<T>(
+        this->core_->spawn_actor(std::move(options), detail::actor_type_key<T>(),
+                                 detail::encode_constructor<T>(std::forward<A>(args)...)));
+  }
+  template <class T, class... A>
+  actor<T> spawn(A&&... args) {
+    return spawn<T>(actor_options{}, std::forward<A>(args)...);
+  }
 
 private:
   static process_pool_options with_workers(process_pool_options options, std::size_t n) {

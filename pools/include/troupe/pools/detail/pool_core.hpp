@@ -3,6 +3,7 @@
 // here.
 #pragma once
 
+#include "troupe/actors/actor.hpp"
 #include "troupe/pools/detail/job.hpp"
 #include "troupe/pools/pool_options.hpp"
 #include "troupe/pools/worker_stats.hpp"
@@ -62,6 +63,11 @@ public:
 
   /// The port a process pool takes nodes on, 0 if it takes none.
   std::uint16_t listen_port() const noexcept;
+
+  /// A process pool's: starts an actor of the registered type `type` in a worker process of its
+  /// own, watched like the pool's workers.
+  std::shared_ptr<actor_core> spawn_actor(actor_options options, std::string type,
+                                          std::vector<std::byte> constructor);
 
 private:
   struct impl;

@@ -1,0 +1,176 @@
+// TROUPE_ACTOR: what another process needs to make an actor of your class and call it. An actor
+// in this process (troupe::spawn) needs no registration; one in a worker process or on a world
+// member does, since that process builds it from its constructor's arguments as bytes and runs
+// each call from a method's key and its arguments as bytes.
+//
+//   struct counter {
+//     explicit counter(int start) : n(start) {}
+//     int add(int k) { return n += k; }
+//     int get() const { return n; }
+//     int n;
+//   };
+//   TROUPE_ACTOR(counter, int, &counter::add, &counter::get);   // at namespace scope
+//
+// The second argument is the constructor's parameter: one type, `void` for none, or
+// `troupe::constructor<A, B>` for several. The methods listed are those other processes may
+// call; their parameter and result types, like the constructor's, must be serializable
+// (troupe/actors/serialization.hpp). An overloaded method needs a static_cast to pick one.
+#pragma once
+
+#include "troupe/actors/error.hpp"
+#include "troupe/actors/task.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace troupe {
+
+/// The constructor parameters of an actor type with several (see TROUPE_ACTOR).
+template <class... Params>
+struct constructor {};
+
+namespace detail {
+
+template <class Ctor>
+struct constructor_args {
+  using type = std::tuple<std::decay_t<Ctor>>;
+};
+template <>
+struct constructor_args<void> {
+  using type = std::tuple<>;
+};
+template <class... Params>
+struct constructor_args<constructor<Params...>> {
+  using type = std::tuple<std::decay_t<Params>...>;
+};
+
+/// What TROUPE_ACTOR says of T: its name, its constructor's arguments as they travel, and the
+/// methods other processes may call, a method's key being its place in that list.
+template <class T, class Ctor, class... Methods>
+struct actor_spec {
+  using type = T;
+  using ctor_args = typename constructor_args<Ctor>::type;
+  const char* name;
+  std::tuple<Methods...> methods;
+};
+
+template <class T, class Ctor, class... Methods>
+constexpr actor_spec<T, Ctor, Methods...> make_actor_spec(const char* name, Methods... methods) {
+  return {name, {methods...}};
+}
+
+/// Whether T was registered with TROUPE_ACTOR (found by argument-dependent lookup, in T's own
+/// namespace).
+template <class T>
+concept registered_actor = requires(T* p) {
+  troupe_actor_spec(p);
+};
+
+template <registered_actor T>
+auto spec_of() {
+  return troupe_actor_spec(static_cast<T*>(nullptr));
+}
+
+template <registered_actor T>
+std::string actor_type_key() {
+  return std::string{"troupe.actor:"} + spec_of<T>().name;
+}
+
+/// The key of `method` among those TROUPE_ACTOR listed for T (invalid_argument if it is not one).
+template <registered_actor T, class Method>
+std::string method_key(Method method) {
+  const auto spec = spec_of<T>();
+  constexpr auto none = static_cast<std::size_t>(-1);
+  std::size_t index = 0, found = none;
+  std::apply(
+    [&](auto... listed) {
+      (([&] {
+         if constexpr (std::is_same_v<decltype(listed), Method>)
+           if (found == none && listed == method)
+             found = index;
+         ++index;
+       }()),
+       ...);
+    },
+    spec.methods);
+  if (found == none)
+    throw invalid_argument(std::string{"actor type '"} + spec.name +
+                           "': this method is not among those its TROUPE_ACTOR lists, so no other "
+                           "process can call it");
+  return actor_type_key<T>() + "#" + std::to_string(found);
+}
+
+/// How a process runs a call of `method` on an actor it holds: a context task whose context is
+/// the actor's object.
+template <class T, class R, class... P>
+context_invoker method_invoker(R (T::*method)(P...)) {
+  auto fn = [method](T& self, std::decay_t<P>&... args) -> std::remove_cvref_t<R> {
+    return (self.*method)(std::move(args)...);
+  };
+  return [fn](void* object, std::span<const std::byte> request) {
+    return invoke_chunk<std::tuple<std::decay_t<P>...>, T>(fn, request, object);
+  };
+}
+template <class T, class R, class... P>
+context_invoker method_invoker(R (T::*method)(P...) const) {
+  auto fn = [method](T& self, std::decay_t<P>&... args) -> std::remove_cvref_t<R> {
+    return (self.*method)(std::move(args)...);
+  };
+  return [fn](void* object, std::span<const std::byte> request) {
+    return invoke_chunk<std::tuple<std::decay_t<P>...>, T>(fn, request, object);
+  };
+}
+
+/// Registers T's constructor (as a context type made from its arguments) and its methods (as
+/// context tasks) at static initialisation.
+template <registered_actor T>
+bool register_actor() {
+  const auto spec = spec_of<T>();
+  using spec_type = decltype(spec);
+  using args = typename spec_type::ctor_args;
+  static_assert(all_serializable<args>, "TROUPE_ACTOR: the constructor's parameters must be "
+                                        "serializable, to travel to the process that makes it");
+  auto& registry = task_registry::instance();
+  registry.add_context_type(actor_type_key<T>(), [](std::span<const std::byte> bytes) {
+    auto values = deserialize<args>(bytes);
+    return std::apply(
+      [](auto&... a) { return std::shared_ptr<void>(std::make_shared<T>(std::move(a)...)); },
+      values);
+  });
+  std::size_t index = 0;
+  std::apply(
+    [&](auto... methods) {
+      ((registry.add_context_task(actor_type_key<T>() + "#" + std::to_string(index++),
+                                  method_invoker(methods))),
+       ...);
+    },
+    spec.methods);
+  return true;
+}
+
+/// The constructor's arguments of a T made elsewhere, as they travel.
+template <registered_actor T, class... A>
+std::vector<std::byte> encode_constructor(A&&... args) {
+  using ctor_args = typename decltype(spec_of<T>())::ctor_args;
+  static_assert(std::is_constructible_v<ctor_args, A&&...>,
+                "these arguments do not match the constructor TROUPE_ACTOR names");
+  return serialize(ctor_args{std::forward<A>(args)...});
+}
+
+} // namespace detail
+
+} // namespace troupe
+
+/// Registers actor type `type` (declared in this namespace) so other processes can make it from
+/// arguments of constructor `ctor` and call the methods listed. See troupe/actors/actor_type.hpp.
+#define TROUPE_ACTOR(type, ctor, ...)                                                              \
+  [[maybe_unused]] inline auto troupe_actor_spec(type*) {                                          \
+    return ::troupe::detail::make_actor_spec<type, ctor>(#type __VA_OPT__(, ) __VA_ARGS__);        \
+  }                                                                                                \
+  inline const bool troupe_actor_registered_##type = ::troupe::detail::register_actor<type>()
