@@ -4,6 +4,7 @@
 #include "troupe/actors/actor.hpp"
 
 #include "troupe/actors/annotated.hpp"
+#include "troupe/actors/local_actor.hpp"
 #include "troupe/actors/mailbox_bound.hpp"
 #include "troupe/actors/runtime_state.hpp"
 
@@ -40,8 +41,9 @@ struct user_actor_state {
   std::shared_ptr<actor_shared> shared;
   void* object = nullptr;
   void (*destroy)(void*) = nullptr;
+  std::shared_ptr<void> owner; // or this owns the object (one made from bytes)
   ~user_actor_state() {
-    if (object != nullptr)
+    if (object != nullptr && destroy != nullptr)
       destroy(object); // on the actor's own thread, or the system's as it shuts down
   }
   static inline const char* name = "troupe.actor";
@@ -65,12 +67,13 @@ void linger(Self* self) {
 }
 
 caf::behavior user_actor(caf::stateful_actor<user_actor_state>* self,
-                         std::shared_ptr<actor_shared> shared, void* object,
-                         void (*destroy)(void*)) {
+                         std::shared_ptr<actor_shared> shared, void* object, void (*destroy)(void*),
+                         std::shared_ptr<void> owner) {
   tsan_acquire(shared.get());
   self->state.shared = std::move(shared);
   self->state.object = object;
   self->state.destroy = destroy;
+  self->state.owner = std::move(owner);
   return {
     [self](call_ptr& call) {
       const handling scope{self};
@@ -95,16 +98,16 @@ caf::behavior user_actor(caf::stateful_actor<user_actor_state>* self,
 
 class local_actor final : public actor_core, public service {
 public:
-  local_actor(runtime& rt, const actor_options& options, void* object, void (*destroy)(void*))
+  local_actor(runtime_state& rt, const actor_options& options, void* object, void (*destroy)(void*),
+              std::shared_ptr<void> owner)
     : shared_(
         std::make_shared<actor_shared>(options.name.empty() ? "actor" : options.name, options)),
-      registry_(runtime_state_of(rt).services) {
+      registry_(rt.services) {
     if (options.max_mailbox == 0)
       throw invalid_argument("actor '" + *shared_->name + "': max_mailbox must be at least 1");
     registry_->add(this);
     tsan_release(shared_.get());
-    handle_ =
-      runtime_state_of(rt).system->spawn<caf::detached>(user_actor, shared_, object, destroy);
+    handle_ = rt.system->spawn<caf::detached>(user_actor, shared_, object, destroy, owner);
   }
 
   /// The last handle is gone: what the mailbox holds still runs, then the actor stops.
@@ -163,7 +166,34 @@ private:
 
 std::shared_ptr<actor_core> start_actor(runtime& rt, actor_options options, void* object,
                                         void (*destroy)(void*)) {
-  return std::make_shared<local_actor>(rt, options, object, destroy);
+  return std::make_shared<local_actor>(runtime_state_of(rt), options, object, destroy, nullptr);
+}
+
+std::shared_ptr<actor_core> start_local_actor(runtime_state& rt, const actor_options& options,
+                                              std::shared_ptr<void> object) {
+  void* raw = object.get();
+  return std::make_shared<local_actor>(rt, options, raw, nullptr, std::move(object));
+}
+
+namespace {
+std::atomic<actor_resolver> installed_resolver{nullptr};
+} // namespace
+
+void set_actor_resolver(actor_resolver resolver) noexcept { installed_resolver.store(resolver); }
+
+std::shared_ptr<actor_core> resolve_actor(const actor_address& address) {
+  auto* resolver = installed_resolver.load();
+  if (resolver == nullptr)
+    throw serialization_error("a handle to actor '" + address.name + "' of group '" +
+                              address.group + "' arrived in a process that is in no world");
+  return resolver(address);
+}
+
+void cannot_travel(const std::string& actor) {
+  throw serialization_error("the handle of actor '" + actor +
+                            "' cannot travel: it lives in this process or a pool's worker "
+                            "process, which no other process can reach (spawn it on a world "
+                            "member for a handle that travels)");
 }
 
 std::exception_ptr stopped_before_running(const std::string& actor) noexcept {

@@ -274,12 +274,20 @@ void local_channel::answer(local_message& request) {
   served outcome;
   {
     tensor_store_scope scope{tensors};
+    incoming_call call{kind,
+                       std::move(request.key),
+                       std::move(request.name),
+                       std::move(request.type),
+                       std::move(request.payload),
+                       request.from};
     outcome =
-      core_.run(request.group,
-                incoming_call{kind, std::move(request.key), std::move(request.name),
-                              std::move(request.type), std::move(request.payload), request.from});
+      core_.run(request.group, call,
+                [core = core_.weak_from_this(), rank = request.from, id = request.id](served late) {
+                  if (auto alive = core.lock())
+                    alive->answer_local_call(rank, id, std::move(late));
+                });
   }
-  if (caller == nullptr)
+  if (caller == nullptr || outcome.deferred)
     return;
   local_message reply;
   reply.is_reply = true;
@@ -300,6 +308,20 @@ void local_channel::answer(local_message& request) {
   }
   if (!reply_to(*caller, request.from, reply) && carries_tensors)
     outcome_tensors->release_for_queue();
+}
+
+void local_channel::answer_late(int rank, std::uint64_t id, served outcome) noexcept {
+  auto* caller = stopping_.load() ? nullptr : peer_of(rank);
+  if (caller == nullptr)
+    return; // the caller's inbox is gone, and so is whoever waited
+  local_message reply;
+  reply.is_reply = true;
+  reply.id = id;
+  reply.from = core_.options.rank;
+  reply.status = static_cast<std::uint8_t>(outcome.status);
+  reply.text = std::move(outcome.text);
+  reply.payload = to_wire(outcome.payload);
+  (void)reply_to(*caller, rank, reply);
 }
 
 bool local_channel::reply_to(peer& caller, int rank, local_message& reply) {

@@ -65,6 +65,10 @@ public:
   /// Fails everything pending, closes the inboxes and joins their readers.
   void stop() noexcept;
 
+  /// Answers call `id` of `rank` after the executor thread that read it went on (an actor's
+  /// call, once it has run), from whatever thread ends it.
+  void answer_late(int rank, std::uint64_t id, served outcome) noexcept;
+
 private:
   struct peer {
     std::optional<queue<local_message>> requests, replies;
@@ -77,6 +81,7 @@ private:
   /// On an executor thread: waits for the next request, posts the next read, answers it.
   void read_request();
   void answer(local_message& request);
+
   /// Puts an answer into `rank`'s replies inbox; false if it did not go (an answer too large
   /// for the shared memory left goes as an error instead).
   bool reply_to(peer& caller, int rank, local_message& reply);

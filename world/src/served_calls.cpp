@@ -2,6 +2,8 @@
 // service, keep an outcome, run a task on a paired value, hand out a kept value.
 #include "world_core.hpp"
 
+#include "coordinator.hpp"
+
 #include "troupe/actors/serialization.hpp"
 
 namespace troupe::detail {
@@ -15,9 +17,14 @@ constexpr std::size_t max_kept_per_member = 65'536;
 
 } // namespace
 
-served world_core::run(const std::string& group, const incoming_call& request) {
+served world_core::run(const std::string& group, incoming_call& request, const late_answer& later) {
   try {
     switch (request.kind) {
+    case call_kind::actor_spawn:
+    case call_kind::actor_resolve:
+    case call_kind::actor_call:
+    case call_kind::actor_stop:
+    case call_kind::actor_count: return run_actor_call(group, request, later);
     case call_kind::task:
     case call_kind::service:
     case call_kind::on_value: return run_invoker(group, request);
@@ -111,6 +118,70 @@ served world_core::run_invoker(const std::string& group, const incoming_call& re
                                                      "' is registered at " + label(options.rank) +
                                                      " (is it the same program?)");
   return {reply_status::ok, {}, (*task)(from_wire(request.payload))};
+}
+
+namespace {
+
+/// The outcome of a call that returns `value`, as a task's invoker encodes one.
+template <class V>
+bytes outcome_of(V value) {
+  chunk_outcomes<V> outcome;
+  outcome.first.push_back(std::move(value));
+  return serialize(outcome);
+}
+
+} // namespace
+
+served world_core::run_actor_call(const std::string& group, incoming_call& request,
+                                  const late_answer& later) {
+  switch (request.kind) {
+  case call_kind::actor_spawn: {
+    const auto spawn = deserialize<actor_spawn_request>(from_wire(request.payload));
+    try {
+      const auto incarnation = actors.spawn(group, request.key, request.name, spawn);
+      try {
+        claim_actor_name(group, request.key, true);
+      } catch (...) {
+        actors.stop(group, request.key, incarnation);
+        throw;
+      }
+      return {reply_status::ok, {}, outcome_of(incarnation)};
+    } catch (...) { // the constructor's exception goes back as itself
+      return {reply_status::ok, {}, failed_as<std::uint64_t>(std::current_exception())};
+    }
+  }
+  case call_kind::actor_resolve:
+    try {
+      return {reply_status::ok, {}, outcome_of(actors.resolve(group, request.key, request.name))};
+    } catch (...) {
+      return {reply_status::ok, {}, failed_as<std::uint64_t>(std::current_exception())};
+    }
+  case call_kind::actor_call:
+    actors.call(group, request.key, request.name, request.from,
+                deserialize<actor_call_envelope>(from_wire(request.payload)),
+                [later](bytes outcome) {
+                  later({reply_status::ok, {}, std::move(outcome), false});
+                });
+    return {reply_status::ok, {}, {}, true};
+  case call_kind::actor_stop:
+    actors.stop(group, request.key, deserialize<std::uint64_t>(from_wire(request.payload)));
+    try {
+      claim_actor_name(group, request.key, false);
+    } catch (const key_error&) {
+      // withdrawn already
+    }
+    return {};
+  default: return {reply_status::ok, {}, serialize(std::uint64_t{actors.count()})};
+  }
+}
+
+void world_core::claim_actor_name(const std::string& group, const std::string& name, bool add) {
+  const auto op = add ? key_operation::add : key_operation::remove;
+  (void)await_call(send(
+    0,
+    key_message::make(static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(key_table::paired),
+                      group, actor_name_key(name), static_cast<std::int32_t>(options.rank)),
+    options.timeout));
 }
 
 } // namespace troupe::detail

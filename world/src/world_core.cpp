@@ -1,5 +1,7 @@
 #include "world_core.hpp"
 
+#include "world_actor.hpp"
+
 #include "local_channel.hpp"
 
 #include "troupe/actors/annotated.hpp"
@@ -82,6 +84,7 @@ void world_core::join() {
   else if (options.world_size == 1)
     send_from_outside(member, roster_adoption{{options.name}, {}, {}});
   await_formation(deadline);
+  install_actor_resolver(shared_from_this()); // handles that arrive reach actors through here
 }
 
 void world_core::join_rank0(clock::time_point deadline) {
@@ -216,12 +219,14 @@ void world_core::stop() noexcept {
     if (stopped_)
       return;
     stopped_ = true;
+    remove_actor_resolver();
     if (member) {
       if (port_ != 0)
         unpublish(rt, member, port_);
       send_from_outside(member, stop_request{});
     }
   }
+  actors.stop_all(); // outside the lock: the calls they held back are answered now
   dropping_queued_ = true;
   if (channel_)
     channel_->stop(); // its request reader is the only other one to post work: done here
@@ -277,12 +282,25 @@ void world_core::serve(std::uint64_t id, std::string group, incoming_call reques
         answer = std::move(answer)]() mutable {
     if (dropping_queued_)
       return; // not started when the world stopped: its caller has heard already
-    auto outcome = run(group, request);
-    answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
-    std::shared_lock guard{stop_mutex};
-    if (member) // gone once the world has stopped: a call that outlived stop_grace
-      send_from_outside(member, call_done{id});
+    const late_answer finish = [weak = weak_from_this(), id, answer](served outcome) mutable {
+      answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
+      auto core = weak.lock();
+      if (!core)
+        return;
+      std::shared_lock guard{core->stop_mutex};
+      if (core->member) // gone once the world has stopped: a call that outlived stop_grace
+        send_from_outside(core->member, call_done{id});
+    };
+    auto outcome = run(group, request, finish);
+    if (!outcome.deferred)
+      finish(std::move(outcome));
   });
+}
+
+void world_core::answer_local_call(int rank, std::uint64_t id, served outcome) noexcept {
+  std::shared_lock guard{stop_mutex};
+  if (channel_)
+    channel_->answer_late(rank, id, std::move(outcome));
 }
 
 caf::strong_actor_ptr world_core::answerer() const {

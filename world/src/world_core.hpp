@@ -4,6 +4,7 @@
 
 #include "call_answer.hpp"
 #include "direct_calls.hpp"
+#include "hosted_actors.hpp"
 #include "member_messages.hpp"
 #include "service_owners.hpp"
 
@@ -47,7 +48,12 @@ struct served {
   reply_status status = reply_status::ok;
   std::string text;
   bytes payload;
+  /// The call is answered later, through the late answer it was given (an actor's call).
+  bool deferred = false;
 };
+
+/// How a call that ends after run() returned is answered, from whatever thread ends it.
+using late_answer = std::function<void(served)>;
 
 /// Tells the member actor to stop: fail what is pending, answer what is held, and quit. Local
 /// only, like every message this process's own threads send it: no peer can send it.
@@ -91,8 +97,11 @@ public:
   void serve(std::uint64_t id, std::string group, incoming_call request, call_answer answer);
   /// Runs `work` on the executor (the threads that run other members' calls).
   void post(std::function<void()> work);
-  /// Runs a call from another member; what it answers.
-  served run(const std::string& group, const incoming_call& request);
+  /// Runs a call from another member; what it answers (or, deferred, what it will answer
+  /// through `later`).
+  served run(const std::string& group, incoming_call& request, const late_answer& later);
+  /// Answers call `id` of `rank`, made through the shared-memory inboxes, late.
+  void answer_local_call(int rank, std::uint64_t id, served outcome) noexcept;
 
   /// Sends a call through the shared-memory inbox of `rank` when it is on this host, its reply
   /// to arrive in `reply`; false (nothing sent) when `rank` is not reachable that way.
@@ -145,6 +154,9 @@ public:
   /// Who offers the services this member calls (asked of rank 0 once).
   detail::service_owners service_owners;
 
+  /// The actors other members spawned here.
+  hosted_actors actors{rt};
+
   std::atomic<int> collective_groups{0}; // created so far, here as on every member
 
   std::mutex groups_mutex;
@@ -152,6 +164,9 @@ public:
 
 private:
   served run_invoker(const std::string& group, const incoming_call& request);
+  served run_actor_call(const std::string& group, incoming_call& request, const late_answer& later);
+  /// Adds or removes an actor's name in rank 0's table of the group's keys.
+  void claim_actor_name(const std::string& group, const std::string& name, bool add);
   void join_rank0(std::chrono::steady_clock::time_point deadline);
   reply_bytes ask_while_forming(int rank, const caf::actor& peer, caf::message message,
                                 std::chrono::steady_clock::time_point deadline);

@@ -36,9 +36,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -112,6 +114,19 @@ public:
   std::size_t retries = 0; // times it was sent again after its actor's process died
 };
 
+/// Where a handle that travels finds its actor: a world actor's group, name and registered
+/// type, the member (world rank) it runs on, and which incarnation of it.
+struct actor_address {
+  std::string group, name, type;
+  std::int32_t rank = -1;
+  std::uint64_t incarnation = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(group, name, type, rank, incarnation);
+  }
+};
+
 /// Where an actor's calls go: its thread in this process, or another process.
 class actor_core {
 public:
@@ -123,7 +138,19 @@ public:
   virtual void stop() noexcept = 0;
   /// Shared with the calls, which keep it (a count up, not a copy of the text).
   virtual const std::shared_ptr<const std::string>& name() const noexcept = 0;
+  /// Where a handle to it can be reached from another process; none for an actor that lives
+  /// in this one, or in a pool's worker process.
+  virtual std::optional<actor_address> address() const { return std::nullopt; }
 };
+
+/// A handle's core from its address, in the process that decodes it (the world installs how:
+/// serialization_error where no world can reach it).
+std::shared_ptr<actor_core> resolve_actor(const actor_address& address);
+using actor_resolver = std::shared_ptr<actor_core> (*)(const actor_address& address);
+/// Installs (or, with nullptr, removes) the resolver; the world does, for its lifetime.
+void set_actor_resolver(actor_resolver resolver) noexcept;
+/// What saving a handle without an address throws.
+[[noreturn]] void cannot_travel(const std::string& actor);
 
 /// Starts an actor in this process for `object` (owned from here on, destroyed by `destroy` on
 /// the actor's thread when it stops) on `rt`'s actor system.
@@ -250,6 +277,10 @@ struct actor_access;
 template <class T>
 class actor {
 public:
+  /// An empty handle, to be assigned (decoding makes one first); calls through it throw
+  /// state_error.
+  actor() = default;
+
   /// Calls `method` on the actor's object with `args` (converted to its parameters' types); the
   /// result (a copy, if the method returns a reference) is ready when the call has run.
   template <class R, class... Params, class... Args>
@@ -283,10 +314,38 @@ public:
   }
 
   /// Whether the actor still takes calls.
-  bool alive() const noexcept { return core_->alive(); }
+  bool alive() const noexcept { return core_ && core_->alive(); }
   /// Stops the actor: the call running finishes, the others fail with actor_stopped.
-  void stop() const noexcept { core_->stop(); }
-  const std::string& name() const noexcept { return *core_->name(); }
+  void stop() const noexcept {
+    if (core_)
+      core_->stop();
+  }
+  const std::string& name() const noexcept {
+    static const std::string none;
+    return core_ ? *core_->name() : none;
+  }
+
+  /// A handle travels (as a task's argument or result, to another member) when its actor lives
+  /// on a world member: calls through the copy reach the same actor. serialization_error for
+  /// one in this process or a pool's worker process, which no other process can reach.
+  template <class Archive>
+  void save(Archive& ar) const {
+    auto address = core_ ? core_->address() : std::nullopt;
+    if (!address)
+      detail::cannot_travel(name());
+    ar(*address);
+  }
+  template <class Archive>
+  void load(Archive& ar) {
+    detail::actor_address address;
+    ar(address);
+    if constexpr (detail::registered_actor<T>)
+      if (address.type != detail::actor_type_key<T>())
+        throw serialization_error("a handle to actor '" + address.name + "' of type " +
+                                  address.type + " was read as a handle to " +
+                                  detail::actor_type_key<T>());
+    core_ = detail::resolve_actor(address);
+  }
 
 private:
   friend struct detail::actor_access;

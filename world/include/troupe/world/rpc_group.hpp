@@ -15,6 +15,8 @@
 // member function may be called from several threads at once.
 #pragma once
 
+#include "troupe/actors/actor.hpp"
+#include "troupe/world/detail/group_actors.hpp"
 #include "troupe/world/detail/group_calls.hpp"
 #include "troupe/world/remote_ref.hpp"
 
@@ -26,6 +28,12 @@
 #include <vector>
 
 namespace troupe {
+
+/// Where rpc_group::spawn puts an actor: on the member that runs the fewest actors.
+struct least_loaded_t {
+  explicit least_loaded_t() = default;
+};
+inline constexpr least_loaded_t least_loaded{};
 
 class rpc_group {
   template <class F>
@@ -152,6 +160,34 @@ public:
       std::chrono::ceil<std::chrono::milliseconds>(timeout));
   }
 
+  /// Makes a T (registered with TROUPE_ACTOR) from `args` on member `member`, named
+  /// `options.name` (required, unique in the group), and returns its handle. Any member finds
+  /// it with actor<T>(name), and handles travel to other members as task arguments and
+  /// results. The constructor's exception comes out of spawn; key_error if the name is taken.
+  /// When its member is lost, this member makes it again on the next member of the group as
+  /// options.restart allows (calls that were there fail with worker_lost; others' handles find
+  /// it again by name).
+  template <class T, class... A>
+  troupe::actor<T> spawn(std::string_view member, actor_options options, A&&... args) {
+    return spawn_at<T>(detail::member_rank(*state_, member), std::move(options),
+                       std::forward<A>(args)...);
+  }
+  /// The same, on the member that runs the fewest actors (asking each).
+  template <class T, class... A>
+  troupe::actor<T> spawn(least_loaded_t, actor_options options, A&&... args) {
+    return spawn_at<T>(detail::least_loaded_member(*state_), std::move(options),
+                       std::forward<A>(args)...);
+  }
+  /// The actor named `name` in this group, wherever it runs; key_error if there is none,
+  /// invalid_argument if it is no T.
+  template <class T>
+  troupe::actor<T> actor(const std::string& name) {
+    static_assert(detail::registered_actor<T>, "register the actor type with TROUPE_ACTOR");
+    if constexpr (detail::registered_actor<T>)
+      return detail::actor_access::make<T>(
+        detail::find_actor(state_, name, detail::actor_type_key<T>()));
+  }
+
   /// Returns when every member has called barrier() as often as this call makes it here: the
   /// n-th call on each member meets the n-th on every other, whichever threads make them.
   /// peer_lost if a member is lost first.
@@ -167,6 +203,17 @@ public:
 
 private:
   void meet(std::optional<std::chrono::milliseconds> timeout);
+
+  template <class T, class... A>
+  troupe::actor<T> spawn_at(int rank, actor_options options, A&&... args) {
+    static_assert(detail::registered_actor<T>,
+                  "rpc_group::spawn makes the actor on another member: register its type with "
+                  "TROUPE_ACTOR(type, constructor parameters, methods...)");
+    if constexpr (detail::registered_actor<T>)
+      return detail::actor_access::make<T>(
+        detail::spawn_on_member(state_, rank, std::move(options), detail::actor_type_key<T>(),
+                                detail::encode_constructor<T>(std::forward<A>(args)...)));
+  }
 
   template <class F, class... A>
   static detail::bytes encode(A&&... args) {

@@ -39,6 +39,12 @@ enum class call_kind : std::uint8_t {
   on_value, // run the context task `name` on the value paired under `key`
   fetch, // reply the value paired under `key`, or the outcome kept under id `key`
   release, // forget the outcome kept under id `key`
+  // Actors on members (hosted_actors.hpp): `key` is the actor's name.
+  actor_spawn, // make an actor of registered type `name`; reply its incarnation
+  actor_resolve, // reply the incarnation of the actor, checking it is of type `name`
+  actor_call, // call method `name` of the actor; reply the call's outcome, once it has run
+  actor_stop, // stop the actor (the incarnation in the payload)
+  actor_count, // reply how many actors run here
 };
 
 /// The group's two tables of keys, held by the world's rank 0.

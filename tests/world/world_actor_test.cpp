@@ -1,0 +1,236 @@
+// Actors on world members (rpc_group::spawn): typed calls, named lookup, handles that travel to
+// other members, order per sender, stop, placement on the least loaded member, and what happens
+// when the member an actor runs on is killed, with restarts off and on.
+#include "world_test_support.hpp"
+
+#include "troupe/actors/actor.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+struct tally {
+  explicit tally(int start) : n(start) {
+    if (start < 0)
+      throw std::domain_error("a tally starts at 0 or more, not " + std::to_string(start));
+  }
+  int add(int k) { return n += k; }
+  int get() const { return n; }
+  int pid() const { return getpid(); }
+  int slow(int ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+    return n;
+  }
+  void fail(std::string why) { throw std::out_of_range(why); }
+  void note(int sender, int seq) { journal.emplace_back(sender, seq); }
+  std::vector<std::pair<int, int>> notes() const { return journal; }
+  int n;
+  std::vector<std::pair<int, int>> journal;
+};
+TROUPE_ACTOR(tally, int, &tally::add, &tally::get, &tally::pid, &tally::slow, &tally::fail,
+             &tally::note, &tally::notes);
+
+/// Runs on another member: calls the actor through the handle it was given.
+TROUPE_TASK(add_through,
+            [](troupe::actor<tally> a, int k) { return a.call(&tally::add, k).get(); });
+} // namespace
+
+namespace troupe::testing {
+namespace {
+
+const std::vector<std::string> everyone{"0", "1", "2"};
+
+/// Ranks 0 and 2: form the world and the group, then serve until the test's member leaves.
+TROUPE_ROLE(actor_member) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("actors", everyone);
+    wait_until_gone(group, "1");
+  });
+}
+
+bool eventually(const std::function<bool()>& done) {
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until)
+      return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+/// Run twice: calls through the shared-memory inboxes of members on one host, and over TCP (this
+/// member opens no inbox), whose answers travel another way.
+class world_actors : public ::testing::TestWithParam<bool> {
+protected:
+  int port = free_port();
+  troupe::runtime rt;
+  member_process rank0{"actor_member", member_environment(0, 3, port)};
+  member_process host{"actor_member", member_environment(2, 3, port)};
+  std::optional<troupe::world> world;
+  std::optional<troupe::rpc_group> group;
+
+  void SetUp() override {
+    auto options = member_options(1, 3, port);
+    options.shared_memory = GetParam();
+    world.emplace(rt, options);
+    group.emplace(world->create_rpc_group("actors", everyone));
+  }
+  void TearDown() override {
+    group.reset();
+    world.reset();
+    // Each member leaves once this one has, and takes its inboxes with it.
+    EXPECT_EQ(rank0.exit_code(30s), 0);
+    if (!host_killed)
+      EXPECT_EQ(host.exit_code(30s), 0);
+  }
+  void kill_host() {
+    host.kill_and_collect();
+    host_killed = true;
+  }
+  bool host_killed = false;
+};
+
+TEST_P(world_actors, CallsReachTheActorOnItsMemberAndKeepItsState) {
+  auto a = group->spawn<tally>("2", {.name = "t"}, 10);
+  EXPECT_EQ(a.call(&tally::add, 5).get(10s), 15);
+  EXPECT_EQ(a.call(&tally::get).get(10s), 15);
+  EXPECT_EQ(a.call(&tally::pid).get(10s), host.pid()) << "it runs on member 2";
+  a.tell(&tally::add, 1);
+  EXPECT_EQ(a.call(&tally::get).get(10s), 16);
+  try {
+    a.call(&tally::fail, "bad key").get(10s);
+    FAIL() << "expected std::out_of_range";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string{e.what()}.find("bad key"), std::string::npos);
+    ASSERT_NE(troupe::origin_of(e), nullptr);
+    EXPECT_NE(troupe::origin_of(e)->worker().find("actor 't' on member '2'"), std::string::npos)
+      << troupe::origin_of(e)->worker();
+  }
+}
+
+TEST_P(world_actors, AnyMemberFindsItByNameAndHandlesTravelToOtherMembers) {
+  auto a = group->spawn<tally>("2", {.name = "shared"}, 0);
+  auto found = group->actor<tally>("shared");
+  EXPECT_EQ(found.call(&tally::add, 2).get(10s), 2);
+  // Member 0 is handed the handle as a task's argument and calls the same actor through it.
+  EXPECT_EQ(group->rpc_sync("0", add_through, a, 3), 5);
+  EXPECT_EQ(a.call(&tally::get).get(10s), 5);
+  EXPECT_THROW(group->actor<tally>("nobody"), troupe::key_error);
+}
+
+TEST_P(world_actors, EachSendersCallsRunInTheOrderItSentThem) {
+  auto a = group->spawn<tally>("0", {.name = "ordered"}, 0);
+  constexpr int senders = 8, calls = 40;
+  std::vector<std::thread> threads;
+  for (int s = 0; s < senders; ++s)
+    threads.emplace_back([a, s] {
+      for (int i = 0; i < calls; ++i)
+        a.tell(&tally::note, s, i);
+    });
+  for (auto& t : threads)
+    t.join();
+  const auto notes = a.call(&tally::notes).get(30s);
+  ASSERT_EQ(notes.size(), static_cast<std::size_t>(senders * calls));
+  std::vector<int> next(senders, 0);
+  for (const auto& [sender, seq] : notes)
+    EXPECT_EQ(seq, next[static_cast<std::size_t>(sender)]++) << "sender " << sender;
+}
+
+TEST_P(world_actors, ANameIsTakenOnceAndAConstructorsExceptionComesOutOfSpawn) {
+  auto a = group->spawn<tally>("2", {.name = "once"}, 1);
+  EXPECT_THROW(group->spawn<tally>("0", {.name = "once"}, 1), troupe::key_error);
+  EXPECT_THROW(group->spawn<tally>("2", {.name = "bad"}, -1), std::domain_error);
+  EXPECT_THROW(group->spawn<tally>("2", {}, 1), troupe::invalid_argument) << "no name";
+  EXPECT_EQ(a.call(&tally::get).get(10s), 1);
+}
+
+TEST_P(world_actors, StopFinishesTheRunningCallFailsTheRestAndFreesTheName) {
+  auto a = group->spawn<tally>("2", {.name = "stopping"}, 3);
+  auto running = a.call(&tally::slow, 300);
+  std::this_thread::sleep_for(50ms);
+  auto waiting = a.call(&tally::get);
+  a.stop();
+  EXPECT_FALSE(a.alive());
+  EXPECT_EQ(running.get(10s), 3);
+  EXPECT_THROW(waiting.get(10s), troupe::actor_stopped);
+  EXPECT_THROW(a.call(&tally::get), troupe::actor_stopped);
+  ASSERT_TRUE(eventually([&] {
+    try {
+      (void)group->actor<tally>("stopping");
+      return false;
+    } catch (const troupe::key_error&) {
+      return true;
+    }
+  }));
+  auto again = group->spawn<tally>("0", {.name = "stopping"}, 7);
+  EXPECT_EQ(again.call(&tally::get).get(10s), 7);
+}
+
+TEST_P(world_actors, TheLeastLoadedMemberGetsTheNextActor) {
+  auto first = group->spawn<tally>("0", {.name = "a"}, 0);
+  auto second = group->spawn<tally>("1", {.name = "b"}, 0);
+  auto placed = group->spawn<tally>(troupe::least_loaded, {.name = "c"}, 0);
+  EXPECT_EQ(placed.call(&tally::pid).get(10s), host.pid()) << "member 2 ran none";
+}
+
+TEST_P(world_actors, AFullMailboxMakesAFastSenderWaitThenFail) {
+  auto a =
+    group->spawn<tally>("2", {.name = "full", .max_mailbox = 2, .mailbox_timeout = 100ms}, 0);
+  auto running = a.call(&tally::slow, 1000);
+  a.tell(&tally::add, 1);
+  EXPECT_THROW(a.tell(&tally::add, 1), troupe::capacity_error)
+    << "the running call and one waiting fill a mailbox of 2 on the sender's side";
+  EXPECT_EQ(running.get(10s), 0);
+  EXPECT_EQ(a.call(&tally::get).get(10s), 1);
+}
+
+TEST_P(world_actors, WithoutRestartsALostMemberEndsTheActorAndNothingHangs) {
+  auto a = group->spawn<tally>("2", {.name = "mortal"}, 5);
+  auto running = a.call(&tally::slow, 10'000);
+  std::this_thread::sleep_for(100ms);
+  kill_host();
+  EXPECT_THROW(running.get(15s), troupe::worker_lost);
+  ASSERT_TRUE(eventually([&] { return !a.alive(); }));
+  try {
+    a.call(&tally::get).get(10s);
+    FAIL() << "expected actor_stopped";
+  } catch (const troupe::actor_stopped& e) {
+    EXPECT_NE(std::string{e.what()}.find("allows no restart"), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(world_actors, WithRestartsItIsMadeAgainOnAnotherMemberFromTheSameArguments) {
+  std::atomic<int> restarts{0};
+  auto a = group->spawn<tally>(
+    "2",
+    {.name = "phoenix",
+     .restart = {.max_restarts = 1, .max_call_retries = 1},
+     .on_restart =
+       [&](const troupe::actor_restart& r) { restarts = static_cast<int>(r.restarts); }},
+    100);
+  EXPECT_EQ(a.call(&tally::add, 5).get(10s), 105);
+  auto running = a.call(&tally::slow, 10'000);
+  auto retried = a.call(troupe::idempotent, &tally::get);
+  std::this_thread::sleep_for(100ms);
+  kill_host();
+  EXPECT_THROW(running.get(15s), troupe::worker_lost);
+  EXPECT_EQ(retried.get(15s), 100) << "an idempotent call goes again, to the new actor";
+  EXPECT_EQ(restarts.load(), 1);
+  EXPECT_EQ(a.call(&tally::pid).get(10s), rank0.pid()) << "made again on member 0";
+  EXPECT_EQ(group->actor<tally>("phoenix").call(&tally::get).get(10s), 100)
+    << "other handles find it again by name";
+}
+
+INSTANTIATE_TEST_SUITE_P(inboxes_and_tcp, world_actors, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "inboxes" : "tcp"; });
+
+} // namespace
+} // namespace troupe::testing

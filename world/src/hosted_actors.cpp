@@ -1,0 +1,222 @@
+#include "hosted_actors.hpp"
+
+#include "troupe/actors/local_actor.hpp"
+#include "troupe/actors/serialization.hpp"
+#include "troupe/actors/task.hpp"
+
+#include <random>
+
+namespace troupe::detail {
+
+namespace {
+
+/// Calls one actor holds back at most, waiting for the calls before them: a peer that skips
+/// numbers cannot make the host keep calls without bound.
+constexpr std::size_t max_parked = 4096;
+
+/// A call from another member, run on the actor's object by the method's registered invoker,
+/// and answered from the actor's thread.
+class encoded_call final : public actor_call {
+public:
+  encoded_call(const context_invoker* invoker, std::vector<std::byte> arguments,
+               actor_answer answer, const std::string& actor)
+    : invoker_(invoker), arguments_(std::move(arguments)), answer_(std::move(answer)),
+      actor_(actor) {}
+  ~encoded_call() override {
+    if (answer_)
+      deliver(failed_outcome(stopped_before_running(actor_)));
+  }
+
+  void run(void* object) noexcept override {
+    std::vector<std::byte> outcome;
+    try {
+      outcome = (*invoker_)(object, arguments_); // the method's own exception is in it
+    } catch (...) {
+      deliver(failed_outcome(std::current_exception())); // arguments that do not decode
+      return;
+    }
+    deliver(serialize(actor_reply{std::nullopt, std::move(outcome)}));
+  }
+  void fail(std::exception_ptr why) noexcept override { deliver(failed_outcome(why)); }
+
+  std::string method_key() const override { throw state_error("an encoded call is not re-sent"); }
+  std::vector<std::byte> encode() const override { return arguments_; }
+  void settle(std::span<const std::byte>, const std::string&) noexcept override {}
+
+private:
+  void deliver(std::vector<std::byte> outcome) noexcept {
+    auto answer = std::move(answer_);
+    answer_ = nullptr;
+    try {
+      answer(std::move(outcome));
+    } catch (...) {
+      report_escaped_exception("the answer to an actor call");
+    }
+  }
+
+  const context_invoker* invoker_;
+  std::vector<std::byte> arguments_;
+  actor_answer answer_;
+  std::string actor_;
+};
+
+std::exception_ptr no_longer_here(const std::string& actor) {
+  return std::make_exception_ptr(
+    actor_stopped("actor '" + actor + "' was stopped on this member before this call ran"));
+}
+
+} // namespace
+
+call_failure failure_of(const std::exception_ptr& why) {
+  try {
+    std::rethrow_exception(why);
+  } catch (...) {
+    auto [type, message] = describe_current_exception();
+    return {0, std::move(type), std::move(message)};
+  }
+}
+
+std::vector<std::byte> failed_outcome(const std::exception_ptr& why) {
+  return serialize(actor_reply{failure_of(why), {}});
+}
+
+std::uint64_t hosted_actors::spawn(const std::string& group, const std::string& name,
+                                   const std::string& type, const actor_spawn_request& request) {
+  const auto* make = task_registry::instance().find_context_type(type);
+  if (make == nullptr)
+    throw serialization_error("no actor type " + type + " is registered in this program");
+  if (request.max_mailbox == 0)
+    throw invalid_argument("actor '" + name + "': max_mailbox must be at least 1");
+  {
+    std::lock_guard guard{mutex_};
+    if (actors_.contains({group, name}))
+      throw key_error("an actor named '" + name + "' runs on group '" + group + "' already");
+  }
+  auto object = (*make)(request.constructor); // the constructor runs here, outside the lock
+  // Never waits for room: a handle waits on its own side, and a host thread must not block.
+  const actor_options options{.name = name,
+                              .max_mailbox = static_cast<std::size_t>(request.max_mailbox),
+                              .mailbox_timeout = std::chrono::milliseconds{0}};
+  auto actor = start_local_actor(rt_, options, std::move(object));
+  std::lock_guard guard{mutex_};
+  if (next_incarnation_ == 1) // a member's first: numbers no other member's actor had
+    next_incarnation_ = std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32);
+  auto [at, added] = actors_.try_emplace({group, name});
+  if (!added) {
+    actor->stop();
+    throw key_error("an actor named '" + name + "' runs on group '" + group + "' already");
+  }
+  at->second.incarnation = next_incarnation_++;
+  at->second.type = type;
+  at->second.actor = std::move(actor);
+  return at->second.incarnation;
+}
+
+std::uint64_t hosted_actors::resolve(const std::string& group, const std::string& name,
+                                     const std::string& type) {
+  std::lock_guard guard{mutex_};
+  const auto at = actors_.find({group, name});
+  if (at == actors_.end())
+    throw key_error("no actor named '" + name + "' runs on group '" + group + "' here");
+  if (at->second.type != type)
+    throw invalid_argument("actor '" + name + "' is a " + at->second.type + ", not a " + type);
+  return at->second.incarnation;
+}
+
+void hosted_actors::call(const std::string& group, const std::string& name,
+                         const std::string& method, int from, actor_call_envelope envelope,
+                         actor_answer answer) {
+  std::unique_lock guard{mutex_};
+  const auto at = actors_.find({group, name});
+  if (at == actors_.end() || at->second.incarnation != envelope.incarnation) {
+    guard.unlock();
+    answer(failed_outcome(std::make_exception_ptr(
+      actor_stopped("actor '" + name +
+                    "' no longer runs on this member (stopped, or restarted "
+                    "elsewhere) before this call ran"))));
+    return;
+  }
+  auto& actor = at->second;
+  auto& next = actor.next[{from, envelope.handle}];
+  if (envelope.seq < next) {
+    guard.unlock();
+    answer(failed_outcome(std::make_exception_ptr(
+      serialization_error("actor call " + std::to_string(envelope.seq) + " came twice"))));
+    return;
+  }
+  if (envelope.seq > next) {
+    if (actor.parked.size() >= max_parked) {
+      guard.unlock();
+      answer(failed_outcome(std::make_exception_ptr(
+        capacity_error("actor '" + name + "' holds " + std::to_string(max_parked) +
+                       " calls that came before their turn already"))));
+      return;
+    }
+    actor.parked.emplace(std::tuple{from, envelope.handle, envelope.seq},
+                         parked_call{method, std::move(envelope.arguments), std::move(answer)});
+    return;
+  }
+  enqueue(actor, {method, std::move(envelope.arguments), std::move(answer)});
+  ++next;
+  // The calls that came early and whose turn this was.
+  for (auto early = actor.parked.find({from, envelope.handle, next}); early != actor.parked.end();
+       early = actor.parked.find({from, envelope.handle, next})) {
+    enqueue(actor, std::move(early->second));
+    actor.parked.erase(early);
+    ++next;
+  }
+}
+
+void hosted_actors::enqueue(hosted& actor, parked_call call) noexcept {
+  const auto* invoker = task_registry::instance().find_context_task(call.method);
+  if (invoker == nullptr || call.method.rfind(actor.type + "#", 0) != 0) {
+    call.answer(failed_outcome(std::make_exception_ptr(invalid_argument(
+      "actor type " + actor.type + " has no method " + call.method + " in this program"))));
+    return;
+  }
+  auto encoded = std::make_shared<encoded_call>(invoker, std::move(call.arguments),
+                                                std::move(call.answer), *actor.actor->name());
+  try {
+    actor.actor->enqueue(encoded);
+  } catch (...) {
+    encoded->fail(std::current_exception()); // its mailbox full, or it stopped
+  }
+}
+
+void hosted_actors::stop(const std::string& group, const std::string& name,
+                         std::uint64_t incarnation) {
+  hosted gone;
+  {
+    std::lock_guard guard{mutex_};
+    const auto at = actors_.find({group, name});
+    if (at == actors_.end() || at->second.incarnation != incarnation)
+      return;
+    gone = std::move(at->second);
+    actors_.erase(at);
+  }
+  end(gone, name);
+}
+
+void hosted_actors::end(hosted& actor, const std::string& name) noexcept {
+  actor.actor->stop();
+  for (auto& [key, call] : actor.parked)
+    call.answer(failed_outcome(no_longer_here(name)));
+  actor.parked.clear();
+}
+
+std::size_t hosted_actors::count() {
+  std::lock_guard guard{mutex_};
+  return actors_.size();
+}
+
+void hosted_actors::stop_all() noexcept {
+  std::map<std::pair<std::string, std::string>, hosted> all;
+  {
+    std::lock_guard guard{mutex_};
+    all.swap(actors_);
+  }
+  for (auto& [key, actor] : all)
+    end(actor, key.second);
+}
+
+} // namespace troupe::detail

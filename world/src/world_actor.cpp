@@ -1,0 +1,419 @@
+// A handle's side of an actor on a world member: each handle numbers its calls (the host runs
+// them in that order), keeps its own bound on the calls it has waiting, and finds its actor
+// again by name when its member is lost. The spawner's handle also restarts the actor on
+// another member, as its restart_policy allows.
+#include "world_actor.hpp"
+
+#include "actor_wire.hpp"
+#include "group_state.hpp"
+
+#include "troupe/actors/mailbox_bound.hpp"
+#include "troupe/world/detail/group_actors.hpp"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+
+namespace troupe::detail {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+using call_ptr = std::shared_ptr<actor_call>;
+
+/// What the spawner's handle keeps to make the actor again.
+struct supervision {
+  std::vector<std::byte> constructor;
+  actor_options options;
+  std::deque<clock::time_point> restarts; // within the policy's window
+  std::size_t restarted = 0;
+  bool restarting = false;
+};
+
+/// What every copy of a handle in this process shares, and the replies' callbacks keep.
+struct actor_link : std::enable_shared_from_this<actor_link> {
+  actor_link(std::shared_ptr<group_state> group, const std::string& name, std::string type,
+             const actor_options& options, int rank, std::uint64_t incarnation)
+    : group(std::move(group)), name(std::make_shared<const std::string>(name)),
+      type(std::move(type)), bound(options.max_mailbox, options.mailbox_timeout), rank(rank),
+      incarnation(incarnation) {}
+
+  void enqueue(call_ptr call);
+  void send(const call_ptr& call, std::string method, std::vector<std::byte> arguments);
+  /// Under the lock: the member and incarnation to call, looked up again after a loss.
+  void refresh(std::unique_lock<std::mutex>& guard);
+  void lost(int lost_rank, std::uint64_t lost_incarnation);
+  void restart(int lost_rank);
+  std::string where(int at) const { return "actor '" + *name + "' on " + member_label(*group, at); }
+  /// Under the lock: what a call to a stopped actor throws.
+  [[noreturn]] void throw_stopped() const {
+    throw actor_stopped("actor '" + *name + "' was stopped (" + cause + ") before this call ran");
+  }
+
+  const std::shared_ptr<group_state> group;
+  const std::shared_ptr<const std::string> name;
+  const std::string type;
+  mailbox_bound bound;
+  const std::uint64_t handle = next_handle();
+  std::atomic<bool> stopped{false};
+
+  std::mutex mutex;
+  std::condition_variable restarted; // the spawner's: a restart is done
+  int rank;
+  std::uint64_t incarnation;
+  std::uint64_t next_seq = 0;
+  bool stale = false; // its member was lost: find it again before the next call
+  std::string cause; // why it stopped, once it has
+  std::optional<supervision> supervisor; // the spawner's handle only
+
+  static std::uint64_t next_handle() {
+    static std::atomic<std::uint64_t> counter{1};
+    return counter++;
+  }
+};
+
+/// An incarnation's numbers, from a spawn's or resolve's outcome.
+std::uint64_t incarnation_of(const reply_bytes& reply, const std::string& origin) {
+  return decode_outcome<std::uint64_t>(as_bytes(reply), origin);
+}
+
+std::uint64_t spawn_there(group_state& group, int rank, const std::string& name,
+                          const std::string& type, const std::vector<std::byte>& constructor,
+                          std::size_t max_mailbox) {
+  const auto host_bound = max_mailbox * std::max<std::size_t>(1, group.core->options.world_size);
+  call_request request{call_kind::actor_spawn,
+                       name,
+                       type,
+                       {},
+                       serialize(actor_spawn_request{constructor, host_bound})};
+  return incarnation_of(await_call(start_call(group, rank, std::move(request), std::nullopt)),
+                        member_label(group, rank));
+}
+
+void actor_link::enqueue(call_ptr call) {
+  auto method = call->method_key();
+  std::vector<std::byte> arguments;
+  {
+    tensor_store_pause inline_tensors; // they travel in the message
+    arguments = call->encode();
+  }
+  if (!bound.reserve(stopped)) {
+    std::lock_guard guard{mutex};
+    if (stopped.load())
+      throw_stopped();
+    throw mailbox_full(*name, bound);
+  }
+  try {
+    send(call, std::move(method), std::move(arguments));
+  } catch (...) {
+    bound.release(); // it never left
+    throw;
+  }
+}
+
+void actor_link::send(const call_ptr& call, std::string method, std::vector<std::byte> arguments) {
+  std::unique_lock guard{mutex};
+  if (stopped.load())
+    throw_stopped();
+  if (stale)
+    refresh(guard);
+  const int to = rank;
+  const auto sent_to = incarnation;
+  actor_call_envelope envelope{incarnation, handle, next_seq++, std::move(arguments)};
+  auto reply = std::make_shared<result_state<reply_bytes>>();
+  reply->on_value([self = shared_from_this(), call, to](const reply_bytes& payload) {
+    self->bound.release();
+    try {
+      auto answer = deserialize<actor_reply>(as_bytes(payload));
+      if (answer.failure)
+        call->fail(
+          rebuild_exception(answer.failure->type, answer.failure->message, self->where(to)));
+      else
+        call->settle(answer.outcomes, self->where(to));
+    } catch (...) {
+      call->fail(std::current_exception()); // an answer that does not decode
+    }
+  });
+  reply->on_error([self = shared_from_this(), call, to, sent_to](std::exception_ptr why) {
+    self->bound.release();
+    try {
+      std::rethrow_exception(why);
+    } catch (const peer_lost& e) {
+      self->lost(to, sent_to);
+      if (call->idempotent && self->supervisor &&
+          call->retries < self->supervisor->options.restart.max_call_retries) {
+        ++call->retries;
+        self->group->core->post([self, call] {
+          try {
+            self->enqueue(call);
+          } catch (...) {
+            call->fail(std::current_exception());
+          }
+        });
+        return;
+      }
+      why = std::make_exception_ptr(
+        worker_lost(self->where(to) + " was lost while this call ran or waited: " + e.what()));
+    } catch (...) {
+    }
+    call->fail(why);
+  });
+  // Sent under the lock: the numbers leave in order (the host puts them back in it).
+  (void)start_call(*group, to,
+                   {call_kind::actor_call, *name, std::move(method), {}, serialize(envelope)},
+                   std::nullopt, reply);
+}
+
+void actor_link::refresh(std::unique_lock<std::mutex>& guard) {
+  if (supervisor) {
+    const auto limit = group->core->options.timeout;
+    if (!restarted.wait_for(guard, limit, [&] { return !supervisor->restarting; }))
+      throw timeout_error("actor '" + *name + "' was not made again within " +
+                          std::to_string(limit.count()) + " ms");
+    if (stopped.load())
+      throw_stopped();
+    if (!stale)
+      return;
+  }
+  // Another member's handle: wherever its spawner made it again.
+  guard.unlock();
+  int found = -1;
+  std::uint64_t now = 0;
+  try {
+    found = find_owner(*group, key_table::paired, actor_name_key(*name));
+    call_request request{call_kind::actor_resolve, *name, type, {}, {}};
+    now = incarnation_of(await_call(start_call(*group, found, std::move(request), std::nullopt)),
+                         member_label(*group, found));
+  } catch (const key_error&) {
+    throw actor_stopped("actor '" + *name +
+                        "' runs nowhere now: its member was lost, and it has not been made again");
+  }
+  guard.lock();
+  rank = found;
+  incarnation = now;
+  next_seq = 0;
+  stale = false;
+}
+
+void actor_link::lost(int lost_rank, std::uint64_t lost_incarnation) {
+  std::lock_guard guard{mutex};
+  if (rank == lost_rank && incarnation == lost_incarnation)
+    stale = true;
+}
+
+void actor_link::restart(int lost_rank) {
+  std::optional<actor_restart> done;
+  {
+    std::unique_lock guard{mutex};
+    if (rank != lost_rank || stopped.load() || !supervisor) {
+      if (supervisor)
+        supervisor->restarting = false;
+      restarted.notify_all();
+      return;
+    }
+    stale = true;
+    auto& sup = *supervisor;
+    const auto& policy = sup.options.restart;
+    const auto now = clock::now();
+    while (!sup.restarts.empty() && now - sup.restarts.front() > policy.within)
+      sup.restarts.pop_front();
+    const auto why = member_label(*group, lost_rank) + " was lost";
+    if (sup.restarts.size() >= policy.max_restarts) {
+      cause = why + (policy.max_restarts == 0
+                       ? ", and its restart_policy allows no restart"
+                       : ", past its restart_policy of " + std::to_string(policy.max_restarts) +
+                           " restarts within " + std::to_string(policy.within.count()) + " ms");
+      stopped = true;
+      sup.restarting = false;
+      restarted.notify_all();
+      guard.unlock();
+      bound.wake_all();
+      return;
+    }
+    sup.restarts.push_back(now);
+    guard.unlock();
+    // The next member of the group after the lost one that is still there.
+    const auto& ranks = group->ranks;
+    const auto at = std::find(ranks.begin(), ranks.end(), lost_rank) - ranks.begin();
+    std::exception_ptr failure;
+    for (std::size_t step = 1; step <= ranks.size(); ++step) {
+      const int next = ranks[(static_cast<std::size_t>(at) + step) % ranks.size()];
+      if (next == lost_rank || group->core->first_gone({next}))
+        continue;
+      try {
+        const auto made =
+          spawn_there(*group, next, *name, type, sup.constructor, sup.options.max_mailbox);
+        guard.lock();
+        rank = next;
+        incarnation = made;
+        next_seq = 0;
+        stale = false;
+        done = actor_restart{*name, ++sup.restarted, why};
+        guard.unlock();
+        failure = nullptr;
+        break;
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
+    guard.lock();
+    sup.restarting = false;
+    if (!done) {
+      cause = why + ", and it could not be made again on another member";
+      stopped = true;
+    }
+    restarted.notify_all();
+  }
+  bound.wake_all();
+  if (done && supervisor->options.on_restart) {
+    try {
+      supervisor->options.on_restart(*done);
+    } catch (...) {
+      report_escaped_exception("the on_restart of actor '" + *name + "'");
+    }
+  }
+}
+
+/// What handles hold: the link, shared by all copies in this process.
+class world_actor final : public actor_core {
+public:
+  explicit world_actor(std::shared_ptr<actor_link> link) : link_(std::move(link)) {}
+
+  void enqueue(call_ptr call) override { link_->enqueue(std::move(call)); }
+  bool alive() const noexcept override { return !link_->stopped.load(); }
+  void stop() noexcept override {
+    int at = 0;
+    std::uint64_t incarnation = 0;
+    {
+      std::lock_guard guard{link_->mutex};
+      if (link_->stopped.exchange(true))
+        return;
+      link_->cause = "stop() was called";
+      at = link_->rank;
+      incarnation = link_->incarnation;
+    }
+    link_->bound.wake_all();
+    try {
+      (void)start_call(*link_->group, at,
+                       {call_kind::actor_stop, *link_->name, {}, {}, serialize(incarnation)},
+                       std::nullopt);
+    } catch (...) {
+      // the world has stopped, and the actor with it
+    }
+  }
+  const std::shared_ptr<const std::string>& name() const noexcept override { return link_->name; }
+  std::optional<actor_address> address() const override {
+    std::lock_guard guard{link_->mutex};
+    return actor_address{link_->group->name, *link_->name, link_->type, link_->rank,
+                         link_->incarnation};
+  }
+
+private:
+  std::shared_ptr<actor_link> link_;
+};
+
+std::mutex resolver_mutex;
+std::weak_ptr<world_core> resolver_world;
+
+std::shared_ptr<actor_core> resolve_world_actor(const actor_address& address) {
+  std::shared_ptr<world_core> core;
+  {
+    std::lock_guard guard{resolver_mutex};
+    core = resolver_world.lock();
+  }
+  if (!core)
+    throw serialization_error("a handle to actor '" + address.name +
+                              "' arrived after this process left its world");
+  if (address.rank < 0 || address.rank >= core->options.world_size)
+    throw serialization_error("a handle to actor '" + address.name + "' names rank " +
+                              std::to_string(address.rank) + ", not a member of this world");
+  auto group = std::make_shared<group_state>(core, address.group, std::vector<std::string>{},
+                                             std::vector<int>{});
+  return std::make_shared<world_actor>(std::make_shared<actor_link>(
+    std::move(group), address.name, address.type, actor_options{.name = address.name}, address.rank,
+    address.incarnation));
+}
+
+} // namespace
+
+void install_actor_resolver(const std::shared_ptr<world_core>& core) {
+  std::lock_guard guard{resolver_mutex};
+  resolver_world = core;
+  set_actor_resolver(&resolve_world_actor);
+}
+
+void remove_actor_resolver() noexcept {
+  std::lock_guard guard{resolver_mutex};
+  resolver_world.reset();
+  set_actor_resolver(nullptr);
+}
+
+std::shared_ptr<actor_core> spawn_on_member(const std::shared_ptr<group_state>& group, int rank,
+                                            actor_options options, std::string type,
+                                            std::vector<std::byte> constructor) {
+  if (options.name.empty())
+    throw invalid_argument("an actor on a world member needs a name (actor_options::name), "
+                           "unique in its group, by which the other members find it");
+  if (options.max_mailbox == 0)
+    throw invalid_argument("actor '" + options.name + "': max_mailbox must be at least 1");
+  if (options.restart.within <= std::chrono::milliseconds{0})
+    throw invalid_argument("actor '" + options.name + "': restart_policy::within must be positive");
+  const auto incarnation =
+    spawn_there(*group, rank, options.name, type, constructor, options.max_mailbox);
+  auto link =
+    std::make_shared<actor_link>(group, options.name, std::move(type), options, rank, incarnation);
+  link->supervisor = supervision{std::move(constructor), std::move(options), {}, 0, false};
+  group->core->add_lost_callback(
+    [weak = std::weak_ptr<actor_link>{link}](const std::string&, int lost) {
+      auto alive = weak.lock();
+      if (!alive)
+        return;
+      {
+        // Calls made from now on wait for the restart rather than find the actor nowhere.
+        std::lock_guard guard{alive->mutex};
+        if (alive->rank != lost || alive->stopped.load())
+          return;
+        alive->supervisor->restarting = true;
+      }
+      alive->group->core->post([alive, lost] { alive->restart(lost); }); // not on this thread
+    });
+  return std::make_shared<world_actor>(std::move(link));
+}
+
+std::shared_ptr<actor_core> find_actor(const std::shared_ptr<group_state>& group,
+                                       const std::string& name, std::string type) {
+  const int rank = find_owner(*group, key_table::paired, actor_name_key(name));
+  call_request request{call_kind::actor_resolve, name, type, {}, {}};
+  const auto incarnation =
+    incarnation_of(await_call(start_call(*group, rank, std::move(request), std::nullopt)),
+                   member_label(*group, rank));
+  return std::make_shared<world_actor>(std::make_shared<actor_link>(
+    group, name, std::move(type), actor_options{.name = name}, rank, incarnation));
+}
+
+int least_loaded_member(group_state& group) {
+  std::vector<std::pair<int, bytes_result>> asked;
+  for (const int rank : group.ranks)
+    if (!group.core->first_gone({rank}))
+      asked.emplace_back(rank, start_call(group, rank, {call_kind::actor_count, {}, {}, {}, {}},
+                                          group.core->options.timeout));
+  int best = -1;
+  std::uint64_t fewest = 0;
+  for (auto& [rank, reply] : asked) {
+    try {
+      const auto count = deserialize<std::uint64_t>(as_bytes(await_call(reply)));
+      if (best < 0 || count < fewest) {
+        best = rank;
+        fewest = count;
+      }
+    } catch (const peer_lost&) {
+      // lost since: passed over
+    }
+  }
+  if (best < 0)
+    throw peer_lost("no member of group '" + group.name + "' is left to run an actor");
+  return best;
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,16 @@
+// How handles that arrive in this process (as task arguments or results) reach their actors
+// through this process's world.
+#pragma once
+
+#include <memory>
+
+namespace troupe::detail {
+
+class world_core;
+
+/// From now on, handles decoded in this process reach their actors through `core`'s world.
+void install_actor_resolver(const std::shared_ptr<world_core>& core);
+/// This process has left its world: handles that arrive no longer resolve.
+void remove_actor_resolver() noexcept;
+
+} // namespace troupe::detail
