@@ -1,7 +1,8 @@
 // An actor that holds a model's parameters, updated by pool tasks: each task reads the
 // parameters, computes a gradient on its shard of the data, and sends it to the actor, which
-// applies the updates one at a time, so nothing needs a lock (a parameter server in one
-// process, in the manner of Ray's actors).
+// applies the updates one at a time, so nothing needs a lock (a parameter server, in the manner
+// of Ray's actors). The actor lives in a worker process of its own, made again should that
+// process die; `troupe::spawn<parameters>(rt)` would keep it in this process instead.
 //
 //   ./build/examples/actor_parameters
 #include <troupe/troupe.hpp>
@@ -25,6 +26,9 @@ struct parameters {
   std::vector<double> get() const { return {a, b}; }
   int count() const { return updates; }
 };
+// What another process needs to make and call a `parameters` (in the namespace it is declared
+// in): no constructor arguments, and the methods it may call.
+TROUPE_ACTOR(parameters, void, &parameters::apply, &parameters::get, &parameters::count);
 
 /// The gradient of the mean squared error over shard `shard` of the data y = 3x - 2.
 std::vector<double> gradient_on(int shard, const std::vector<double>& w) {
@@ -42,9 +46,10 @@ std::vector<double> gradient_on(int shard, const std::vector<double>& w) {
 } // namespace
 
 int main(int argc, char** argv) {
-  troupe::runtime rt{argc, argv};
+  troupe::runtime rt{argc, argv}; // the actor's worker process never gets past this
   troupe::thread_pool pool{rt, {.workers = 4}};
-  const auto model = troupe::spawn<parameters>(rt, troupe::actor_options{.name = "model"});
+  troupe::process_pool procs{rt, {.workers = 1}};
+  const auto model = procs.spawn<parameters>({.name = "model", .restart = {.max_restarts = 3}});
 
   const std::vector<int> shards{0, 1, 2, 3};
   for (int round = 0; round < 500; ++round)

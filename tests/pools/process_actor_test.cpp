@@ -282,6 +282,17 @@ TEST_F(process_actor_test, TheLastHandleGoneTheMailboxStillRunsThenTheProcessEnd
   EXPECT_EQ(lines, iota(20)) << "every tell sent before the handle went ran, in order";
 }
 
+TEST_F(process_actor_test, AHandleToItCannotTravelToAnotherProcessAndSaysWhy) {
+  auto a = procs.spawn<tally>({.name = "homebound"}, 0);
+  try {
+    (void)troupe::serialize(a);
+    FAIL() << "expected serialization_error";
+  } catch (const troupe::serialization_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("'homebound'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find("world member"), std::string::npos) << e.what();
+  }
+}
+
 TEST(process_actor_runtime, TheRuntimesStopFailsWhatWaitsAndEndsTheProcess) {
   std::optional<troupe::async_result<int>> running, waiting;
   int pid = 0;

@@ -15,13 +15,16 @@ namespace troupe::detail {
 /// that any member finds the member it runs on (rpc_group::actor).
 inline std::string actor_name_key(const std::string& name) { return "troupe.actor/" + name; }
 
-/// An actor_spawn's payload: the constructor's arguments, and the bound on the host's mailbox.
+/// An actor_spawn's payload: the constructor's arguments, the bound on the host's mailbox, and
+/// for a restart the member that was lost (rank 0 may not have seen the loss yet, and still
+/// hold the name for it).
 struct actor_spawn_request {
   std::vector<std::byte> constructor;
   std::uint64_t max_mailbox = 0;
+  std::int32_t replaces = -1;
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(constructor, max_mailbox);
+    ar(constructor, max_mailbox, replaces);
   }
 };
 

@@ -6,6 +6,8 @@
 
 #include "troupe/actors/serialization.hpp"
 
+#include <thread>
+
 namespace troupe::detail {
 
 namespace {
@@ -140,7 +142,7 @@ served world_core::run_actor_call(const std::string& group, incoming_call& reque
     try {
       const auto incarnation = actors.spawn(group, request.key, request.name, spawn);
       try {
-        claim_actor_name(group, request.key, true);
+        claim_actor_name(group, request.key, spawn.replaces);
       } catch (...) {
         actors.stop(group, request.key, incarnation);
         throw;
@@ -166,7 +168,7 @@ served world_core::run_actor_call(const std::string& group, incoming_call& reque
   case call_kind::actor_stop:
     actors.stop(group, request.key, deserialize<std::uint64_t>(from_wire(request.payload)));
     try {
-      claim_actor_name(group, request.key, false);
+      withdraw_actor_name(group, request.key);
     } catch (const key_error&) {
       // withdrawn already
     }
@@ -175,13 +177,35 @@ served world_core::run_actor_call(const std::string& group, incoming_call& reque
   }
 }
 
-void world_core::claim_actor_name(const std::string& group, const std::string& name, bool add) {
-  const auto op = add ? key_operation::add : key_operation::remove;
-  (void)await_call(send(
-    0,
-    key_message::make(static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(key_table::paired),
-                      group, actor_name_key(name), static_cast<std::int32_t>(options.rank)),
-    options.timeout));
+void world_core::claim_actor_name(const std::string& group, const std::string& name, int replaces) {
+  const auto claim = [&](key_operation op) {
+    (void)await_call(send(
+      0,
+      key_message::make(static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(key_table::paired),
+                        group, actor_name_key(name), static_cast<std::int32_t>(options.rank)),
+      options.timeout));
+  };
+  const auto until = std::chrono::steady_clock::now() + options.timeout;
+  for (;;) {
+    try {
+      claim(key_operation::add);
+      return;
+    } catch (const key_error&) {
+      // A restart's name is held for the lost member until rank 0 sees that loss too.
+      if (replaces < 0 || std::chrono::steady_clock::now() > until)
+        throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+}
+
+void world_core::withdraw_actor_name(const std::string& group, const std::string& name) {
+  (void)await_call(
+    send(0,
+         key_message::make(static_cast<std::uint8_t>(key_operation::remove),
+                           static_cast<std::uint8_t>(key_table::paired), group,
+                           actor_name_key(name), static_cast<std::int32_t>(options.rank)),
+         options.timeout));
 }
 
 } // namespace troupe::detail

@@ -14,6 +14,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 namespace troupe::detail {
 
@@ -45,6 +46,20 @@ struct actor_link : std::enable_shared_from_this<actor_link> {
   void refresh(std::unique_lock<std::mutex>& guard);
   void lost(int lost_rank, std::uint64_t lost_incarnation);
   void restart(int lost_rank);
+  /// Under the lock: the actor runs at `to` now, as incarnation `made`; a fresh count of calls.
+  void move_to(int to, std::uint64_t made) {
+    std::lock_guard guard{place_mutex};
+    rank = to;
+    incarnation = made;
+    next_seq = 0;
+  }
+  /// Where it runs, for an address: read without the lock, which is held while calls are sent
+  /// (and encoding a call's arguments may ask a handle among them for its address).
+  std::pair<int, std::uint64_t> place() {
+    std::lock_guard guard{place_mutex};
+    return {rank, incarnation};
+  }
+
   std::string where(int at) const { return "actor '" + *name + "' on " + member_label(*group, at); }
   /// Under the lock: what a call to a stopped actor throws.
   [[noreturn]] void throw_stopped() const {
@@ -60,7 +75,8 @@ struct actor_link : std::enable_shared_from_this<actor_link> {
 
   std::mutex mutex;
   std::condition_variable restarted; // the spawner's: a restart is done
-  int rank;
+  std::mutex place_mutex; // taken alone, under `mutex` or without it
+  int rank; // both written under `mutex` and `place_mutex`
   std::uint64_t incarnation;
   std::uint64_t next_seq = 0;
   bool stale = false; // its member was lost: find it again before the next call
@@ -73,6 +89,21 @@ struct actor_link : std::enable_shared_from_this<actor_link> {
   }
 };
 
+/// The member the actor `name` runs on, by rank 0's table. A name that went with a lost member
+/// may be made again elsewhere (its spawner restarts it): asked again until `patience` is over.
+int owner_of(group_state& group, const std::string& name, std::chrono::milliseconds patience) {
+  const auto until = clock::now() + patience;
+  for (;;) {
+    try {
+      return find_owner(group, key_table::paired, actor_name_key(name));
+    } catch (const peer_lost&) {
+      if (clock::now() > until)
+        throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+}
+
 /// An incarnation's numbers, from a spawn's or resolve's outcome.
 std::uint64_t incarnation_of(const reply_bytes& reply, const std::string& origin) {
   return decode_outcome<std::uint64_t>(as_bytes(reply), origin);
@@ -80,13 +111,13 @@ std::uint64_t incarnation_of(const reply_bytes& reply, const std::string& origin
 
 std::uint64_t spawn_there(group_state& group, int rank, const std::string& name,
                           const std::string& type, const std::vector<std::byte>& constructor,
-                          std::size_t max_mailbox) {
+                          std::size_t max_mailbox, int replaces = -1) {
   const auto host_bound = max_mailbox * std::max<std::size_t>(1, group.core->options.world_size);
   call_request request{call_kind::actor_spawn,
                        name,
                        type,
                        {},
-                       serialize(actor_spawn_request{constructor, host_bound})};
+                       serialize(actor_spawn_request{constructor, host_bound, replaces})};
   return incarnation_of(await_call(start_call(group, rank, std::move(request), std::nullopt)),
                         member_label(group, rank));
 }
@@ -181,18 +212,18 @@ void actor_link::refresh(std::unique_lock<std::mutex>& guard) {
   int found = -1;
   std::uint64_t now = 0;
   try {
-    found = find_owner(*group, key_table::paired, actor_name_key(*name));
+    found = owner_of(*group, *name, group->core->options.timeout);
     call_request request{call_kind::actor_resolve, *name, type, {}, {}};
     now = incarnation_of(await_call(start_call(*group, found, std::move(request), std::nullopt)),
                          member_label(*group, found));
   } catch (const key_error&) {
+    throw actor_stopped("actor '" + *name + "' runs nowhere now: it was stopped");
+  } catch (const peer_lost&) {
     throw actor_stopped("actor '" + *name +
-                        "' runs nowhere now: its member was lost, and it has not been made again");
+                        "' runs nowhere now: its member was lost, and it was not made again");
   }
   guard.lock();
-  rank = found;
-  incarnation = now;
-  next_seq = 0;
+  move_to(found, now);
   stale = false;
 }
 
@@ -242,12 +273,10 @@ void actor_link::restart(int lost_rank) {
       if (next == lost_rank || group->core->first_gone({next}))
         continue;
       try {
-        const auto made =
-          spawn_there(*group, next, *name, type, sup.constructor, sup.options.max_mailbox);
+        const auto made = spawn_there(*group, next, *name, type, sup.constructor,
+                                      sup.options.max_mailbox, lost_rank);
         guard.lock();
-        rank = next;
-        incarnation = made;
-        next_seq = 0;
+        move_to(next, made);
         stale = false;
         done = actor_restart{*name, ++sup.restarted, why};
         guard.unlock();
@@ -304,9 +333,8 @@ public:
   }
   const std::shared_ptr<const std::string>& name() const noexcept override { return link_->name; }
   std::optional<actor_address> address() const override {
-    std::lock_guard guard{link_->mutex};
-    return actor_address{link_->group->name, *link_->name, link_->type, link_->rank,
-                         link_->incarnation};
+    const auto [rank, incarnation] = link_->place();
+    return actor_address{link_->group->name, *link_->name, link_->type, rank, incarnation};
   }
 
 private:
@@ -383,7 +411,7 @@ std::shared_ptr<actor_core> spawn_on_member(const std::shared_ptr<group_state>& 
 
 std::shared_ptr<actor_core> find_actor(const std::shared_ptr<group_state>& group,
                                        const std::string& name, std::string type) {
-  const int rank = find_owner(*group, key_table::paired, actor_name_key(name));
+  const int rank = owner_of(*group, name, group->core->options.timeout);
   call_request request{call_kind::actor_resolve, name, type, {}, {}};
   const auto incarnation =
     incarnation_of(await_call(start_call(*group, rank, std::move(request), std::nullopt)),

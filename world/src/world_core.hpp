@@ -165,8 +165,10 @@ public:
 private:
   served run_invoker(const std::string& group, const incoming_call& request);
   served run_actor_call(const std::string& group, incoming_call& request, const late_answer& later);
-  /// Adds or removes an actor's name in rank 0's table of the group's keys.
-  void claim_actor_name(const std::string& group, const std::string& name, bool add);
+  /// Adds an actor's name to rank 0's table of the group's keys; for the restart of an actor
+  /// whose member `replaces` was lost (-1: none), waits for rank 0 to let the name go.
+  void claim_actor_name(const std::string& group, const std::string& name, int replaces);
+  void withdraw_actor_name(const std::string& group, const std::string& name);
   void join_rank0(std::chrono::steady_clock::time_point deadline);
   reply_bytes ask_while_forming(int rank, const caf::actor& peer, caf::message message,
                                 std::chrono::steady_clock::time_point deadline);
