@@ -152,6 +152,29 @@ TEST_P(world_actors, ANameIsTakenOnceAndAConstructorsExceptionComesOutOfSpawn) {
   EXPECT_EQ(a.call(&tally::get).get(10s), 1);
 }
 
+TEST_P(world_actors, AMemberRunsAtMost1024ActorsForTheOthers) {
+  std::vector<troupe::actor<tally>> many;
+  for (int i = 0; i < 1024; ++i)
+    many.push_back(group->spawn<tally>("2", {.name = "many-" + std::to_string(i)}, i));
+  try {
+    (void)group->spawn<tally>("2", {.name = "one-too-many"}, 0);
+    FAIL() << "expected capacity_error";
+  } catch (const troupe::capacity_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("1024 actors"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(many.back().call(&tally::get).get(10s), 1023);
+  many.front().stop();
+  ASSERT_TRUE(eventually([&] {
+    try {
+      (void)group->spawn<tally>("2", {.name = "one-too-many"}, 0);
+      return true;
+    } catch (const troupe::capacity_error&) {
+      return false;
+    }
+  }))
+    << "a stopped actor makes room";
+}
+
 TEST_P(world_actors, StopFinishesTheRunningCallFailsTheRestAndFreesTheName) {
   auto a = group->spawn<tally>("2", {.name = "stopping"}, 3);
   auto running = a.call(&tally::slow, 300);

@@ -13,6 +13,9 @@ namespace {
 /// Calls one actor holds back at most, waiting for the calls before them: a peer that skips
 /// numbers cannot make the host keep calls without bound.
 constexpr std::size_t max_parked = 4096;
+/// Actors one member runs for the others at most: each has a thread of its own, and no peer
+/// may make a member start threads without bound.
+constexpr std::size_t max_hosted = 1024;
 
 /// A call from another member, run on the actor's object by the method's registered invoker,
 /// and answered from the actor's thread.
@@ -91,6 +94,7 @@ std::uint64_t hosted_actors::spawn(const std::string& group, const std::string& 
     std::lock_guard guard{mutex_};
     if (actors_.contains({group, name}))
       throw key_error("an actor named '" + name + "' runs on group '" + group + "' already");
+    refuse_if_full();
   }
   auto object = (*make)(request.constructor); // the constructor runs here, outside the lock
   // Never waits for room: a handle waits on its own side, and a host thread must not block.
@@ -101,6 +105,12 @@ std::uint64_t hosted_actors::spawn(const std::string& group, const std::string& 
   std::lock_guard guard{mutex_};
   if (next_incarnation_ == 1) // a member's first: numbers no other member's actor had
     next_incarnation_ = std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32);
+  try {
+    refuse_if_full(); // others came while this one was made
+  } catch (...) {
+    actor->stop();
+    throw;
+  }
   auto [at, added] = actors_.try_emplace({group, name});
   if (!added) {
     actor->stop();
@@ -110,6 +120,12 @@ std::uint64_t hosted_actors::spawn(const std::string& group, const std::string& 
   at->second.type = type;
   at->second.actor = std::move(actor);
   return at->second.incarnation;
+}
+
+void hosted_actors::refuse_if_full() const {
+  if (actors_.size() >= max_hosted)
+    throw capacity_error("this member runs " + std::to_string(max_hosted) +
+                         " actors already: stop some, or spawn on another member");
 }
 
 std::uint64_t hosted_actors::resolve(const std::string& group, const std::string& name,

@@ -66,6 +66,8 @@ private:
 
   /// Under the lock: puts a call in the actor's mailbox, or answers why it cannot go there.
   void enqueue(hosted& actor, parked_call call) noexcept;
+  /// Under the lock: capacity_error if this member runs as many actors as it may.
+  void refuse_if_full() const;
   /// Stops an actor no longer in the table, and answers the calls it held back.
   static void end(hosted& actor, const std::string& name) noexcept;
 
