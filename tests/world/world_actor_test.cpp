@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <string>
 #include <thread>
 #include <utility>
@@ -228,6 +229,28 @@ TEST_P(world_actors, WithoutRestartsALostMemberEndsTheActorAndNothingHangs) {
   } catch (const troupe::actor_stopped& e) {
     EXPECT_NE(std::string{e.what()}.find("allows no restart"), std::string::npos) << e.what();
   }
+}
+
+TEST_P(world_actors, AHandleFoundByNameLearnsThatALostActorWillNotComeBack) {
+  auto spawned = group->spawn<tally>("2", {.name = "unrestarted"}, 1);
+  auto found = group->actor<tally>("unrestarted");
+  EXPECT_EQ(found.call(&tally::get).get(10s), 1);
+  kill_host();
+  ASSERT_TRUE(eventually([&] { return !spawned.alive(); }));
+  // The world's timeout is 20 s: a handle that waited for a restart would still be waiting.
+  auto outcome = std::async(std::launch::async, [&] {
+    for (;;) {
+      try {
+        found.call(&tally::get).get(10s);
+      } catch (const troupe::worker_lost&) {
+        continue; // its first call after the loss may meet the dead member
+      } catch (const troupe::actor_stopped& e) {
+        return std::string{e.what()};
+      }
+    }
+  });
+  ASSERT_EQ(outcome.wait_for(10s), std::future_status::ready);
+  EXPECT_NE(outcome.get().find("was not made again"), std::string::npos);
 }
 
 TEST_P(world_actors, WithRestartsItIsMadeAgainOnAnotherMemberFromTheSameArguments) {

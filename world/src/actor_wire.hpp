@@ -15,18 +15,22 @@ namespace troupe::detail {
 /// that any member finds the member it runs on (rpc_group::actor).
 inline std::string actor_name_key(const std::string& name) { return "troupe.actor/" + name; }
 
-/// An actor_spawn's payload: the constructor's arguments, the bound on the host's mailbox, and
-/// for a restart the member that was lost (rank 0 may not have seen the loss yet, and still
-/// hold the name for it).
+/// An actor_spawn's payload: the constructor's arguments, the bound on the host's mailbox, for
+/// a restart the member that was lost (rank 0 may not have seen the loss yet, and still hold the
+/// name for it), and whether the spawner restarts it (which handles that find it learn).
 struct actor_spawn_request {
   std::vector<std::byte> constructor;
   std::uint64_t max_mailbox = 0;
   std::int32_t replaces = -1;
+  bool restartable = false;
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(constructor, max_mailbox, replaces);
+    ar(constructor, max_mailbox, replaces, restartable);
   }
 };
+
+/// An actor_resolve's answer: the incarnation running, and whether its spawner restarts it.
+using actor_found = std::pair<std::uint64_t, bool>;
 
 /// An actor_call's payload: which incarnation it is for, which handle sent it and its place
 /// among that handle's calls (so the host runs each handle's calls in the order it sent them,

@@ -118,6 +118,7 @@ std::uint64_t hosted_actors::spawn(const std::string& group, const std::string& 
   }
   at->second.incarnation = next_incarnation_++;
   at->second.type = type;
+  at->second.restartable = request.restartable;
   at->second.actor = std::move(actor);
   return at->second.incarnation;
 }
@@ -128,15 +129,15 @@ void hosted_actors::refuse_if_full() const {
                          " actors already: stop some, or spawn on another member");
 }
 
-std::uint64_t hosted_actors::resolve(const std::string& group, const std::string& name,
-                                     const std::string& type) {
+actor_found hosted_actors::resolve(const std::string& group, const std::string& name,
+                                   const std::string& type) {
   std::lock_guard guard{mutex_};
   const auto at = actors_.find({group, name});
   if (at == actors_.end())
     throw key_error("no actor named '" + name + "' runs on group '" + group + "' here");
   if (at->second.type != type)
     throw invalid_argument("actor '" + name + "' is a " + at->second.type + ", not a " + type);
-  return at->second.incarnation;
+  return {at->second.incarnation, at->second.restartable};
 }
 
 void hosted_actors::call(const std::string& group, const std::string& name,

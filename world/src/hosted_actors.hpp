@@ -38,7 +38,7 @@ public:
                       const actor_spawn_request& request);
   /// The incarnation of the actor `name` of `group`, checking its type; key_error if none
   /// runs here, invalid_argument for another type.
-  std::uint64_t resolve(const std::string& group, const std::string& name, const std::string& type);
+  actor_found resolve(const std::string& group, const std::string& name, const std::string& type);
   /// Admits a call from member `from` (never throws: a refused call is answered with why).
   void call(const std::string& group, const std::string& name, const std::string& method, int from,
             actor_call_envelope envelope, actor_answer answer);
@@ -58,6 +58,7 @@ private:
   };
   struct hosted {
     std::uint64_t incarnation = 0;
+    bool restartable = false;
     std::string type;
     std::shared_ptr<actor_core> actor;
     std::map<std::pair<int, std::uint64_t>, std::uint64_t> next; // (member, handle) -> seq

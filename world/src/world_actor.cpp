@@ -42,6 +42,10 @@ struct actor_link : std::enable_shared_from_this<actor_link> {
 
   void enqueue(call_ptr call);
   void send(const call_ptr& call, std::string method, std::vector<std::byte> arguments);
+  /// A call's answer came from member `from`.
+  void answered(actor_call& call, const reply_bytes& payload, int from);
+  /// A call's answer never came (its member lost, the world stopped): it fails, or goes again.
+  void failed(const call_ptr& call, std::exception_ptr why, int to, std::uint64_t sent_to);
   /// Under the lock: the member and incarnation to call, looked up again after a loss.
   void refresh(std::unique_lock<std::mutex>& guard);
   void lost(int lost_rank, std::uint64_t lost_incarnation);
@@ -80,6 +84,9 @@ struct actor_link : std::enable_shared_from_this<actor_link> {
   std::uint64_t incarnation;
   std::uint64_t next_seq = 0;
   bool stale = false; // its member was lost: find it again before the next call
+  /// Whether its spawner makes it again when its member is lost. Set before the handle is
+  /// shared, then only under `mutex` by refresh(), whose value is the same.
+  std::atomic<bool> restartable{false};
   std::string cause; // why it stopped, once it has
   std::optional<supervision> supervisor; // the spawner's handle only
 
@@ -104,22 +111,30 @@ int owner_of(group_state& group, const std::string& name, std::chrono::milliseco
   }
 }
 
-/// An incarnation's numbers, from a spawn's or resolve's outcome.
-std::uint64_t incarnation_of(const reply_bytes& reply, const std::string& origin) {
-  return decode_outcome<std::uint64_t>(as_bytes(reply), origin);
+/// What a resolve found: the incarnation, and whether it is restarted.
+actor_found found_at(group_state& group, int rank, const std::string& name,
+                     const std::string& type) {
+  call_request request{call_kind::actor_resolve, name, type, {}, {}};
+  return decode_outcome<actor_found>(
+    as_bytes(await_call(start_call(group, rank, std::move(request), std::nullopt))),
+    member_label(group, rank));
 }
 
 std::uint64_t spawn_there(group_state& group, int rank, const std::string& name,
                           const std::string& type, const std::vector<std::byte>& constructor,
-                          std::size_t max_mailbox, int replaces = -1) {
+                          const actor_options& options, int replaces = -1) {
+  const auto max_mailbox = options.max_mailbox;
+  const bool restartable = options.restart.max_restarts > 0;
   const auto host_bound = max_mailbox * std::max<std::size_t>(1, group.core->options.world_size);
-  call_request request{call_kind::actor_spawn,
-                       name,
-                       type,
-                       {},
-                       serialize(actor_spawn_request{constructor, host_bound, replaces})};
-  return incarnation_of(await_call(start_call(group, rank, std::move(request), std::nullopt)),
-                        member_label(group, rank));
+  call_request request{
+    call_kind::actor_spawn,
+    name,
+    type,
+    {},
+    serialize(actor_spawn_request{constructor, host_bound, replaces, restartable})};
+  return decode_outcome<std::uint64_t>(
+    as_bytes(await_call(start_call(group, rank, std::move(request), std::nullopt))),
+    member_label(group, rank));
 }
 
 void actor_link::enqueue(call_ptr call) {
@@ -144,56 +159,70 @@ void actor_link::enqueue(call_ptr call) {
 }
 
 void actor_link::send(const call_ptr& call, std::string method, std::vector<std::byte> arguments) {
-  std::unique_lock guard{mutex};
-  if (stopped.load())
-    throw_stopped();
-  if (stale)
-    refresh(guard);
-  const int to = rank;
-  const auto sent_to = incarnation;
-  actor_call_envelope envelope{incarnation, handle, next_seq++, std::move(arguments)};
   auto reply = std::make_shared<result_state<reply_bytes>>();
+  int to = 0;
+  std::uint64_t sent_to = 0;
+  {
+    std::unique_lock guard{mutex};
+    if (stopped.load())
+      throw_stopped();
+    if (stale)
+      refresh(guard);
+    to = rank;
+    sent_to = incarnation;
+    actor_call_envelope envelope{incarnation, handle, next_seq++, std::move(arguments)};
+    // Sent under the lock: the numbers leave in order (the host puts them back in it).
+    (void)start_call(*group, to,
+                     {call_kind::actor_call, *name, std::move(method), {}, serialize(envelope)},
+                     std::nullopt, reply);
+  }
+  // Attached once the lock is released: a call that failed at once (its member known lost)
+  // settles here, and what settling runs (the caller's callbacks, lost()) may take the lock.
   reply->on_value([self = shared_from_this(), call, to](const reply_bytes& payload) {
-    self->bound.release();
-    try {
-      auto answer = deserialize<actor_reply>(as_bytes(payload));
-      if (answer.failure)
-        call->fail(
-          rebuild_exception(answer.failure->type, answer.failure->message, self->where(to)));
-      else
-        call->settle(answer.outcomes, self->where(to));
-    } catch (...) {
-      call->fail(std::current_exception()); // an answer that does not decode
-    }
+    self->answered(*call, payload, to);
   });
   reply->on_error([self = shared_from_this(), call, to, sent_to](std::exception_ptr why) {
-    self->bound.release();
-    try {
-      std::rethrow_exception(why);
-    } catch (const peer_lost& e) {
-      self->lost(to, sent_to);
-      if (call->idempotent && self->supervisor &&
-          call->retries < self->supervisor->options.restart.max_call_retries) {
-        ++call->retries;
-        self->group->core->post([self, call] {
-          try {
-            self->enqueue(call);
-          } catch (...) {
-            call->fail(std::current_exception());
-          }
-        });
-        return;
-      }
-      why = std::make_exception_ptr(
-        worker_lost(self->where(to) + " was lost while this call ran or waited: " + e.what()));
-    } catch (...) {
-    }
-    call->fail(why);
+    self->failed(call, std::move(why), to, sent_to);
   });
-  // Sent under the lock: the numbers leave in order (the host puts them back in it).
-  (void)start_call(*group, to,
-                   {call_kind::actor_call, *name, std::move(method), {}, serialize(envelope)},
-                   std::nullopt, reply);
+}
+
+void actor_link::answered(actor_call& call, const reply_bytes& payload, int from) {
+  bound.release();
+  try {
+    auto answer = deserialize<actor_reply>(as_bytes(payload));
+    if (answer.failure)
+      call.fail(rebuild_exception(answer.failure->type, answer.failure->message, where(from)));
+    else
+      call.settle(answer.outcomes, where(from));
+  } catch (...) {
+    call.fail(std::current_exception()); // an answer that does not decode
+  }
+}
+
+void actor_link::failed(const call_ptr& call, std::exception_ptr why, int to,
+                        std::uint64_t sent_to) {
+  bound.release();
+  try {
+    std::rethrow_exception(why);
+  } catch (const peer_lost& e) {
+    lost(to, sent_to);
+    if (call->idempotent && supervisor &&
+        call->retries < supervisor->options.restart.max_call_retries) {
+      ++call->retries;
+      group->core->post([self = shared_from_this(), call] {
+        try {
+          self->enqueue(call);
+        } catch (...) {
+          call->fail(std::current_exception());
+        }
+      });
+      return;
+    }
+    why = std::make_exception_ptr(
+      worker_lost(where(to) + " was lost while this call ran or waited: " + e.what()));
+  } catch (...) {
+  }
+  call->fail(why);
 }
 
 void actor_link::refresh(std::unique_lock<std::mutex>& guard) {
@@ -210,12 +239,12 @@ void actor_link::refresh(std::unique_lock<std::mutex>& guard) {
   // Another member's handle: wherever its spawner made it again.
   guard.unlock();
   int found = -1;
-  std::uint64_t now = 0;
+  actor_found now;
   try {
-    found = owner_of(*group, *name, group->core->options.timeout);
-    call_request request{call_kind::actor_resolve, *name, type, {}, {}};
-    now = incarnation_of(await_call(start_call(*group, found, std::move(request), std::nullopt)),
-                         member_label(*group, found));
+    // Only an actor its spawner restarts is worth waiting for.
+    found = owner_of(*group, *name,
+                     restartable ? group->core->options.timeout : std::chrono::milliseconds{0});
+    now = found_at(*group, found, *name, type);
   } catch (const key_error&) {
     throw actor_stopped("actor '" + *name + "' runs nowhere now: it was stopped");
   } catch (const peer_lost&) {
@@ -223,7 +252,8 @@ void actor_link::refresh(std::unique_lock<std::mutex>& guard) {
                         "' runs nowhere now: its member was lost, and it was not made again");
   }
   guard.lock();
-  move_to(found, now);
+  move_to(found, now.first);
+  restartable = now.second;
   stale = false;
 }
 
@@ -273,8 +303,8 @@ void actor_link::restart(int lost_rank) {
       if (next == lost_rank || group->core->first_gone({next}))
         continue;
       try {
-        const auto made = spawn_there(*group, next, *name, type, sup.constructor,
-                                      sup.options.max_mailbox, lost_rank);
+        const auto made =
+          spawn_there(*group, next, *name, type, sup.constructor, sup.options, lost_rank);
         guard.lock();
         move_to(next, made);
         stale = false;
@@ -334,7 +364,8 @@ public:
   const std::shared_ptr<const std::string>& name() const noexcept override { return link_->name; }
   std::optional<actor_address> address() const override {
     const auto [rank, incarnation] = link_->place();
-    return actor_address{link_->group->name, *link_->name, link_->type, rank, incarnation};
+    return actor_address{link_->group->name, *link_->name,      link_->type, rank,
+                         incarnation,        link_->restartable};
   }
 
 private:
@@ -358,9 +389,11 @@ std::shared_ptr<actor_core> resolve_world_actor(const actor_address& address) {
                               std::to_string(address.rank) + ", not a member of this world");
   auto group = std::make_shared<group_state>(core, address.group, std::vector<std::string>{},
                                              std::vector<int>{});
-  return std::make_shared<world_actor>(std::make_shared<actor_link>(
-    std::move(group), address.name, address.type, actor_options{.name = address.name}, address.rank,
-    address.incarnation));
+  auto link = std::make_shared<actor_link>(std::move(group), address.name, address.type,
+                                           actor_options{.name = address.name}, address.rank,
+                                           address.incarnation);
+  link->restartable = address.restartable;
+  return std::make_shared<world_actor>(std::move(link));
 }
 
 } // namespace
@@ -387,10 +420,10 @@ std::shared_ptr<actor_core> spawn_on_member(const std::shared_ptr<group_state>& 
     throw invalid_argument("actor '" + options.name + "': max_mailbox must be at least 1");
   if (options.restart.within <= std::chrono::milliseconds{0})
     throw invalid_argument("actor '" + options.name + "': restart_policy::within must be positive");
-  const auto incarnation =
-    spawn_there(*group, rank, options.name, type, constructor, options.max_mailbox);
+  const auto incarnation = spawn_there(*group, rank, options.name, type, constructor, options);
   auto link =
     std::make_shared<actor_link>(group, options.name, std::move(type), options, rank, incarnation);
+  link->restartable = options.restart.max_restarts > 0;
   link->supervisor = supervision{std::move(constructor), std::move(options), {}, 0, false};
   group->core->add_lost_callback(
     [weak = std::weak_ptr<actor_link>{link}](const std::string&, int lost) {
@@ -412,12 +445,11 @@ std::shared_ptr<actor_core> spawn_on_member(const std::shared_ptr<group_state>& 
 std::shared_ptr<actor_core> find_actor(const std::shared_ptr<group_state>& group,
                                        const std::string& name, std::string type) {
   const int rank = owner_of(*group, name, group->core->options.timeout);
-  call_request request{call_kind::actor_resolve, name, type, {}, {}};
-  const auto incarnation =
-    incarnation_of(await_call(start_call(*group, rank, std::move(request), std::nullopt)),
-                   member_label(*group, rank));
-  return std::make_shared<world_actor>(std::make_shared<actor_link>(
-    group, name, std::move(type), actor_options{.name = name}, rank, incarnation));
+  const auto [incarnation, restartable] = found_at(*group, rank, name, type);
+  auto link = std::make_shared<actor_link>(group, name, std::move(type),
+                                           actor_options{.name = name}, rank, incarnation);
+  link->restartable = restartable;
+  return std::make_shared<world_actor>(std::move(link));
 }
 
 int least_loaded_member(group_state& group) {

@@ -115,15 +115,17 @@ public:
 };
 
 /// Where a handle that travels finds its actor: a world actor's group, name and registered
-/// type, the member (world rank) it runs on, and which incarnation of it.
+/// type, the member (world rank) it runs on, which incarnation of it, and whether its spawner
+/// makes it again when that member is lost (else a handle need not wait for that).
 struct actor_address {
   std::string group, name, type;
   std::int32_t rank = -1;
   std::uint64_t incarnation = 0;
+  bool restartable = false;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(group, name, type, rank, incarnation);
+    ar(group, name, type, rank, incarnation, restartable);
   }
 };
 
