@@ -1,5 +1,8 @@
 // Actors for users in this process: typed calls and tells, one call at a time in each sender's
 // order, exceptions as themselves, stop, the bounded mailbox, and the ways an actor ends.
+#include "../actor_order_check.hpp"
+#include "../eventually.hpp"
+
 #include "troupe/actors/actor.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/runtime.hpp"
@@ -19,6 +22,7 @@
 namespace {
 
 using namespace std::chrono_literals;
+using troupe::testing::eventually;
 
 struct counter {
   explicit counter(int start) : n(start) {}
@@ -108,16 +112,6 @@ struct refuses_to_be_made {
   void f() {}
 };
 
-bool eventually(const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + 10s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until)
-      return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
-
 class actor_test : public ::testing::Test {
 protected:
   troupe::runtime rt;
@@ -156,22 +150,7 @@ TEST_F(actor_test, a_handle_given_to_another_actor_reaches_the_same_actor) {
 
 TEST_F(actor_test, eight_senders_each_keep_their_order_and_calls_never_overlap) {
   auto j = troupe::spawn<journal>(rt);
-  constexpr int senders = 8, each = 500;
-  std::vector<std::thread> threads;
-  for (int s = 0; s < senders; ++s)
-    threads.emplace_back([j, s] {
-      for (int i = 0; i < each; ++i)
-        j.tell(&journal::note, s, i);
-    });
-  for (auto& t : threads)
-    t.join();
-  const auto entries = j.call(&journal::all).get(10s);
-  ASSERT_EQ(entries.size(), static_cast<std::size_t>(senders * each));
-  std::vector<int> next(senders, 0);
-  for (const auto& [sender, seq] : entries) {
-    EXPECT_EQ(seq, next[static_cast<std::size_t>(sender)]) << "sender " << sender;
-    next[static_cast<std::size_t>(sender)] = seq + 1;
-  }
+  troupe::testing::expect_each_senders_order(j, &journal::note, &journal::all, 8, 500);
   EXPECT_FALSE(j.call(&journal::ever_overlapped).get(1s));
 }
 

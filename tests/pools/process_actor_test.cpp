@@ -3,6 +3,8 @@
 // process is killed, with restarts off and on.
 #include "process_test_support.hpp"
 
+#include "../actor_order_check.hpp"
+
 #include "troupe/actors/actor.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/pools/process_pool.hpp"
@@ -86,21 +88,7 @@ TEST_F(process_actor_test, CallsRunInTheActorsOwnProcessAndKeepItsState) {
 }
 
 TEST_F(process_actor_test, EachSendersCallsRunInTheOrderItSentThem) {
-  auto a = procs.spawn<tally>(0);
-  constexpr int senders = 8, calls = 50;
-  std::vector<std::thread> threads;
-  for (int s = 0; s < senders; ++s)
-    threads.emplace_back([a, s] {
-      for (int i = 0; i < calls; ++i)
-        a.tell(&tally::note, s, i);
-    });
-  for (auto& t : threads)
-    t.join();
-  const auto notes = a.call(&tally::notes).get(30s);
-  ASSERT_EQ(notes.size(), static_cast<std::size_t>(senders * calls));
-  std::vector<int> next(senders, 0);
-  for (const auto& [sender, seq] : notes)
-    EXPECT_EQ(seq, next[static_cast<std::size_t>(sender)]++) << "sender " << sender;
+  expect_each_senders_order(procs.spawn<tally>(0), &tally::note, &tally::notes, 8, 50);
 }
 
 TEST_F(process_actor_test, AnExceptionComesBackAsItselfNamingTheActor) {

@@ -2,6 +2,7 @@
 // each case twice: with the pool's secret alone, and over TLS with certificates from
 // scripts/make-certs.sh. A node joins late, brings several slots, dies or freezes mid-task or
 // while idle, is refused, and strangers on the port do not keep it out.
+#include "../eventually.hpp"
 #include "../process_usage.hpp"
 #include "process_test_support.hpp"
 
@@ -51,6 +52,7 @@ TROUPE_TASK(use_node_device, [](node_device& d, int x) {
 
 namespace {
 
+using troupe::testing::eventually;
 using troupe::testing::iota;
 using troupe::testing::start_busy_task;
 
@@ -88,17 +90,6 @@ private:
     return ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string{};
   }
 };
-
-template <class Predicate>
-bool eventually(Predicate&& p, std::chrono::milliseconds within = 10s) {
-  const auto until = std::chrono::steady_clock::now() + within;
-  while (!p()) {
-    if (std::chrono::steady_clock::now() > until)
-      return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
 
 /// A raw connection to the pool's port, as a stranger would open it.
 int connect_stranger(std::uint16_t port) {

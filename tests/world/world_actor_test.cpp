@@ -3,6 +3,9 @@
 // when the member an actor runs on is killed, with restarts off and on.
 #include "world_test_support.hpp"
 
+#include "../actor_order_check.hpp"
+#include "../eventually.hpp"
+
 #include "troupe/actors/actor.hpp"
 
 #include <signal.h>
@@ -55,16 +58,6 @@ TROUPE_ROLE(actor_member) {
     auto group = world.create_rpc_group("actors", everyone);
     wait_until_gone(group, "1");
   });
-}
-
-bool eventually(const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + 10s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until)
-      return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
 }
 
 /// Run twice: calls through the shared-memory inboxes of members on one host, and over TCP (this
@@ -128,21 +121,8 @@ TEST_P(world_actors, AnyMemberFindsItByNameAndHandlesTravelToOtherMembers) {
 }
 
 TEST_P(world_actors, EachSendersCallsRunInTheOrderItSentThem) {
-  auto a = group->spawn<tally>("0", {.name = "ordered"}, 0);
-  constexpr int senders = 8, calls = 40;
-  std::vector<std::thread> threads;
-  for (int s = 0; s < senders; ++s)
-    threads.emplace_back([a, s] {
-      for (int i = 0; i < calls; ++i)
-        a.tell(&tally::note, s, i);
-    });
-  for (auto& t : threads)
-    t.join();
-  const auto notes = a.call(&tally::notes).get(30s);
-  ASSERT_EQ(notes.size(), static_cast<std::size_t>(senders * calls));
-  std::vector<int> next(senders, 0);
-  for (const auto& [sender, seq] : notes)
-    EXPECT_EQ(seq, next[static_cast<std::size_t>(sender)]++) << "sender " << sender;
+  expect_each_senders_order(group->spawn<tally>("0", {.name = "ordered"}, 0), &tally::note,
+                            &tally::notes, 8, 40);
 }
 
 TEST_P(world_actors, ANameIsTakenOnceAndAConstructorsExceptionComesOutOfSpawn) {

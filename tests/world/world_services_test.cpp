@@ -3,6 +3,8 @@
 // lost, is looked up again and found where it went.
 #include "world_test_support.hpp"
 
+#include "../eventually.hpp"
+
 #include <signal.h>
 
 #include <functional>
@@ -33,17 +35,6 @@ TROUPE_ROLE(service_host) {
     wait_until_gone(group, "1");
     world.stop(); // its threads run withdraw_offset, which uses `group`: done before it goes
   });
-}
-
-/// Polls `done` every 20 ms until it holds; false if it still does not after 10 s.
-bool eventually(const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + 10s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until)
-      return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
 }
 
 /// True once calling `probe` throws peer_lost.
