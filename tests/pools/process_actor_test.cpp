@@ -4,6 +4,7 @@
 #include "process_test_support.hpp"
 
 #include "../actor_order_check.hpp"
+#include "../tally_actor.hpp"
 
 #include "troupe/actors/actor.hpp"
 #include "troupe/actors/error.hpp"
@@ -21,30 +22,6 @@
 #include <vector>
 
 namespace {
-
-struct tally {
-  explicit tally(int start) : n(start) {}
-  int add(int k) { return n += k; }
-  int get() const { return n; }
-  int pid() const { return getpid(); }
-  /// Sleeps for `ms` then returns n: a call the test can kill the process in.
-  int slow(int ms) {
-    std::this_thread::sleep_for(std::chrono::milliseconds{ms});
-    return n;
-  }
-  void fail(std::string why) { throw std::out_of_range(why); }
-  std::string describe(std::string prefix) const { return prefix + std::to_string(n); }
-  /// Records (sender, sequence) calls, to check the order each sender's calls ran in.
-  void note(int sender, int seq) { journal.emplace_back(sender, seq); }
-  std::vector<std::pair<int, int>> notes() const { return journal; }
-  /// Appends a line to `path`: a trace that outlives the process.
-  void append(std::string path, int value) { std::ofstream{path, std::ios::app} << value << '\n'; }
-  int unlisted() { return 0; }
-  int n;
-  std::vector<std::pair<int, int>> journal;
-};
-TROUPE_ACTOR(tally, int, &tally::add, &tally::get, &tally::pid, &tally::slow, &tally::fail,
-             &tally::describe, &tally::note, &tally::notes, &tally::append);
 
 struct refuses {
   explicit refuses(std::string why) { throw std::invalid_argument(why); }

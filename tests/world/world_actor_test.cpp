@@ -5,6 +5,7 @@
 
 #include "../actor_order_check.hpp"
 #include "../eventually.hpp"
+#include "../tally_actor.hpp"
 
 #include "troupe/actors/actor.hpp"
 
@@ -21,30 +22,12 @@
 
 namespace {
 
-struct tally {
-  explicit tally(int start) : n(start) {
-    if (start < 0)
-      throw std::domain_error("a tally starts at 0 or more, not " + std::to_string(start));
-  }
-  int add(int k) { return n += k; }
-  int get() const { return n; }
-  int pid() const { return getpid(); }
-  int slow(int ms) {
-    std::this_thread::sleep_for(std::chrono::milliseconds{ms});
-    return n;
-  }
-  void fail(std::string why) { throw std::out_of_range(why); }
-  void note(int sender, int seq) { journal.emplace_back(sender, seq); }
-  std::vector<std::pair<int, int>> notes() const { return journal; }
-  int n;
-  std::vector<std::pair<int, int>> journal;
-};
-TROUPE_ACTOR(tally, int, &tally::add, &tally::get, &tally::pid, &tally::slow, &tally::fail,
-             &tally::note, &tally::notes);
+using troupe::testing::tally;
 
 /// Runs on another member: calls the actor through the handle it was given.
 TROUPE_TASK(add_through,
             [](troupe::actor<tally> a, int k) { return a.call(&tally::add, k).get(); });
+
 } // namespace
 
 namespace troupe::testing {
