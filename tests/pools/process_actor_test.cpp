@@ -247,6 +247,14 @@ TEST_F(process_actor_test, TheLastHandleGoneTheMailboxStillRunsThenTheProcessEnd
   EXPECT_EQ(lines, iota(20)) << "every tell sent before the handle went ran, in order";
 }
 
+TEST_F(process_actor_test, ACallTooLargeForItsQueueFailsAndTheActorGoesOn) {
+  process_pool small{rt, {.workers = 1, .max_message_bytes = 64 << 10}};
+  auto a = small.spawn<tally>(2);
+  EXPECT_THROW(a.call(&tally::describe, std::string(100 << 10, 'x')).get(10s),
+               troupe::capacity_error);
+  EXPECT_EQ(a.call(&tally::add, 1).get(10s), 3) << "the calls after it run";
+}
+
 TEST_F(process_actor_test, AHandleToItCannotTravelToAnotherProcessAndSaysWhy) {
   auto a = procs.spawn<tally>({.name = "homebound"}, 0);
   try {

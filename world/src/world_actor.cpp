@@ -172,9 +172,14 @@ void actor_link::send(const call_ptr& call, std::string method, std::vector<std:
     sent_to = incarnation;
     actor_call_envelope envelope{incarnation, handle, next_seq++, std::move(arguments)};
     // Sent under the lock: the numbers leave in order (the host puts them back in it).
-    (void)start_call(*group, to,
-                     {call_kind::actor_call, *name, std::move(method), {}, serialize(envelope)},
-                     std::nullopt, reply);
+    try {
+      (void)start_call(*group, to,
+                       {call_kind::actor_call, *name, std::move(method), {}, serialize(envelope)},
+                       std::nullopt, reply);
+    } catch (...) {
+      --next_seq; // it never left: the host must not wait for its number
+      throw;
+    }
   }
   // Attached once the lock is released: a call that failed at once (its member known lost)
   // settles here, and what settling runs (the caller's callbacks, lost()) may take the lock.

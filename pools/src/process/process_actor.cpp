@@ -187,9 +187,18 @@ private:
         continue;
       }
       requests->hold_for_queue();
+      const auto id = request.id;
+      bool sent = false;
+      try {
+        sent = link_->send(request_batch{{std::move(request)}, std::nullopt, std::nullopt});
+      } catch (...) { // too large for the worker's queue: this call fails, the actor goes on
+        requests->release_for_queue();
+        failed.emplace_back(std::move(queued.call), std::current_exception());
+        continue;
+      }
       running_ = std::move(queued.call);
-      running_id_ = request.id;
-      if (!link_->send(request_batch{{std::move(request)}, std::nullopt, std::nullopt})) {
+      running_id_ = id;
+      if (!sent) {
         // The worker is gone; the host finds out and decides what becomes of this call.
         requests->release_for_queue();
         return;
