@@ -226,12 +226,19 @@ TEST_P(world_actors, WithRestartsItIsMadeAgainOnAnotherMemberFromTheSameArgument
        [&](const troupe::actor_restart& r) { restarts = static_cast<int>(r.restarts); }},
     100);
   EXPECT_EQ(a.call(&tally::add, 5).get(10s), 105);
+  auto found = group->actor<tally>("phoenix"); // learns the policy from the actor's member
   auto running = a.call(&tally::slow, 10'000);
+  // Two handles' calls have no order between them: the others go once this one runs.
+  std::this_thread::sleep_for(100ms);
   auto retried = a.call(troupe::idempotent, &tally::get);
+  auto retried_elsewhere = found.call(troupe::idempotent, &tally::get);
+  auto not_retried = found.call(&tally::get);
   std::this_thread::sleep_for(100ms);
   kill_host();
   EXPECT_THROW(running.get(15s), troupe::worker_lost);
   EXPECT_EQ(retried.get(15s), 100) << "an idempotent call goes again, to the new actor";
+  EXPECT_EQ(retried_elsewhere.get(15s), 100) << "through a handle found by name too";
+  EXPECT_THROW(not_retried.get(15s), troupe::worker_lost);
   EXPECT_EQ(restarts.load(), 1);
   EXPECT_EQ(a.call(&tally::pid).get(10s), rank0.pid()) << "made again on member 0";
   EXPECT_EQ(group->actor<tally>("phoenix").call(&tally::get).get(10s), 100)

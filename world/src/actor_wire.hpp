@@ -23,14 +23,24 @@ struct actor_spawn_request {
   std::uint64_t max_mailbox = 0;
   std::int32_t replaces = -1;
   bool restartable = false;
+  std::uint32_t max_call_retries = 0;
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(constructor, max_mailbox, replaces, restartable);
+    ar(constructor, max_mailbox, replaces, restartable, max_call_retries);
   }
 };
 
-/// An actor_resolve's answer: the incarnation running, and whether its spawner restarts it.
-using actor_found = std::pair<std::uint64_t, bool>;
+/// An actor_resolve's answer: the incarnation running, whether its spawner restarts it, and how
+/// often an idempotent call to it may go again (restart_policy::max_call_retries).
+struct actor_found {
+  std::uint64_t incarnation = 0;
+  bool restartable = false;
+  std::uint32_t max_call_retries = 0;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(incarnation, restartable, max_call_retries);
+  }
+};
 
 /// An actor_call's payload: which incarnation it is for, which handle sent it and its place
 /// among that handle's calls (so the host runs each handle's calls in the order it sent them,

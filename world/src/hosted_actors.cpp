@@ -119,6 +119,7 @@ std::uint64_t hosted_actors::spawn(const std::string& group, const std::string& 
   at->second.incarnation = next_incarnation_++;
   at->second.type = type;
   at->second.restartable = request.restartable;
+  at->second.max_call_retries = request.max_call_retries;
   at->second.actor = std::move(actor);
   return at->second.incarnation;
 }
@@ -137,7 +138,7 @@ actor_found hosted_actors::resolve(const std::string& group, const std::string& 
     throw key_error("no actor named '" + name + "' runs on group '" + group + "' here");
   if (at->second.type != type)
     throw invalid_argument("actor '" + name + "' is a " + at->second.type + ", not a " + type);
-  return {at->second.incarnation, at->second.restartable};
+  return {at->second.incarnation, at->second.restartable, at->second.max_call_retries};
 }
 
 void hosted_actors::call(const std::string& group, const std::string& name,

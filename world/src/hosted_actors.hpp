@@ -59,6 +59,7 @@ private:
   struct hosted {
     std::uint64_t incarnation = 0;
     bool restartable = false;
+    std::uint32_t max_call_retries = 0;
     std::string type;
     std::shared_ptr<actor_core> actor;
     std::map<std::pair<int, std::uint64_t>, std::uint64_t> next; // (member, handle) -> seq

@@ -84,9 +84,15 @@ struct actor_link : std::enable_shared_from_this<actor_link> {
   std::uint64_t incarnation;
   std::uint64_t next_seq = 0;
   bool stale = false; // its member was lost: find it again before the next call
-  /// Whether its spawner makes it again when its member is lost. Set before the handle is
-  /// shared, then only under `mutex` by refresh(), whose value is the same.
+  /// What a handle knows of its spawner's restart_policy: whether the actor is made again when
+  /// its member is lost, and how often an idempotent call goes again. Set before the handle is
+  /// shared, then only under `mutex` by refresh(), with the same values.
   std::atomic<bool> restartable{false};
+  std::atomic<std::uint32_t> call_retries{0};
+  void learn(bool restarted, std::uint32_t retries) {
+    restartable = restarted;
+    call_retries = retries;
+  }
   std::string cause; // why it stopped, once it has
   std::optional<supervision> supervisor; // the spawner's handle only
 
@@ -131,7 +137,8 @@ std::uint64_t spawn_there(group_state& group, int rank, const std::string& name,
     name,
     type,
     {},
-    serialize(actor_spawn_request{constructor, host_bound, replaces, restartable})};
+    serialize(actor_spawn_request{constructor, host_bound, replaces, restartable,
+                                  static_cast<std::uint32_t>(options.restart.max_call_retries)})};
   return decode_outcome<std::uint64_t>(
     as_bytes(await_call(start_call(group, rank, std::move(request), std::nullopt))),
     member_label(group, rank));
@@ -211,8 +218,7 @@ void actor_link::failed(const call_ptr& call, std::exception_ptr why, int to,
     std::rethrow_exception(why);
   } catch (const peer_lost& e) {
     lost(to, sent_to);
-    if (call->idempotent && supervisor &&
-        call->retries < supervisor->options.restart.max_call_retries) {
+    if (call->idempotent && restartable && call->retries < call_retries) {
       ++call->retries;
       group->core->post([self = shared_from_this(), call] {
         try {
@@ -257,8 +263,8 @@ void actor_link::refresh(std::unique_lock<std::mutex>& guard) {
                         "' runs nowhere now: its member was lost, and it was not made again");
   }
   guard.lock();
-  move_to(found, now.first);
-  restartable = now.second;
+  move_to(found, now.incarnation);
+  learn(now.restartable, now.max_call_retries);
   stale = false;
 }
 
@@ -369,8 +375,8 @@ public:
   const std::shared_ptr<const std::string>& name() const noexcept override { return link_->name; }
   std::optional<actor_address> address() const override {
     const auto [rank, incarnation] = link_->place();
-    return actor_address{link_->group->name, *link_->name,      link_->type, rank,
-                         incarnation,        link_->restartable};
+    return actor_address{link_->group->name, *link_->name,       link_->type,        rank,
+                         incarnation,        link_->restartable, link_->call_retries};
   }
 
 private:
@@ -397,7 +403,7 @@ std::shared_ptr<actor_core> resolve_world_actor(const actor_address& address) {
   auto link = std::make_shared<actor_link>(std::move(group), address.name, address.type,
                                            actor_options{.name = address.name}, address.rank,
                                            address.incarnation);
-  link->restartable = address.restartable;
+  link->learn(address.restartable, address.max_call_retries);
   return std::make_shared<world_actor>(std::move(link));
 }
 
@@ -428,7 +434,8 @@ std::shared_ptr<actor_core> spawn_on_member(const std::shared_ptr<group_state>& 
   const auto incarnation = spawn_there(*group, rank, options.name, type, constructor, options);
   auto link =
     std::make_shared<actor_link>(group, options.name, std::move(type), options, rank, incarnation);
-  link->restartable = options.restart.max_restarts > 0;
+  link->learn(options.restart.max_restarts > 0,
+              static_cast<std::uint32_t>(options.restart.max_call_retries));
   link->supervisor = supervision{std::move(constructor), std::move(options), {}, 0, false};
   group->core->add_lost_callback(
     [weak = std::weak_ptr<actor_link>{link}](const std::string&, int lost) {
@@ -450,10 +457,10 @@ std::shared_ptr<actor_core> spawn_on_member(const std::shared_ptr<group_state>& 
 std::shared_ptr<actor_core> find_actor(const std::shared_ptr<group_state>& group,
                                        const std::string& name, std::string type) {
   const int rank = owner_of(*group, name, group->core->options.timeout);
-  const auto [incarnation, restartable] = found_at(*group, rank, name, type);
+  const auto found = found_at(*group, rank, name, type);
   auto link = std::make_shared<actor_link>(group, name, std::move(type),
-                                           actor_options{.name = name}, rank, incarnation);
-  link->restartable = restartable;
+                                           actor_options{.name = name}, rank, found.incarnation);
+  link->learn(found.restartable, found.max_call_retries);
   return std::make_shared<world_actor>(std::move(link));
 }
 

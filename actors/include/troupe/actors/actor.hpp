@@ -115,17 +115,19 @@ public:
 };
 
 /// Where a handle that travels finds its actor: a world actor's group, name and registered
-/// type, the member (world rank) it runs on, which incarnation of it, and whether its spawner
-/// makes it again when that member is lost (else a handle need not wait for that).
+/// type, the member (world rank) it runs on, which incarnation of it, whether its spawner makes
+/// it again when that member is lost (else a handle need not wait for that), and how often an
+/// idempotent call may go again then.
 struct actor_address {
   std::string group, name, type;
   std::int32_t rank = -1;
   std::uint64_t incarnation = 0;
   bool restartable = false;
+  std::uint32_t max_call_retries = 0;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(group, name, type, rank, incarnation, restartable);
+    ar(group, name, type, rank, incarnation, restartable, max_call_retries);
   }
 };
 
