@@ -5,6 +5,7 @@
 #include "troupe/actors/task.hpp"
 
 #include <random>
+#include <utility>
 
 namespace troupe::detail {
 
@@ -41,6 +42,8 @@ public:
     deliver(serialize(actor_reply{std::nullopt, std::move(outcome)}));
   }
   void fail(std::exception_ptr why) noexcept override { deliver(failed_outcome(why)); }
+  /// The answer, for whoever answers in its place (this call then answers nothing).
+  actor_answer take_answer() noexcept { return std::exchange(answer_, nullptr); }
 
   std::string method_key() const override { throw state_error("an encoded call is not re-sent"); }
   std::vector<std::byte> encode() const override { return arguments_; }
@@ -48,8 +51,9 @@ public:
 
 private:
   void deliver(std::vector<std::byte> outcome) noexcept {
-    auto answer = std::move(answer_);
-    answer_ = nullptr;
+    auto answer = take_answer();
+    if (!answer)
+      return; // answered already, or by whoever took the answer
     try {
       answer(std::move(outcome));
     } catch (...) {
@@ -144,60 +148,64 @@ actor_found hosted_actors::resolve(const std::string& group, const std::string& 
 void hosted_actors::call(const std::string& group, const std::string& name,
                          const std::string& method, int from, actor_call_envelope envelope,
                          actor_answer answer) {
-  std::unique_lock guard{mutex_};
-  const auto at = actors_.find({group, name});
-  if (at == actors_.end() || at->second.incarnation != envelope.incarnation) {
-    guard.unlock();
-    answer(failed_outcome(std::make_exception_ptr(
-      actor_stopped("actor '" + name +
-                    "' no longer runs on this member (stopped, or restarted "
-                    "elsewhere) before this call ran"))));
-    return;
+  refusals refused;
+  {
+    std::lock_guard guard{mutex_};
+    admit(group, name, {method, std::move(envelope.arguments), std::move(answer)}, from, envelope,
+          refused);
   }
+  // Answered once the lock is released: an answer may wait for room in the caller's inbox.
+  for (auto& [call, why] : refused)
+    call.answer(failed_outcome(why));
+}
+
+void hosted_actors::admit(const std::string& group, const std::string& name, parked_call call,
+                          int from, const actor_call_envelope& envelope, refusals& refused) {
+  const auto refuse = [&](auto error) {
+    refused.emplace_back(std::move(call), std::make_exception_ptr(std::move(error)));
+  };
+  const auto at = actors_.find({group, name});
+  if (at == actors_.end() || at->second.incarnation != envelope.incarnation)
+    return refuse(actor_stopped("actor '" + name +
+                                "' no longer runs on this member (stopped, or restarted "
+                                "elsewhere) before this call ran"));
   auto& actor = at->second;
   auto& next = actor.next[{from, envelope.handle}];
-  if (envelope.seq < next) {
-    guard.unlock();
-    answer(failed_outcome(std::make_exception_ptr(
-      serialization_error("actor call " + std::to_string(envelope.seq) + " came twice"))));
-    return;
-  }
+  if (envelope.seq < next)
+    return refuse(
+      serialization_error("actor call " + std::to_string(envelope.seq) + " came twice"));
   if (envelope.seq > next) {
-    if (actor.parked.size() >= max_parked) {
-      guard.unlock();
-      answer(failed_outcome(std::make_exception_ptr(
-        capacity_error("actor '" + name + "' holds " + std::to_string(max_parked) +
-                       " calls that came before their turn already"))));
-      return;
-    }
-    actor.parked.emplace(std::tuple{from, envelope.handle, envelope.seq},
-                         parked_call{method, std::move(envelope.arguments), std::move(answer)});
+    if (actor.parked.size() >= max_parked)
+      return refuse(capacity_error("actor '" + name + "' holds " + std::to_string(max_parked) +
+                                   " calls that came before their turn already"));
+    actor.parked.emplace(std::tuple{from, envelope.handle, envelope.seq}, std::move(call));
     return;
   }
-  enqueue(actor, {method, std::move(envelope.arguments), std::move(answer)});
+  enqueue(actor, std::move(call), refused);
   ++next;
   // The calls that came early and whose turn this was.
   for (auto early = actor.parked.find({from, envelope.handle, next}); early != actor.parked.end();
        early = actor.parked.find({from, envelope.handle, next})) {
-    enqueue(actor, std::move(early->second));
+    enqueue(actor, std::move(early->second), refused);
     actor.parked.erase(early);
     ++next;
   }
 }
 
-void hosted_actors::enqueue(hosted& actor, parked_call call) noexcept {
+void hosted_actors::enqueue(hosted& actor, parked_call call, refusals& refused) {
   const auto* invoker = task_registry::instance().find_context_task(call.method);
   if (invoker == nullptr || call.method.rfind(actor.type + "#", 0) != 0) {
-    call.answer(failed_outcome(std::make_exception_ptr(invalid_argument(
-      "actor type " + actor.type + " has no method " + call.method + " in this program"))));
+    auto why = std::make_exception_ptr(invalid_argument(
+      "actor type " + actor.type + " has no method " + call.method + " in this program"));
+    refused.emplace_back(std::move(call), std::move(why));
     return;
   }
   auto encoded = std::make_shared<encoded_call>(invoker, std::move(call.arguments),
                                                 std::move(call.answer), *actor.actor->name());
   try {
     actor.actor->enqueue(encoded);
-  } catch (...) {
-    encoded->fail(std::current_exception()); // its mailbox full, or it stopped
+  } catch (...) { // its mailbox full, or it stopped: the answer is the encoded call's now
+    refused.emplace_back(parked_call{{}, {}, encoded->take_answer()}, std::current_exception());
   }
 }
 

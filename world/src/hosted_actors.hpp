@@ -66,8 +66,15 @@ private:
     std::map<std::tuple<int, std::uint64_t, std::uint64_t>, parked_call> parked;
   };
 
-  /// Under the lock: puts a call in the actor's mailbox, or answers why it cannot go there.
-  void enqueue(hosted& actor, parked_call call) noexcept;
+  /// Calls refused, and why: answered once the lock is released.
+  using refusals = std::vector<std::pair<parked_call, std::exception_ptr>>;
+
+  /// Under the lock: puts a call in its actor's mailbox in its handle's order, parks it until
+  /// its turn, or refuses it.
+  void admit(const std::string& group, const std::string& name, parked_call call, int from,
+             const actor_call_envelope& envelope, refusals& refused);
+  /// Under the lock: puts a call in the actor's mailbox, or refuses it.
+  void enqueue(hosted& actor, parked_call call, refusals& refused);
   /// Under the lock: capacity_error if this member runs as many actors as it may.
   void refuse_if_full() const;
   /// Stops an actor no longer in the table, and answers the calls it held back.

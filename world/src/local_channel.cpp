@@ -280,12 +280,13 @@ void local_channel::answer(local_message& request) {
                        std::move(request.type),
                        std::move(request.payload),
                        request.from};
-    outcome =
-      core_.run(request.group, call,
-                [core = core_.weak_from_this(), rank = request.from, id = request.id](served late) {
-                  if (auto alive = core.lock())
-                    alive->answer_local_call(rank, id, std::move(late));
-                });
+    late_answer later; // made only for the kind that is answered after run() returns
+    if (kind == call_kind::actor_call)
+      later = [core = core_.weak_from_this(), rank = request.from, id = request.id](served late) {
+        if (auto alive = core.lock())
+          alive->answer_local_call(rank, id, std::move(late));
+      };
+    outcome = core_.run(request.group, call, later);
   }
   if (caller == nullptr || outcome.deferred)
     return;

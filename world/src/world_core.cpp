@@ -282,19 +282,25 @@ void world_core::serve(std::uint64_t id, std::string group, incoming_call reques
         answer = std::move(answer)]() mutable {
     if (dropping_queued_)
       return; // not started when the world stopped: its caller has heard already
-    const late_answer finish = [weak = weak_from_this(), id, answer](served outcome) mutable {
-      answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
-      auto core = weak.lock();
-      if (!core)
-        return;
-      std::shared_lock guard{core->stop_mutex};
-      if (core->member) // gone once the world has stopped: a call that outlived stop_grace
-        send_from_outside(core->member, call_done{id});
-    };
-    auto outcome = run(group, request, finish);
-    if (!outcome.deferred)
-      finish(std::move(outcome));
+    late_answer later; // made only for the kind that is answered after run() returns
+    if (request.kind == call_kind::actor_call)
+      later = [weak = weak_from_this(), id, answer](served outcome) mutable {
+        answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
+        if (auto core = weak.lock())
+          core->call_finished(id);
+      };
+    auto outcome = run(group, request, later);
+    if (outcome.deferred)
+      return;
+    answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
+    call_finished(id);
   });
+}
+
+void world_core::call_finished(std::uint64_t id) noexcept {
+  std::shared_lock guard{stop_mutex};
+  if (member) // gone once the world has stopped: a call that outlived stop_grace
+    send_from_outside(member, call_done{id});
 }
 
 void world_core::answer_local_call(int rank, std::uint64_t id, served outcome) noexcept {

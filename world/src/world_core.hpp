@@ -92,8 +92,9 @@ public:
   bytes_result call(int to, const std::string& group, call_request request,
                     std::optional<std::chrono::milliseconds> timeout, bytes_result reply);
 
-  /// Runs a call from another member on an executor thread, which answers it, then tells the
-  /// member actor that call `id` is done.
+  /// Runs a call from another member on an executor thread, which answers it (or, for an
+  /// actor's call, the actor's thread does once it has run), then tells the member actor that
+  /// call `id` is done.
   void serve(std::uint64_t id, std::string group, incoming_call request, call_answer answer);
   /// Runs `work` on the executor (the threads that run other members' calls).
   void post(std::function<void()> work);
@@ -164,6 +165,8 @@ public:
 
 private:
   served run_invoker(const std::string& group, const incoming_call& request);
+  /// Served call `id` has been answered: the member actor stops counting it.
+  void call_finished(std::uint64_t id) noexcept;
   served run_actor_call(const std::string& group, incoming_call& request, const late_answer& later);
   /// Adds an actor's name to rank 0's table of the group's keys; for the restart of an actor
   /// whose member `replaces` was lost (-1: none), waits for rank 0 to let the name go.
