@@ -62,6 +62,17 @@ double since_us(clock_type::time_point start) {
   return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
 }
 
+/// Times `call(i)` for each i in [first, first + count), checking that it answers i + 1.
+template <class Call>
+void time_calls(int first, int count, std::vector<double>& us, Call&& call) {
+  for (int i = first; i < first + count; ++i) {
+    const auto start = clock_type::now();
+    if (call(i) != i + 1)
+      std::abort();
+    us.push_back(since_us(start));
+  }
+}
+
 /// A forked child that sends back every int it reads from a pipe: the floor of a call to
 /// another process on this host (two wake-ups, two copies through the kernel).
 class pipe_echo {
@@ -106,18 +117,8 @@ std::pair<double, double> process_call_medians(troupe::process_pool& procs, int 
   std::vector<double> actor_us, pipe_us;
   constexpr int block = 100;
   for (int first = 0; first < rounds; first += block) {
-    for (int i = first; i < first + block; ++i) {
-      const auto start = clock_type::now();
-      if (remote.call(&adder::add, i).get() != i + 1)
-        std::abort();
-      actor_us.push_back(since_us(start));
-    }
-    for (int i = first; i < first + block; ++i) {
-      const auto start = clock_type::now();
-      if (echo.call(i) != i + 1)
-        std::abort();
-      pipe_us.push_back(since_us(start));
-    }
+    time_calls(first, block, actor_us, [&](int i) { return remote.call(&adder::add, i).get(); });
+    time_calls(first, block, pipe_us, [&](int i) { return echo.call(i); });
   }
   return {median(actor_us), median(pipe_us)};
 }
@@ -165,25 +166,10 @@ int main(int argc, char** argv) {
     // mailbox for 30 us after a call) does not share the cores with another's calls.
     constexpr int block = 200;
     for (int first = 0; first < rounds; first += block) {
-      for (int i = first; i < first + block; ++i) {
-        const auto start = clock_type::now();
-        if (ours.call(&adder::add, i).get() != i + 1)
-          std::abort();
-        troupe_us.push_back(since_us(start));
-      }
+      time_calls(first, block, troupe_us, [&](int i) { return ours.call(&adder::add, i).get(); });
       std::this_thread::sleep_for(100us);
-      for (int i = first; i < first + block; ++i) {
-        const auto start = clock_type::now();
-        if (ask(scheduled, i) != i + 1)
-          std::abort();
-        caf_us.push_back(since_us(start));
-      }
-      for (int i = first; i < first + block; ++i) {
-        const auto start = clock_type::now();
-        if (ask(detached, i) != i + 1)
-          std::abort();
-        caf_detached_us.push_back(since_us(start));
-      }
+      time_calls(first, block, caf_us, [&](int i) { return ask(scheduled, i); });
+      time_calls(first, block, caf_detached_us, [&](int i) { return ask(detached, i); });
     }
   }
   caf::anon_send_exit(scheduled, caf::exit_reason::user_shutdown);

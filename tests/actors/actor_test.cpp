@@ -1,6 +1,6 @@
 // Actors for users in this process: typed calls and tells, one call at a time in each sender's
 // order, exceptions as themselves, stop, the bounded mailbox, and the ways an actor ends.
-#include "../actor_order_check.hpp"
+#include "../actor_checks.hpp"
 #include "../eventually.hpp"
 
 #include "troupe/actors/actor.hpp"

@@ -3,7 +3,7 @@
 // process is killed, with restarts off and on.
 #include "process_test_support.hpp"
 
-#include "../actor_order_check.hpp"
+#include "../actor_checks.hpp"
 #include "../tally_actor.hpp"
 
 #include "troupe/actors/actor.hpp"
@@ -101,14 +101,7 @@ TEST_F(process_actor_test, AConstructorThatThrowsFailsEveryCallWithItsException)
 TEST_F(process_actor_test, StopFinishesTheRunningCallAndFailsTheRest) {
   auto a = procs.spawn<tally>(3);
   const int pid = a.call(&tally::pid).get(10s);
-  auto running = a.call(&tally::slow, 300);
-  std::this_thread::sleep_for(50ms); // it has reached the process
-  auto waiting = a.call(&tally::get);
-  a.stop();
-  EXPECT_FALSE(a.alive());
-  EXPECT_EQ(running.get(10s), 3);
-  EXPECT_THROW(waiting.get(10s), troupe::actor_stopped);
-  EXPECT_THROW(a.call(&tally::get), troupe::actor_stopped);
+  expect_stop_finishes_the_running_call(a, &tally::slow, &tally::get, 3);
   EXPECT_TRUE(gone(pid)) << "the actor's process ends with it";
 }
 

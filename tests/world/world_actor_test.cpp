@@ -3,7 +3,7 @@
 // when the member an actor runs on is killed, with restarts off and on.
 #include "world_test_support.hpp"
 
-#include "../actor_order_check.hpp"
+#include "../actor_checks.hpp"
 #include "../eventually.hpp"
 #include "../tally_actor.hpp"
 
@@ -141,14 +141,7 @@ TEST_P(world_actors, AMemberRunsAtMost1024ActorsForTheOthers) {
 
 TEST_P(world_actors, StopFinishesTheRunningCallFailsTheRestAndFreesTheName) {
   auto a = group->spawn<tally>("2", {.name = "stopping"}, 3);
-  auto running = a.call(&tally::slow, 300);
-  std::this_thread::sleep_for(50ms);
-  auto waiting = a.call(&tally::get);
-  a.stop();
-  EXPECT_FALSE(a.alive());
-  EXPECT_EQ(running.get(10s), 3);
-  EXPECT_THROW(waiting.get(10s), troupe::actor_stopped);
-  EXPECT_THROW(a.call(&tally::get), troupe::actor_stopped);
+  expect_stop_finishes_the_running_call(a, &tally::slow, &tally::get, 3);
   ASSERT_TRUE(eventually([&] {
     try {
       (void)group->actor<tally>("stopping");

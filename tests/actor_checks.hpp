@@ -1,5 +1,6 @@
-// The check every kind of actor passes: calls from several threads through one handle run in
-// the order each thread sent them.
+// The checks every kind of actor passes, wherever it lives: calls from several threads through
+// one handle run in the order each thread sent them; stop() lets the running call finish and
+// fails the rest.
 #pragma once
 
 #include "troupe/actors/actor.hpp"
@@ -31,6 +32,22 @@ void expect_each_senders_order(const troupe::actor<T>& a, Note note, Notes notes
   std::vector<int> next(static_cast<std::size_t>(senders), 0);
   for (const auto& [sender, seq] : ran)
     EXPECT_EQ(seq, next[static_cast<std::size_t>(sender)]++) << "sender " << sender;
+}
+
+/// `slow(300)` is running (answering `value`) and `get()` waits when stop() comes: the first
+/// finishes, the second and every later call fail with actor_stopped.
+template <class T, class Slow, class Get>
+void expect_stop_finishes_the_running_call(const troupe::actor<T>& a, Slow slow, Get get,
+                                           int value) {
+  using namespace std::chrono_literals;
+  auto running = a.call(slow, 300);
+  std::this_thread::sleep_for(50ms); // it has reached the actor
+  auto waiting = a.call(get);
+  a.stop();
+  EXPECT_FALSE(a.alive());
+  EXPECT_EQ(running.get(10s), value);
+  EXPECT_THROW(waiting.get(10s), troupe::actor_stopped);
+  EXPECT_THROW(a.call(get), troupe::actor_stopped);
 }
 
 } // namespace troupe::testing
