@@ -9,6 +9,8 @@
 
 #include <caf/all.hpp>
 
+#include <cstdlib>
+#include <iostream>
 #include <thread>
 
 namespace troupe::testing {
@@ -20,22 +22,23 @@ caf::behavior idle(caf::event_based_actor*, std::int32_t /*rank*/) {
   return {[](std::int32_t) {}};
 }
 
-TEST(world_wire, a_member_of_another_troupe_version_is_refused_naming_both) {
-  troupe::runtime rt;
-  const int port = free_port();
-  auto options = member_options(0, 2, port);
-  options.timeout = 3s;
+/// What rank 0 (formed here from `options`) answers a stranger that joins as rank 1 of 2 with
+/// wire version `version` and devices `devices` (encoded as they travel).
+std::string refusal_of_join(troupe::runtime& rt, const troupe::world_options& options, int port,
+                            std::uint32_t version, troupe::detail::wire_bytes devices) {
   auto& state = troupe::runtime_state_of(rt);
   std::string refusal;
   std::thread stranger{[&] {
-    auto rank0 = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(port)}, {},
-                                         std::chrono::steady_clock::now() + 2s);
+    troupe::detail::link_policy claim;
+    claim.name = "stranger"; // the name its join claims
+    auto rank0 = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(port)},
+                                         claim, std::chrono::steady_clock::now() + 2s);
     auto member = state.system->spawn(idle, std::int32_t{1});
     caf::scoped_actor self{*state.system};
     self
-      ->request(rank0, std::chrono::seconds{2}, troupe::detail::join_atom::value,
-                troupe::detail::wire_version + 1, std::string{"old"}, std::int32_t{1},
-                std::int32_t{2}, std::uint16_t{1}, std::string{"127.0.0.1"}, member)
+      ->request(rank0, std::chrono::seconds{2}, troupe::detail::join_atom::value, version,
+                std::string{"stranger"}, std::int32_t{1}, std::int32_t{2}, std::uint16_t{1},
+                std::string{"127.0.0.1"}, member, std::move(devices))
       .receive(
         [&](std::uint8_t, std::string& text, troupe::detail::wire_bytes&) {
           // A raw CAF reply from this process's own member actor: what its handler wrote
@@ -48,9 +51,86 @@ TEST(world_wire, a_member_of_another_troupe_version_is_refused_naming_both) {
   }};
   EXPECT_THROW((troupe::world{rt, options}), troupe::timeout_error);
   stranger.join();
+  return refusal;
+}
+
+troupe::detail::wire_bytes encoded_devices(const std::vector<std::string>& devices) {
+  return troupe::detail::to_wire(troupe::serialize(devices));
+}
+
+TEST(world_wire, a_member_of_another_troupe_version_is_refused_naming_both) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto options = member_options(0, 2, port);
+  options.timeout = 3s;
+  const auto refusal =
+    refusal_of_join(rt, options, port, troupe::detail::wire_version + 1, encoded_devices({"cpu"}));
   EXPECT_NE(refusal.find("wire version " + std::to_string(troupe::detail::wire_version + 1)),
             std::string::npos)
     << refusal;
+}
+
+/// The devices a stranger of each case sends with its join, and what rank 0's refusal must say.
+const std::vector<std::pair<troupe::detail::wire_bytes, std::string>>& bad_device_lists() {
+  static const std::vector<std::pair<troupe::detail::wire_bytes, std::string>> cases{
+    {troupe::detail::wire_bytes(3, '\xff'), "do not decode"},
+    {encoded_devices({"cuda:0@2"}), "'cuda:0@2' is no device name"},
+    {encoded_devices({"cpu", "cpu"}), "lists 'cpu' twice"},
+    {encoded_devices({}), "lists no device"},
+    {encoded_devices(std::vector<std::string>(257, "x")), "256 devices at most"},
+  };
+  return cases;
+}
+
+/// A process that joins as rank TROUPE_RANK, its name proven, with the devices of case
+/// TROUPE_RANK - 1: exits 0 if rank 0 refuses it saying why (naming it), 1 otherwise.
+TROUPE_ROLE(devices_stranger) {
+  const int rank = std::atoi(std::getenv("TROUPE_RANK"));
+  const auto name = "stranger-" + std::to_string(rank);
+  const auto& [devices, expected] = bad_device_lists().at(static_cast<std::size_t>(rank - 1));
+  troupe::runtime rt;
+  auto& state = troupe::runtime_state_of(rt);
+  troupe::detail::link_policy claim;
+  claim.name = name;
+  auto rank0 = troupe::detail::connect(
+    state, {"127.0.0.1", static_cast<std::uint16_t>(std::atoi(std::getenv("TEST_PORT")))}, claim,
+    std::chrono::steady_clock::now() + 10s);
+  auto member = state.system->spawn(idle, std::int32_t{1});
+  caf::scoped_actor self{*state.system};
+  std::string refusal;
+  self
+    ->request(rank0, std::chrono::seconds{10}, troupe::detail::join_atom::value,
+              troupe::detail::wire_version, name, std::int32_t{rank},
+              std::int32_t{static_cast<std::int32_t>(bad_device_lists().size() + 1)},
+              std::uint16_t{1}, std::string{"127.0.0.1"}, member, devices)
+    .receive([&](std::uint8_t, std::string& text, troupe::detail::wire_bytes&) { refusal = text; },
+             [&](caf::error& e) { refusal = "error: " + caf::to_string(e); });
+  caf::anon_send_exit(member, caf::exit_reason::user_shutdown);
+  const bool said = refusal.find(expected) != std::string::npos &&
+                    refusal.find("'" + name + "'") != std::string::npos;
+  if (!said)
+    std::cerr << "stranger " << rank << " expected '" << expected << "', got: " << refusal << "\n";
+  return said ? 0 : 1;
+}
+
+// A member's devices come with its join: rank 0 turns away a list that is not one (bytes that do
+// not decode, a name the others could not parse, none, more than 256), naming the member and
+// what was wrong, and the world does not form with it.
+TEST(world_wire, a_join_whose_devices_are_no_list_is_refused_naming_them) {
+  troupe::runtime rt;
+  const int port = free_port();
+  const int size = static_cast<int>(bad_device_lists().size()) + 1;
+  auto options = member_options(0, size, port);
+  options.timeout = 5s;
+  std::vector<member_process> strangers;
+  for (int rank = 1; rank < size; ++rank) {
+    auto environment = member_environment(rank, size, port);
+    environment["TEST_PORT"] = std::to_string(port);
+    strangers.emplace_back("devices_stranger", std::move(environment));
+  }
+  EXPECT_THROW((troupe::world{rt, options}), troupe::timeout_error);
+  for (auto& stranger : strangers)
+    EXPECT_EQ(stranger.exit_code(20s), 0);
 }
 
 /// A rendezvous request to rank 0 from this process (a world of one, so it is member 0's own),

@@ -196,6 +196,7 @@ caf::behavior member(member_actor* self, world_core* core) {
       const handling scope{self};
       auto& st = self->state;
       st.core->names = roster.names;
+      st.core->devices = roster.devices;
       for (std::size_t rank = 0; rank < roster.hosts.size(); ++rank)
         st.addresses[rank] = endpoint{roster.hosts[rank], roster.ports[rank]};
       st.roster_known = true;
@@ -203,7 +204,7 @@ caf::behavior member(member_actor* self, world_core* core) {
     },
     join_message::handler([self](std::uint32_t version, std::string& name, std::int32_t rank,
                                  std::int32_t size, std::uint16_t port, std::string& host,
-                                 caf::actor& handle) -> reply_result {
+                                 caf::actor& handle, wire_bytes& devices) -> reply_result {
       const handling scope{self};
       if (self->state.core->options.rank != 0)
         return failed_reply(reply_status::state_error, "only rank 0 accepts joins");
@@ -220,7 +221,7 @@ caf::behavior member(member_actor* self, world_core* core) {
                               "' but its connection proved " +
                               (proven ? "'" + *proven + "'" : "no name"));
       return accept_join(self, std::move(name), rank, size, port, std::move(host),
-                         std::move(handle));
+                         std::move(handle), devices);
     }),
     gone_message::handler([self](std::int32_t rank, bool left) {
       const handling scope{self};

@@ -39,14 +39,20 @@ void complete_formation(member_actor* self) {
   std::vector<std::string> names(static_cast<std::size_t>(options.world_size));
   std::vector<std::string> hosts(names.size());
   std::vector<std::uint16_t> ports(names.size());
+  std::vector<std::vector<std::string>> devices(names.size());
   names[0] = options.name;
+  devices[0] = options.devices;
   for (const auto& [rank, join] : st.joins) {
-    names[static_cast<std::size_t>(rank)] = join.name;
-    hosts[static_cast<std::size_t>(rank)] = join.host;
-    ports[static_cast<std::size_t>(rank)] = join.port;
+    const auto at = static_cast<std::size_t>(rank);
+    names[at] = join.name;
+    hosts[at] = join.host;
+    ports[at] = join.port;
+    devices[at] = join.devices;
   }
   st.core->names = names;
-  const auto roster = to_wire(serialize(std::tuple{names, hosts, ports, st.core->world_id}));
+  st.core->devices = devices;
+  const auto roster =
+    to_wire(serialize(std::tuple{names, hosts, ports, devices, st.core->world_id}));
   st.roster_known = true;
   auto joins = std::move(st.joins);
   st.joins.clear();
@@ -77,10 +83,27 @@ void complete_when_whole(member_actor* self) {
     complete_formation(self);
 }
 
+/// A joining member's devices, decoded and checked; nullopt (and `why`) if they are no list.
+std::optional<std::vector<std::string>>
+joined_devices(const std::string& name, const wire_bytes& encoded, std::string& why) {
+  const auto whose = "the devices of '" + name + "'";
+  try {
+    auto devices = deserialize<std::vector<std::string>>(as_bytes(encoded));
+    check_devices(devices, whose);
+    return devices;
+  } catch (const invalid_argument& e) {
+    why = std::string{"world: "} + e.what();
+  } catch (const std::exception& e) {
+    why = "world: " + whose + " do not decode: " + e.what();
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 reply_result accept_join(member_actor* self, std::string name, int rank, int size,
-                         std::uint16_t port, std::string host, caf::actor handle) {
+                         std::uint16_t port, std::string host, caf::actor handle,
+                         const wire_bytes& encoded_devices) {
   auto& st = self->state;
   if (st.roster_known) {
     const auto& names = st.core->names;
@@ -95,9 +118,13 @@ reply_result accept_join(member_actor* self, std::string name, int rank, int siz
     return refuse_both(self, at, name);
   if (auto refusal = join_refusal(self, name, rank, size))
     return failed_reply(reply_status::invalid_argument, "world: " + *refusal);
+  std::string why;
+  auto devices = joined_devices(name, encoded_devices, why);
+  if (!devices)
+    return failed_reply(reply_status::invalid_argument, why);
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   st.core->joined(rank, name, handle.node());
-  st.joins.emplace(rank, pending_join{name, host, port, handle, promise});
+  st.joins.emplace(rank, pending_join{name, host, port, std::move(*devices), handle, promise});
   if (host.empty()) {
     // The member listens beyond loopback: reach it at the address it connected from. The
     // roster waits for every such address, or a member would be told to reach an empty host.

@@ -30,7 +30,7 @@ using greet_atom = caf::atom_constant<caf::atom("greet")>; // a member that conn
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 5;
+inline constexpr std::uint32_t wire_version = 6;
 
 enum class reply_status : std::uint8_t {
   ok,
@@ -78,9 +78,11 @@ struct member_message {
 };
 
 // What members say to each other. The fields' names are the handlers' (member_actor.cpp).
-/// A member to rank 0: (wire_version, name, rank, world_size, port, advertised host, actor).
-using join_message = member_message<join_atom, std::uint32_t, std::string, std::int32_t,
-                                    std::int32_t, std::uint16_t, std::string, caf::actor>;
+/// A member to rank 0: (wire_version, name, rank, world_size, port, advertised host, actor,
+/// its devices encoded).
+using join_message =
+  member_message<join_atom, std::uint32_t, std::string, std::int32_t, std::int32_t, std::uint16_t,
+                 std::string, caf::actor, wire_bytes>;
 /// A member that stops on purpose tells every other: (its rank).
 using leave_message = member_message<leave_atom, std::int32_t>;
 /// To rank 0: connect me to (rank); from rank 0: (rank) asks you to connect to it.
@@ -124,11 +126,12 @@ struct early_peer {
   caf::actor handle;
 };
 
-/// Every member's name and address, once rank 0 has told them.
+/// Every member's name, address and devices, once rank 0 has told them.
 struct roster_adoption {
   std::vector<std::string> names;
   std::vector<std::string> hosts;
   std::vector<std::uint16_t> ports;
+  std::vector<std::vector<std::string>> devices;
 };
 
 } // namespace troupe::detail

@@ -22,6 +22,7 @@ struct pending_join {
   std::string name;
   std::string host;
   std::uint16_t port = 0;
+  std::vector<std::string> devices;
   caf::actor handle;
   reply_promise promise;
 };
@@ -84,7 +85,9 @@ void on_reach(member_actor* self, int rank);
 
 // member_formation.cpp
 /// Rank 0: a member asks to join; answered once the whole world has.
+/// `devices`: the joining member's, encoded (refused unless they are a valid list).
 reply_result accept_join(member_actor* self, std::string name, int rank, int size,
-                         std::uint16_t port, std::string host, caf::actor handle);
+                         std::uint16_t port, std::string host, caf::actor handle,
+                         const wire_bytes& devices);
 
 } // namespace troupe::detail

@@ -11,6 +11,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <thread>
 
@@ -43,6 +44,9 @@ world_options checked(world_options options) {
   if (options.max_message_bytes < (std::size_t{1} << 16))
     throw invalid_argument("world_options::max_message_bytes must be at least 65536, got " +
                            std::to_string(options.max_message_bytes));
+  if (options.devices.empty())
+    options.devices = {"cpu"};
+  check_devices(options.devices, "world_options::devices");
   return options;
 }
 
@@ -55,6 +59,25 @@ endpoint listen_address(const world_options& options, const endpoint& rank0) {
 }
 
 } // namespace
+
+void check_devices(const std::vector<std::string>& devices, const std::string& whose) {
+  constexpr std::size_t max_devices = 256, max_name = 64;
+  if (devices.empty())
+    throw invalid_argument(whose + " lists no device");
+  if (devices.size() > max_devices)
+    throw invalid_argument(whose + " may list " + std::to_string(max_devices) +
+                           " devices at most, got " + std::to_string(devices.size()));
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const auto& device = devices[i];
+    if (device.empty() || device.size() > max_name ||
+        device.find_first_of("@, \t\n") != std::string::npos)
+      throw invalid_argument(whose + ": '" + device.substr(0, max_name) +
+                             "' is no device name (1 to 64 bytes, without '@', ',' or spaces)");
+    if (std::find(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(i), device) !=
+        devices.begin() + static_cast<std::ptrdiff_t>(i))
+      throw invalid_argument(whose + " lists '" + device + "' twice");
+  }
+}
 
 world_core::world_core(runtime_state& state, world_options opts)
   : rt(state), options(checked(std::move(opts))),
@@ -82,7 +105,7 @@ void world_core::join() {
   if (options.rank != 0)
     join_rank0(deadline);
   else if (options.world_size == 1)
-    send_from_outside(member, roster_adoption{{options.name}, {}, {}});
+    send_from_outside(member, roster_adoption{{options.name}, {}, {}, {options.devices}});
   await_formation(deadline);
   install_actor_resolver(shared_from_this()); // handles that arrive reach actors through here
 }
@@ -95,14 +118,16 @@ void world_core::join_rank0(clock::time_point deadline) {
   const auto payload = ask_while_forming(
     0, rank0,
     join_message::make(wire_version, options.name, static_cast<std::int32_t>(options.rank),
-                       static_cast<std::int32_t>(options.world_size), port_, advertised, member),
+                       static_cast<std::int32_t>(options.world_size), port_, advertised, member,
+                       to_wire(serialize(options.devices))),
     deadline);
-  const auto [all_names, hosts, ports, id] =
-    deserialize<std::tuple<std::vector<std::string>, std::vector<std::string>,
-                           std::vector<std::uint16_t>, std::string>>(as_bytes(payload));
+  auto [all_names, hosts, ports, devices, id] = deserialize<
+    std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::uint16_t>,
+               std::vector<std::vector<std::string>>, std::string>>(as_bytes(payload));
   world_id = id;
   open_inbox();
-  send_from_outside(member, roster_adoption{all_names, hosts, ports});
+  send_from_outside(member, roster_adoption{std::move(all_names), std::move(hosts),
+                                            std::move(ports), std::move(devices)});
 }
 
 link_policy world_core::link(std::string peer_name) const {

@@ -28,6 +28,11 @@
 
 namespace troupe::detail {
 
+/// Throws invalid_argument, naming `whose` list, unless `devices` names 1 to 256 devices, each
+/// once, as local_devices() names them (no '@', ',' or spaces; 64 bytes at most): a member's
+/// own, and those another member sends when it joins.
+void check_devices(const std::vector<std::string>& devices, const std::string& whose);
+
 /// A call from another member, as it arrived.
 struct incoming_call {
   call_kind kind = call_kind::task;
@@ -138,6 +143,7 @@ public:
   const endpoint rank0_address;
   const bool tls;
   std::vector<std::string> names; // by rank, once formed
+  std::vector<std::vector<std::string>> devices; // by rank, once formed
   std::string world_id; // made by rank 0: names this world's inboxes
   caf::actor member;
   direct_calls direct{static_cast<std::size_t>(options.world_size)};

@@ -28,6 +28,20 @@ std::optional<int> number_from(std::initializer_list<const char*> names) {
   return std::nullopt;
 }
 
+/// "a,b" as {"a", "b"}; empty items are kept, for checked() to name.
+std::vector<std::string> comma_separated(std::string_view text) {
+  std::vector<std::string> items;
+  if (text.empty())
+    return items;
+  for (;;) {
+    const auto comma = text.find(',');
+    items.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos)
+      return items;
+    text.remove_prefix(comma + 1);
+  }
+}
+
 } // namespace
 
 world_options world_options::from_environment() {
@@ -51,6 +65,8 @@ world_options world_options::from_environment() {
     options.address = address;
   if (const char* secret = std::getenv("TROUPE_SECRET"); secret != nullptr)
     options.secret = secret;
+  if (const char* devices = std::getenv("TROUPE_DEVICES"); devices != nullptr)
+    options.devices = comma_separated(devices);
   options.tls = tls_options::from_environment();
   return options;
 }

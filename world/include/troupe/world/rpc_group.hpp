@@ -35,6 +35,13 @@ struct least_loaded_t {
 };
 inline constexpr least_loaded_t least_loaded{};
 
+/// Where rpc_group::spawn puts an actor: on the member that offers device `name`, written
+/// "device@member" ("cuda:1@trainer-2") as rpc_group::devices() lists them and the assigner's
+/// world_devices() names them, so that an assignment's device_name places a module's actor.
+struct on_device {
+  std::string name;
+};
+
 class rpc_group {
   template <class F>
   using result_of = std::remove_cvref_t<typename detail::callable_traits<F>::result>;
@@ -178,6 +185,16 @@ public:
     return spawn_at<T>(detail::least_loaded_member(*state_), std::move(options),
                        std::forward<A>(args)...);
   }
+  /// The same, on the member that offers `where.name` (world_options::devices); the device's
+  /// name is the actor's to use (pass it to the constructor). invalid_argument if no member
+  /// of the group offers it. A restart goes to the next member, as for any spawned actor.
+  template <class T, class... A>
+  troupe::actor<T> spawn(const on_device& where, actor_options options, A&&... args) {
+    return spawn_at<T>(detail::device_member(*state_, where.name), std::move(options),
+                       std::forward<A>(args)...);
+  }
+  /// Every device the members offer (world_options::devices), as "device@member", sorted.
+  std::vector<std::string> devices() const { return detail::group_devices(*state_); }
   /// The actor named `name` in this group, wherever it runs; key_error if there is none,
   /// invalid_argument if it is no T.
   template <class T>

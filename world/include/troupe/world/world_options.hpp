@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace troupe {
 
@@ -49,12 +50,18 @@ struct world_options {
   /// Members on one host call each other through shared-memory inboxes; false: always TCP
   /// (for a /dev/shm too small to hold them, say).
   bool shared_memory = true;
+  /// The devices this member offers for actors placed by device (rpc_group::spawn with
+  /// troupe::on_device), named as troupe::local_devices() names them: "cuda:0", "cpu". Every
+  /// member learns every member's list when the world forms; the group names each as
+  /// "device@member" (rpc_group::devices()). Empty: {"cpu"}. Members on one host should share
+  /// its GPUs out, one list each. Environment: TROUPE_DEVICES, comma-separated.
+  std::vector<std::string> devices;
 
-  /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_ADDRESS and TROUPE_SECRET, and
-  /// TLS from TROUPE_TLS_CERT, TROUPE_TLS_KEY and TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a
-  /// pool's nodes do; the rank and size fall back to what launchers set
-  /// (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE, SLURM_PROCID/SLURM_NTASKS). Throws
-  /// invalid_argument naming a variable that is malformed, or saying which are missing.
+  /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_ADDRESS, TROUPE_SECRET and
+  /// TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT, TROUPE_TLS_KEY and TROUPE_TLS_CA
+  /// (TROUPE_TLS_PASSPHRASE) as a pool's nodes do; the rank and size fall back to what
+  /// launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE, SLURM_PROCID/SLURM_NTASKS).
+  /// Throws invalid_argument naming a variable that is malformed, or saying which are missing.
   static world_options from_environment();
 };
 

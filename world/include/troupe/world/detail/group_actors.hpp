@@ -1,5 +1,5 @@
 // What rpc_group's actor templates call: spawning an actor of a registered type on a member,
-// finding one by name, and choosing the member that runs the fewest.
+// finding one by name, and choosing the member that runs the fewest or offers a device.
 #pragma once
 
 #include "troupe/actors/actor.hpp"
@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace troupe::detail {
@@ -26,5 +27,10 @@ std::shared_ptr<actor_core> find_actor(const std::shared_ptr<group_state>& group
 /// The world rank of the group's member that runs the fewest actors (the lowest rank of those
 /// tied), asking each; members lost are passed over.
 int least_loaded_member(group_state& group);
+/// The world rank of the group's member that offers `device` ("device@member");
+/// invalid_argument naming it, and what the group offers, if none does.
+int device_member(const group_state& group, std::string_view device);
+/// Every device the group's members offer, as "device@member", sorted.
+std::vector<std::string> group_devices(const group_state& group);
 
 } // namespace troupe::detail

@@ -1,0 +1,50 @@
+// Devices by member: each member's world_options::devices, learnt when the world formed, named
+// "device@member" so that one name says where an actor placed by device goes.
+#include "group_state.hpp"
+
+#include "troupe/actors/error.hpp"
+
+#include <algorithm>
+
+namespace troupe::detail {
+
+namespace {
+
+std::string listed(const std::vector<std::string>& names) {
+  std::string all;
+  for (const auto& name : names)
+    all += (all.empty() ? "" : ", ") + name;
+  return all;
+}
+
+} // namespace
+
+std::vector<std::string> group_devices(const group_state& group) {
+  const auto& core = group.live_core();
+  std::vector<std::string> all;
+  for (std::size_t i = 0; i < group.ranks.size(); ++i)
+    for (const auto& device : core.devices[static_cast<std::size_t>(group.ranks[i])])
+      all.push_back(device + "@" + group.members[i]);
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+int device_member(const group_state& group, std::string_view device) {
+  const auto at = device.find('@');
+  const auto name = device.substr(0, at);
+  const auto member = at == std::string_view::npos ? std::string_view{} : device.substr(at + 1);
+  const auto& core = group.live_core();
+  const auto held = std::find(group.members.begin(), group.members.end(), member);
+  if (at != std::string_view::npos && held != group.members.end()) {
+    const int rank = group.ranks[static_cast<std::size_t>(held - group.members.begin())];
+    const auto& own = core.devices[static_cast<std::size_t>(rank)];
+    if (std::find(own.begin(), own.end(), name) != own.end())
+      return rank;
+  }
+  throw invalid_argument("on_device: no member of rpc group '" + group.name + "' offers '" +
+                         std::string{device} + "'" +
+                         (at == std::string_view::npos ? " (write \"device@member\")" : "") +
+                         "; it offers " + listed(group_devices(group)));
+}
+
+} // namespace troupe::detail
