@@ -1,6 +1,6 @@
 // The checks every kind of actor passes, wherever it lives: calls from several threads through
 // one handle run in the order each thread sent them; stop() lets the running call finish and
-// fails the rest.
+// fails the rest; an actor in another process that may not restart ends with its process.
 #pragma once
 
 #include "troupe/actors/actor.hpp"
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -47,6 +48,29 @@ void expect_stop_finishes_the_running_call(const troupe::actor<T>& a, Slow slow,
   EXPECT_FALSE(a.alive());
   EXPECT_EQ(running.get(10s), value);
   EXPECT_THROW(waiting.get(10s), troupe::actor_stopped);
+  EXPECT_THROW(a.call(get), troupe::actor_stopped);
+}
+
+/// `slow(5000)` is running and `get()` waits when `kill()` ends the process of `a`, whose
+/// restart_policy allows no restart: the first fails with worker_lost, the second with
+/// actor_stopped saying each of `said`, and neither waits long.
+template <class T, class Slow, class Get, class Kill>
+void expect_loss_without_restart_ends_it(const troupe::actor<T>& a, Slow slow, Get get, Kill kill,
+                                         const std::vector<std::string>& said) {
+  using namespace std::chrono_literals;
+  auto running = a.call(slow, 5000);
+  auto waiting = a.call(get);
+  std::this_thread::sleep_for(50ms); // it has reached the actor
+  kill();
+  EXPECT_THROW(running.get(10s), troupe::worker_lost);
+  try {
+    waiting.get(10s);
+    ADD_FAILURE() << "expected actor_stopped";
+  } catch (const troupe::actor_stopped& e) {
+    for (const auto& text : said)
+      EXPECT_NE(std::string{e.what()}.find(text), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(a.alive());
   EXPECT_THROW(a.call(get), troupe::actor_stopped);
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "lease.hpp"
+#include "process/slot_placements.hpp"
 #include "slot_registry.hpp"
 
 #include "troupe/actors/annotated.hpp"
@@ -38,9 +39,11 @@ using close_atom = caf::atom_constant<caf::atom("close")>;
 using terminate_atom = caf::atom_constant<caf::atom("terminate")>;
 using join_atom = caf::atom_constant<caf::atom("join")>;
 using give_back_atom = caf::atom_constant<caf::atom("giveback")>;
+using place_atom = caf::atom_constant<caf::atom("place")>;
 
-/// A worker runs the leases it is sent, one at a time, and reports each back when done.
-using worker_actor = caf::typed_actor<caf::reacts_to<lease_ptr>>;
+/// A worker runs the leases it is sent, one at a time, and reports each back when done; a
+/// process worker hands its process the actors placed in its slot when told (place_atom).
+using worker_actor = caf::typed_actor<caf::reacts_to<lease_ptr>, caf::reacts_to<place_atom>>;
 
 using dispatcher_actor =
   caf::typed_actor<caf::reacts_to<submit_atom, job_ptr>, caf::reacts_to<cancel_atom, job_ptr>,
@@ -52,7 +55,9 @@ using dispatcher_actor =
                    caf::reacts_to<join_atom, std::shared_ptr<worker_link>>,
                    // A worker was lost holding chunks [first, last) of the job, to run elsewhere;
                    // they have been tried that many times already.
-                   caf::reacts_to<give_back_atom, job_ptr, std::size_t, std::size_t, std::size_t>>;
+                   caf::reacts_to<give_back_atom, job_ptr, std::size_t, std::size_t, std::size_t>,
+                   // An actor was placed in (slot): its worker actor hands it over.
+                   caf::reacts_to<place_atom, std::size_t>>;
 
 /// Set once the dispatcher has stopped (after its workers did), for join().
 class stop_signal {
@@ -91,6 +96,8 @@ struct worker_setup {
   std::shared_ptr<std::atomic<std::size_t>> nodes = std::make_shared<std::atomic<std::size_t>>(0);
   /// The worker processes serving the slots now (for worker_pids()).
   std::shared_ptr<slot_registry> slots = std::make_shared<slot_registry>();
+  /// Process pools: the actors placed in their slots.
+  std::shared_ptr<slot_placements> placements = std::make_shared<slot_placements>();
 };
 
 dispatcher_actor spawn_dispatcher(caf::actor_system& system, worker_setup setup,

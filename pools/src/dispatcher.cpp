@@ -394,6 +394,12 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
     [self](done_atom, std::size_t index, std::size_t generation, lease_ptr& work) {
       dispatch(self, [&] { on_done(self, index, generation, work); });
     },
+    [self](place_atom, std::size_t slot) {
+      auto& slots = self->state.slots;
+      if (slot < slots.size() && slots[slot].handle)
+        send_from(self, slots[slot].handle, place_atom::value);
+      // Otherwise the slot is being replaced, and its next actor hands the actor over.
+    },
     [self](close_atom) { dispatch(self, [&] { on_close(self); }); },
     [self](terminate_atom) {
       dispatch(self, [&] {

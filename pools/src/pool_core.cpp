@@ -63,9 +63,13 @@ worker_setup setup_from(const pool_options& options, std::vector<void*> contexts
 struct pool_core::impl final : service {
   impl(runtime& rt, worker_setup setup)
     : rt(rt), rt_state(runtime_state_of(rt)), registry(rt_state.services), workers(setup.workers),
-      nodes(setup.nodes), slots(setup.slots), process(setup.process) {
+      max_tasks(setup.max_tasks), nodes(setup.nodes), slots(setup.slots), process(setup.process),
+      placements(setup.placements) {
     registry->add(this);
     dispatcher = spawn_dispatcher(*runtime_state_of(rt).system, std::move(setup), stopped);
+    // An actor placed in a slot goes to the slot's worker actor, which hands it to its process.
+    placements->on_added(
+      [this](std::size_t slot) { send_while(pool_state::running, place_atom::value, slot); });
   }
 
   ~impl() override {
@@ -103,7 +107,17 @@ struct pool_core::impl final : service {
     return true;
   }
 
+  /// No more actors are placed in slots (before the pool's lock: see slot_placements).
+  void stop_placing(const char* why) noexcept {
+    try {
+      placements->close(why);
+    } catch (...) { // a string's allocation: the pool's end must not fail with it
+      report_escaped_exception("closing a pool's actor placements");
+    }
+  }
+
   void terminate() noexcept {
+    stop_placing("the pool was terminated");
     std::unique_lock guard{mutex};
     if (state == pool_state::terminated)
       return;
@@ -115,9 +129,11 @@ struct pool_core::impl final : service {
   runtime_state& rt_state;
   std::shared_ptr<service_registry> registry;
   std::size_t workers;
+  std::size_t max_tasks; // 0: workers are never replaced for having done enough
   std::shared_ptr<std::atomic<std::size_t>> nodes;
   std::shared_ptr<slot_registry> slots;
   std::shared_ptr<const process_settings> process; // a process pool's
+  std::shared_ptr<slot_placements> placements;
   std::unique_ptr<node_gate> listener;
   std::shared_ptr<stop_signal> stopped = std::make_shared<stop_signal>();
   // Guards `state` and orders messages: a submit that saw `running` is in the dispatcher's
@@ -193,6 +209,7 @@ void pool_core::cancel(job_ptr job) {
 }
 
 void pool_core::close() {
+  impl_->stop_placing("the pool was closed");
   std::unique_lock guard{impl_->mutex};
   if (impl_->state != pool_state::running)
     return;
@@ -227,6 +244,24 @@ std::shared_ptr<actor_core> pool_core::spawn_actor(actor_options options, std::s
     throw state_error("a thread pool spawns no actor: use troupe::spawn for one in this process");
   return spawn_process_actor(impl_->rt, impl_->process, std::move(options), std::move(type),
                              std::move(constructor));
+}
+
+std::shared_ptr<actor_core> pool_core::spawn_actor_in_slot(std::size_t slot, actor_options options,
+                                                           std::string type,
+                                                           std::vector<std::byte> constructor) {
+  if (!impl_->process)
+    throw state_error("a thread pool spawns no actor: use troupe::spawn for one in this process");
+  if (slot >= impl_->workers)
+    throw invalid_argument("in_slot{" + std::to_string(slot) + "}: the pool's worker processes " +
+                           "are slots 0 to " + std::to_string(impl_->workers - 1) +
+                           " (a node from another host takes no actor)");
+  if (impl_->max_tasks != 0)
+    throw invalid_argument("in_slot: this pool replaces its workers after " +
+                           std::to_string(impl_->max_tasks) +
+                           " tasks (max_tasks_per_worker), and an actor in a slot lives in its "
+                           "worker's process: spawn it in a process of its own instead");
+  return detail::spawn_actor_in_slot(impl_->rt, {slot, impl_->process, impl_->placements},
+                                     std::move(options), std::move(type), std::move(constructor));
 }
 
 } // namespace detail

@@ -7,6 +7,7 @@
 #include "lost_work.hpp"
 #include "process/worker_driver.hpp"
 
+#include "troupe/actors/async_result.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/pools/this_worker.hpp"
 
@@ -90,6 +91,16 @@ bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexc
   }
 }
 
+/// Hands the slot's process the actors placed in it; false if the process is lost.
+bool place_guarded(worker_driver& driver) noexcept {
+  try {
+    return driver.place_actors();
+  } catch (...) {
+    report_escaped_exception(std::string{"placing actors in "} + driver.label());
+    return false;
+  }
+}
+
 worker_actor::behavior_type slot_actor(worker_self self, dispatcher_actor dispatcher,
                                        std::size_t slot, std::size_t generation,
                                        std::shared_ptr<const worker_setup> setup,
@@ -105,7 +116,12 @@ worker_actor::behavior_type slot_actor(worker_self self, dispatcher_actor dispat
       [self, dispatcher](const job_ptr& job, std::size_t first, std::size_t last,
                          std::size_t attempts) {
         send_from(self, dispatcher, give_back_atom::value, job, first, last, attempts);
-      });
+      },
+      setup->placements);
+  // Actors placed in this slot live in its process: a new one starts it now, not at its first
+  // lease.
+  if (setup->process && setup->placements->pending(slot))
+    send_from(self, caf::actor_cast<worker_actor>(self), place_atom::value);
   return {
     [=](lease_ptr& work) {
       handling guard{self};
@@ -115,6 +131,11 @@ worker_actor::behavior_type slot_actor(worker_self self, dispatcher_actor dispat
         return;
       }
       send_from(self, dispatcher, done_atom::value, slot, generation, std::move(work));
+    },
+    [=](place_atom) {
+      handling guard{self};
+      if (self->state.process && !place_guarded(*self->state.process))
+        self->quit(); // its process is lost: the dispatcher's on_down replaces the slot
     },
   };
 }

@@ -121,22 +121,8 @@ TEST_F(process_actor_test, AFullMailboxMakesAFastSenderWaitThenFail) {
 TEST_F(process_actor_test, WithoutRestartsAKilledProcessEndsTheActorAndNothingHangs) {
   auto a = procs.spawn<tally>({.name = "once"}, 5);
   const int pid = a.call(&tally::pid).get(10s);
-  auto running = a.call(&tally::slow, 5000);
-  auto waiting = a.call(&tally::get);
-  std::this_thread::sleep_for(50ms);
-  ::kill(pid, SIGKILL);
-  returns_within(10s, "calls to a killed actor", [&] {
-    EXPECT_THROW(running.get(), troupe::worker_lost);
-    try {
-      waiting.get();
-      FAIL() << "expected actor_stopped";
-    } catch (const troupe::actor_stopped& e) {
-      EXPECT_NE(std::string{e.what()}.find("signal 9"), std::string::npos) << e.what();
-      EXPECT_NE(std::string{e.what()}.find("allows no restart"), std::string::npos) << e.what();
-    }
-  });
-  EXPECT_FALSE(a.alive());
-  EXPECT_THROW(a.call(&tally::get), troupe::actor_stopped);
+  expect_loss_without_restart_ends_it(a, &tally::slow, &tally::get, [&] { ::kill(pid, SIGKILL); },
+                                      {"'once'", "signal 9", "allows no restart"});
 }
 
 TEST_F(process_actor_test, WithRestartsLaterCallsReachANewActorMadeFromTheSameArguments) {

@@ -29,6 +29,8 @@ chunk_runner::chunk_runner(std::size_t index, std::string label, const std::stri
 }
 
 void chunk_runner::install(const context_setup& setup) {
+  // A context (or an actor placed in a slot) made here may want its slot: to open its device.
+  const worker_scope identity{index_};
   try {
     if (!setup.factory.empty()) {
       const auto* make = task_registry::instance().find_context_factory(setup.factory);

@@ -1,11 +1,13 @@
-// An actor in a worker process of its own. The mailbox stays in this process and one call at a
-// time goes to the worker: when the worker dies, the call it was running is the only one lost
-// (failed with worker_lost, or sent again if idempotent), and those behind it go to the
-// replacement untouched; stop() fails exactly the calls that have not started. A thread per
-// actor ("the host") takes the answers, watches the worker, and restarts it.
+// An actor in another process: a worker process of its own, or one of a pool's workers (placed
+// in its slot). The mailbox stays in this process and one call at a time goes to the worker:
+// when the worker dies, the call it was running is the only one lost (failed with worker_lost,
+// or sent again if idempotent), and those behind it go to the replacement untouched; stop()
+// fails exactly the calls that have not started. A thread per actor ("the host") takes the
+// answers, watches the worker, and restarts it.
 #include "process/process_actor.hpp"
 
 #include "process/process_link.hpp"
+#include "process/slot_link.hpp"
 
 #include "troupe/actors/mailbox_bound.hpp"
 #include "troupe/actors/runtime_state.hpp"
@@ -47,11 +49,20 @@ void settle_all(settlements& failed) noexcept {
   failed.clear();
 }
 
+/// A worker serving an actor, started, and what the actor's errors call it.
+struct started_worker {
+  std::unique_ptr<worker_link> link;
+  std::string label;
+};
+/// Starts a worker for the actor named by its argument: where the actor lives (a process of its
+/// own, a pool's slot), and where its restarts go.
+using worker_starter = std::function<started_worker(const std::string& name)>;
+
 class actor_host final : public service, public std::enable_shared_from_this<actor_host> {
 public:
-  actor_host(runtime& rt, std::shared_ptr<process_settings> settings, actor_options options)
+  actor_host(runtime& rt, worker_starter starter, actor_options options)
     : name_(std::make_shared<const std::string>(options.name.empty() ? "actor" : options.name)),
-      options_(std::move(options)), settings_(std::move(settings)),
+      options_(std::move(options)), starter_(std::move(starter)),
       bound_(options_.max_mailbox, options_.mailbox_timeout),
       registry_(runtime_state_of(rt).services) {
     if (options_.max_mailbox == 0)
@@ -136,11 +147,10 @@ public:
 private:
   enum class ending { none, drain, stop, shutdown };
 
-  std::unique_ptr<process_link> start_worker() {
-    auto link = std::make_unique<process_link>(0, settings_);
-    link->spin_while_receiving(false);
-    label_ = "actor '" + *name_ + "' (pid " + std::to_string(link->pid()) + ")";
-    return link;
+  std::unique_ptr<worker_link> start_worker() {
+    auto started = starter_(*name_);
+    label_ = std::move(started.label);
+    return std::move(started.link);
   }
 
   std::exception_ptr stopped_error() {
@@ -339,13 +349,13 @@ private:
 
   const std::shared_ptr<const std::string> name_;
   const actor_options options_;
-  const std::shared_ptr<process_settings> settings_;
+  const worker_starter starter_;
   mailbox_bound bound_;
   const std::shared_ptr<service_registry> registry_;
   std::atomic<bool> stopped_{false};
 
   std::mutex mutex_;
-  std::unique_ptr<process_link> link_; // replaced only by the host's thread
+  std::unique_ptr<worker_link> link_; // replaced only by the host's thread
   std::string label_;
   std::deque<queued_call> mailbox_;
   call_ptr running_; // sent to the worker, not answered yet
@@ -373,6 +383,13 @@ private:
   std::shared_ptr<actor_host> host_;
 };
 
+std::shared_ptr<actor_core> start_actor(runtime& rt, worker_starter starter,
+                                        actor_options options) {
+  auto host = std::make_shared<actor_host>(rt, std::move(starter), std::move(options));
+  host->start();
+  return std::make_shared<process_actor>(std::move(host));
+}
+
 } // namespace
 
 std::shared_ptr<actor_core> spawn_process_actor(runtime& rt,
@@ -384,9 +401,33 @@ std::shared_ptr<actor_core> spawn_process_actor(runtime& rt,
   own->context_factory.clear();
   own->context_type = std::move(type);
   own->context_values = {std::move(constructor)};
-  auto host = std::make_shared<actor_host>(rt, std::move(own), std::move(options));
-  host->start();
-  return std::make_shared<process_actor>(std::move(host));
+  return start_actor(
+    rt,
+    [own = std::shared_ptr<const process_settings>(std::move(own))](const std::string& name) {
+      auto link = std::make_unique<process_link>(0, own);
+      // The host's thread waits for answers; a spinning wait would take a core from the actor.
+      link->spin_while_receiving(false);
+      auto label = "actor '" + name + "' (pid " + std::to_string(link->pid()) + ")";
+      return started_worker{std::move(link), std::move(label)};
+    },
+    std::move(options));
+}
+
+std::shared_ptr<actor_core> spawn_actor_in_slot(runtime& rt, slot_of_pool where,
+                                                actor_options options, std::string type,
+                                                std::vector<std::byte> constructor) {
+  const context_setup object{"", std::move(type), std::move(constructor), where.slot};
+  return start_actor(
+    rt,
+    [where = std::move(where), object](const std::string& name) {
+      auto link =
+        std::make_unique<slot_link>(where.slot, where.settings, where.placements, object,
+                                    "actor '" + name + "' in worker " + std::to_string(where.slot));
+      link->spin_while_receiving(false);
+      auto label = link->label();
+      return started_worker{std::move(link), std::move(label)};
+    },
+    std::move(options));
 }
 
 } // namespace troupe::detail

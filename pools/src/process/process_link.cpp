@@ -12,7 +12,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <random>
 #include <thread>
 
 extern char** environ;
@@ -22,10 +21,6 @@ namespace troupe::detail {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::atomic<std::uint64_t>& beat_of(const shm_segment& segment) {
-  return *reinterpret_cast<std::atomic<std::uint64_t>*>(segment.data());
-}
 
 /// Installed at static initialisation: a program that starts process pools serves as their
 /// worker when run with --troupe-worker=...
@@ -38,27 +33,13 @@ std::string describe_exit(int status) {
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
-std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
-
 } // namespace
 
 process_link::process_link(std::size_t index, std::shared_ptr<const process_settings> settings)
-  : settings_(std::move(settings)) {
+  : settings_(std::move(settings)), channel_(*settings_) {
   (void)worker_main_installed;
-  static std::atomic<std::uint64_t> counter{0};
-  const auto stem = "pool-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" +
-                    std::to_string(std::random_device{}() % 1000000);
-  // The rings go with this process however it ends (collect_orphan_segments).
-  const queue_options rings{.max_messages = 256,
-                            .max_bytes = 64 << 20,
-                            .max_message_bytes = settings_->max_message_bytes,
-                            .owned_by_creator = true};
-  requests_.emplace(queue<request_batch>::create(stem + "-req", rings));
-  replies_.emplace(queue<reply_batch>::create(stem + "-rep", rings));
-  heartbeat_.emplace(shm_segment::create(64));
-  beat_of(*heartbeat_).store(0);
-
-  const worker_spec spec{stem, heartbeat_->name(), getpid(), index, settings_->initializer};
+  const worker_spec spec{channel_.stem(), channel_.heartbeat_name(), getpid(), index,
+                         settings_->initializer};
   std::string program = "troupe-worker", flag = "--troupe-worker=" + spec.to_flag_value();
   char* argv[] = {program.data(), flag.data(), nullptr};
   // The worker gets stdin, stdout and stderr, and none of the pool process's other files (its
@@ -72,7 +53,6 @@ process_link::process_link(std::size_t index, std::shared_ptr<const process_sett
     throw state_error("cannot start worker process " + std::to_string(index) + ": " +
                       std::strerror(spawned));
   label_ = "worker " + std::to_string(index) + " (pid " + std::to_string(pid_) + ")";
-  started_ = last_beat_change_ = std::chrono::steady_clock::now();
   if (!settings_->context_factory.empty() || !settings_->context_type.empty()) {
     request_batch setup;
     setup.context =
@@ -87,7 +67,7 @@ process_link::process_link(std::size_t index, std::shared_ptr<const process_sett
 
 process_link::~process_link() {
   // Closing the request queue lets the worker drain and exit; a stuck one is killed.
-  requests_->close();
+  channel_.close_requests();
   const auto until = std::chrono::steady_clock::now() + 1s;
   while (!exited_ && std::chrono::steady_clock::now() < until) {
     if (waitpid(pid_, nullptr, WNOHANG) == pid_)
@@ -95,21 +75,15 @@ process_link::~process_link() {
     else
       std::this_thread::sleep_for(1ms);
   }
-  kill();
-  requests_->unlink();
-  replies_->unlink();
+  kill(); // the channel's queues go after this
 }
 
 bool process_link::send(const request_batch& requests) {
-  return requests_->put_while(requests, [this] { return alive(); });
+  return channel_.send(requests, [this] { return alive(); });
 }
 
 std::optional<reply_batch> process_link::receive(std::chrono::milliseconds wait) {
-  try {
-    return replies_->get(wait);
-  } catch (const timeout_error&) {
-    return std::nullopt;
-  }
+  return channel_.receive(wait);
 }
 
 bool process_link::lost(std::string why) {
@@ -125,21 +99,8 @@ bool process_link::alive() {
     exited_ = true;
     return lost(describe_exit(status));
   }
-  const auto now = std::chrono::steady_clock::now();
-  const auto beat = beat_of(*heartbeat_).load();
-  if (beat != last_beat_) {
-    last_beat_ = beat;
-    last_beat_change_ = now;
-    return true;
-  }
-  // The heartbeat clock starts with the first beat: a program slow to initialise is starting,
-  // not frozen.
-  if (last_beat_ == 0)
-    return now - started_ < settings_->startup_timeout ||
-           lost("did not start within the startup_timeout of " + ms(settings_->startup_timeout));
-  return now - last_beat_change_ < settings_->heartbeat_timeout ||
-         lost("stopped answering (no heartbeat for the heartbeat_timeout of " +
-              ms(settings_->heartbeat_timeout) + ")");
+  auto still = channel_.stillness(*settings_);
+  return still.empty() || lost(std::move(still));
 }
 
 void process_link::kill() {

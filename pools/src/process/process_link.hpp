@@ -3,10 +3,7 @@
 // the pool watches so a frozen process is noticed as surely as a dead one.
 #pragma once
 
-#include "process/worker_link.hpp"
-
-#include "troupe/queues/queue.hpp"
-#include "troupe/queues/shm_segment.hpp"
+#include "process/worker_channel.hpp"
 
 #include <sys/types.h>
 
@@ -33,26 +30,22 @@ public:
   std::string lost_reason() const override { return lost_reason_; }
   void kill() override;
   const std::string& label() const noexcept override { return label_; }
-  std::optional<segment_store> request_segments() override { return requests_->tensor_segments(); }
-  std::optional<segment_store> reply_segments() override { return replies_->tensor_segments(); }
+  std::optional<segment_store> request_segments() override { return channel_.request_segments(); }
+  std::optional<segment_store> reply_segments() override { return channel_.reply_segments(); }
   pid_t pid() const noexcept { return pid_; }
   /// Whether receive() watches the reply queue for a moment before it sleeps (see
   /// queue::spin_while_waiting): worth it only where a core is free to watch.
-  void spin_while_receiving(bool on) noexcept { replies_->spin_while_waiting(on); }
+  void spin_while_receiving(bool on) noexcept { channel_.spin_while_receiving(on); }
 
 private:
   bool lost(std::string why);
 
   std::string label_;
   std::shared_ptr<const process_settings> settings_;
-  std::optional<queue<request_batch>> requests_;
-  std::optional<queue<reply_batch>> replies_;
-  std::optional<shm_segment> heartbeat_;
+  worker_channel channel_;
   pid_t pid_ = -1;
   bool exited_ = false;
   std::string lost_reason_;
-  std::uint64_t last_beat_ = 0; // 0: it has not beaten yet, so it is still starting
-  std::chrono::steady_clock::time_point started_, last_beat_change_;
 };
 
 /// The worker process's side (installed as runtime's worker main).

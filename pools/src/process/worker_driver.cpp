@@ -43,9 +43,10 @@ struct outgoing_batch {
 worker_driver::worker_driver(std::size_t slot, std::shared_ptr<const process_settings> settings,
                              std::shared_ptr<worker_link> node,
                              const std::atomic<bool>& terminating, slot_meter& meter,
-                             give_back_fn give_back)
+                             give_back_fn give_back, std::shared_ptr<slot_placements> placements)
   : slot_(slot), settings_(std::move(settings)), link_(std::move(node)), remote_(link_ != nullptr),
-    terminating_(terminating), meter_(meter), give_back_(std::move(give_back)) {}
+    terminating_(terminating), meter_(meter), give_back_(std::move(give_back)),
+    placements_(std::move(placements)) {}
 
 worker_driver::~worker_driver() {
   if (pid_ != 0)
@@ -61,10 +62,7 @@ bool worker_driver::run(lease& work) {
   if (job == nullptr)
     throw state_error("a thread pool's job reached a process pool's worker");
   if (!link_) {
-    auto started = std::make_shared<process_link>(slot_, settings_);
-    pid_ = started->pid();
-    meter_.registry().serving(slot_, pid_);
-    link_ = std::move(started);
+    start_process();
   } else {
     // A worker that died while idle is noticed only now; it never saw this lease, so all of it
     // goes to the others. Nothing is in flight: all that arrives here is heartbeats.
@@ -76,7 +74,7 @@ bool worker_driver::run(lease& work) {
     }
   }
   for (;;) {
-    if (!send_more(work, *job)) {
+    if (!place_actors() || !send_more(work, *job)) {
       lose(work, link_->lost_reason());
       return false;
     }
@@ -104,6 +102,26 @@ bool worker_driver::run(lease& work) {
       return false;
     }
   }
+}
+
+void worker_driver::start_process() {
+  auto started = std::make_shared<process_link>(slot_, settings_);
+  pid_ = started->pid();
+  meter_.registry().serving(slot_, pid_);
+  link_ = std::move(started);
+}
+
+bool worker_driver::place_actors() {
+  // A node's slot hosts no actor (pool_core refuses to place one there).
+  if (remote_ || !placements_->pending(slot_))
+    return true;
+  if (!link_)
+    start_process();
+  else if (!link_->alive())
+    return false; // a queue with room takes a batch whether or not anyone is there to read it
+  request_batch batch;
+  batch.actors = placements_->take(slot_, pid_);
+  return batch.actors.empty() || link_->send(batch);
 }
 
 bool worker_driver::send_more(lease& work, process_job& job) {

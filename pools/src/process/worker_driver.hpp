@@ -9,6 +9,7 @@
 
 #include "lease.hpp"
 #include "lost_work.hpp"
+#include "process/slot_placements.hpp"
 #include "process/worker_link.hpp"
 #include "slot_registry.hpp"
 
@@ -26,9 +27,11 @@ class worker_driver {
 public:
   /// `node`: a worker that joined from another host; otherwise a local process is started on
   /// first use (and never restarted here: a new slot actor starts the next one).
+  /// `placements`: the actors placed in the pool's slots, which a local worker's process hosts.
   worker_driver(std::size_t slot, std::shared_ptr<const process_settings> settings,
                 std::shared_ptr<worker_link> node, const std::atomic<bool>& terminating,
-                slot_meter& meter, give_back_fn give_back);
+                slot_meter& meter, give_back_fn give_back,
+                std::shared_ptr<slot_placements> placements);
   ~worker_driver();
   worker_driver(const worker_driver&) = delete;
   worker_driver& operator=(const worker_driver&) = delete;
@@ -37,6 +40,10 @@ public:
   /// settled, and the slot must go.
   bool run(lease& work);
 
+  /// Hands the worker's process the actors placed in this slot that no process took yet,
+  /// starting the process if none runs. False if the process is lost (the slot must go).
+  bool place_actors();
+
   /// After an unexpected exception: settles everything held (the chunks in flight and the
   /// lease's unstarted ones) with `why`, and stops the worker.
   void fail_all(lease& work, const std::exception_ptr& why) noexcept;
@@ -44,6 +51,7 @@ public:
   std::string label() const;
 
 private:
+  void start_process();
   bool send_more(lease& work, process_job& job);
   /// Completes a chunk from its reply.
   void settle(const chunk_reply& reply, process_job& job);
@@ -61,6 +69,7 @@ private:
   slot_meter& meter_; // the slot actor's, which outlives this
   int pid_ = 0; // of the local process this worker started, once it has
   give_back_fn give_back_;
+  std::shared_ptr<slot_placements> placements_;
   std::uint64_t next_request_ = 0;
   std::map<std::uint64_t, std::size_t> in_flight_; // request id -> chunk
 };

@@ -14,7 +14,9 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <stop_token>
 #include <thread>
+#include <vector>
 
 namespace troupe::detail {
 
@@ -23,10 +25,10 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr auto beat_interval = 20ms;
+/// How often a placed actor's idle loop looks whether its process is ending.
+constexpr auto stop_check_interval = 100ms;
 
-std::atomic<std::uint64_t>& beat_of(const shm_segment& segment) {
-  return *reinterpret_cast<std::atomic<std::uint64_t>*>(segment.data());
-}
+class placed_actors;
 
 /// Sends a batch of replies. One too large to travel has each result that makes it so replaced
 /// by an error saying why, and goes again: the item fails, the worker goes on.
@@ -80,6 +82,76 @@ void serve(const request_batch& batch, chunk_runner& runner, queue<reply_batch>&
     flush();
 }
 
+/// Takes batches from the queues `stem`-req until that queue closes (or `stop` is asked), runs
+/// them, answers on `stem`-rep, and beats in `heartbeat` all the while: a worker process's loop,
+/// and that of each actor placed in one. Batches that place actors start them (`actors`).
+void serve_queues(const std::string& stem, const std::string& heartbeat_name, std::size_t index,
+                  const std::string& initializer, std::stop_token stop, placed_actors* actors);
+
+/// The actors placed in this worker process, each served on a thread of its own through its
+/// own queues, with itself as that thread's context. They end with the process's own loop.
+class placed_actors {
+public:
+  explicit placed_actors(std::size_t index) : index_(index) {}
+  void start(const actor_channel& channel) {
+    threads_.emplace_back([index = index_, channel](std::stop_token stop) {
+      try {
+        serve_queues(channel.queues, channel.heartbeat, index, "", stop, nullptr);
+      } catch (const std::exception& e) {
+        // Its host sees the heart stop and decides what becomes of the actor.
+        std::cerr << "troupe: an actor in worker " << index << " cannot go on: " << e.what()
+                  << std::endl;
+      }
+    });
+  }
+
+private:
+  std::size_t index_;
+  std::vector<std::jthread> threads_; // stopped and joined when this goes
+};
+
+void serve_queues(const std::string& stem, const std::string& heartbeat_name, std::size_t index,
+                  const std::string& initializer, std::stop_token stop, placed_actors* actors) {
+  auto requests = queue<request_batch>::open(stem + "-req");
+  auto replies = queue<reply_batch>::open(stem + "-rep");
+  auto heartbeat = shm_segment::open(heartbeat_name);
+  // The first beat, before any work: the pool then knows this worker has started, so from now
+  // on a still heart means frozen, however late the beating thread first gets to run.
+  beat_of(heartbeat).fetch_add(1);
+  // Joined (not detached) before `heartbeat` unmaps: a beat into unmapped memory at exit is a
+  // SIGSEGV.
+  std::jthread beating([&beat = beat_of(heartbeat)](std::stop_token beats) {
+    while (!beats.stop_requested()) {
+      beat.fetch_add(1);
+      std::this_thread::sleep_for(beat_interval);
+    }
+  });
+  // After the first beat: an initializer may take its time (loading a model, say).
+  chunk_runner runner{index,
+                      (actors != nullptr ? "worker " : "actor in worker ") + std::to_string(index),
+                      initializer};
+  segment_store arguments = requests.tensor_segments();
+  while (!stop.stop_requested()) {
+    request_batch batch;
+    try {
+      // A loop that may be asked to stop looks up now and then; the process's own waits.
+      batch = stop.stop_possible() ? requests.get(stop_check_interval) : requests.get();
+    } catch (const queue_closed&) {
+      return;
+    } catch (const timeout_error&) {
+      continue;
+    } catch (const serialization_error&) {
+      continue; // garbage in the queue: that batch is lost to it, the worker goes on
+    }
+    if (batch.context)
+      runner.install(*batch.context);
+    if (actors != nullptr)
+      for (const auto& channel : batch.actors)
+        actors->start(channel);
+    serve(batch, runner, replies, arguments);
+  }
+}
+
 } // namespace
 
 int run_worker_process(const std::string& value) {
@@ -93,35 +165,9 @@ int run_worker_process(const std::string& value) {
   if (getppid() != spec->parent)
     return 3;
   try {
-    auto requests = queue<request_batch>::open(spec->queues + "-req");
-    auto replies = queue<reply_batch>::open(spec->queues + "-rep");
-    auto heartbeat = shm_segment::open(spec->heartbeat);
-    // The first beat, before any work: the pool then knows this worker has started, so from now
-    // on a still heart means frozen, however late the beating thread first gets to run.
-    beat_of(heartbeat).fetch_add(1);
-    // Joined (not detached) before `heartbeat` unmaps: a beat into unmapped memory at exit is a
-    // SIGSEGV.
-    std::jthread beating([&beat = beat_of(heartbeat)](std::stop_token stop) {
-      while (!stop.stop_requested()) {
-        beat.fetch_add(1);
-        std::this_thread::sleep_for(beat_interval);
-      }
-    });
-    chunk_runner runner{spec->index, "worker " + std::to_string(spec->index), spec->initializer};
-    segment_store arguments = requests.tensor_segments();
-    for (;;) {
-      request_batch batch;
-      try {
-        batch = requests.get();
-      } catch (const queue_closed&) {
-        return 0;
-      } catch (const serialization_error&) {
-        continue; // garbage in the queue: that batch is lost to it, the worker goes on
-      }
-      if (batch.context)
-        runner.install(*batch.context);
-      serve(batch, runner, replies, arguments);
-    }
+    placed_actors actors{spec->index};
+    serve_queues(spec->queues, spec->heartbeat, spec->index, spec->initializer, {}, &actors);
+    return 0;
   } catch (const std::exception& e) {
     // The pool sees the exit and fails (or retries) what this worker held.
     std::cerr << "troupe: worker " << spec->index << " cannot go on: " << e.what() << std::endl;

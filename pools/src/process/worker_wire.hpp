@@ -46,15 +46,27 @@ struct chunk_reply {
   }
 };
 
+/// An actor placed in a worker process (process_pool::spawn with troupe::in_slot): the queues
+/// and heartbeat of its own that the worker serves it through, on a thread of its own.
+struct actor_channel {
+  std::string queues; // the stem of its request (-req) and reply (-rep) queues' names
+  std::string heartbeat; // the segment its thread beats in
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(queues, heartbeat);
+  }
+};
+
 /// Several chunks travel in one message each way: the per-message costs (a lock, a wake-up)
 /// are paid once per batch, whatever the chunk size.
 struct request_batch {
   std::vector<chunk_request> chunks;
   std::optional<context_setup> context; // in a worker's first batch, for context pools
   std::optional<std::uint64_t> slot; // in a node's first batch: its index in the pool
+  std::vector<actor_channel> actors; // actors placed in this worker since the last batch
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(chunks, context, slot);
+    ar(chunks, context, slot, actors);
   }
 };
 

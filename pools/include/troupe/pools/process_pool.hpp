@@ -42,6 +42,12 @@
 
 namespace troupe {
 
+/// Where process_pool::spawn puts an actor: in the worker process of slot `index` (0 to
+/// workers - 1), beside the pool's tasks there, instead of a process of its own.
+struct in_slot {
+  std::size_t index = 0;
+};
+
 /// A process pool; `Ctx` is its workers' context type (void: no context). Use the aliases
 /// process_pool and ctx_process_pool<Ctx>.
 template <class Ctx>
@@ -100,6 +106,28 @@ public:
   template <class T, class... A>
   actor<T> spawn(A&&... args) {
     return spawn<T>(actor_options{}, std::forward<A>(args)...);
+  }
+
+  /// The same, in the worker process of slot `where.index`: the object lives there beside the
+  /// pool's tasks (this_worker() is that slot; a device the slot's context opened is at hand),
+  /// served by a thread of its own, so its calls never wait behind the pool's work. The slot's
+  /// process starts now if it has not. When it dies, the pool replaces it as always, and the
+  /// actor is made again in the new one as options.restart allows. It stops when the pool
+  /// closes. invalid_argument for a slot the pool's own processes do not have, or a pool with
+  /// max_tasks_per_worker (which replaces the processes that actors live in).
+  template <class T, class... A>
+  actor<T> spawn(in_slot where, actor_options options, A&&... args) {
+    static_assert(detail::registered_actor<T>,
+                  "process_pool::spawn makes the actor in another process: register its type "
+                  "with TROUPE_ACTOR(type, constructor parameters, methods...)");
+    if constexpr (detail::registered_actor<T>)
+      return detail::actor_access::make<T>(this->core_->spawn_actor_in_slot(
+        where.index, std::move(options), detail::actor_type_key<T>(),
+        detail::encode_constructor<T>(std::forward<A>(args)...)));
+  }
+  template <class T, class... A>
+  actor<T> spawn(in_slot where, A&&... args) {
+    return spawn<T>(where, actor_options{}, std::forward<A>(args)...);
   }
 
 private:

@@ -68,6 +68,10 @@ public:
   /// own, watched like the pool's workers.
   std::shared_ptr<actor_core> spawn_actor(actor_options options, std::string type,
                                           std::vector<std::byte> constructor);
+  /// The same, in the worker process of local slot `slot`, on a thread of its own there.
+  std::shared_ptr<actor_core> spawn_actor_in_slot(std::size_t slot, actor_options options,
+                                                  std::string type,
+                                                  std::vector<std::byte> constructor);
 
 private:
   struct impl;

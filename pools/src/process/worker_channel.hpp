@@ -1,0 +1,64 @@
+// What a pool shares with a worker it serves through shared memory: a request queue, a reply
+// queue and a heartbeat segment, made here and opened there by name. The worker is a process
+// (process_link) or an actor placed in one (slot_link); either way its heart is watched the same.
+#pragma once
+
+#include "process/worker_link.hpp"
+
+#include "troupe/queues/queue.hpp"
+#include "troupe/queues/shm_segment.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace troupe::detail {
+
+/// The count a worker's heart beats up, at the start of its heartbeat segment.
+inline std::atomic<std::uint64_t>& beat_of(const shm_segment& segment) {
+  return *reinterpret_cast<std::atomic<std::uint64_t>*>(segment.data());
+}
+
+class worker_channel {
+public:
+  /// Makes the queues (bounded by the settings' max_message_bytes) and the heartbeat.
+  explicit worker_channel(const process_settings& settings);
+  /// Closes the request queue and removes the queues (the heartbeat goes with its segment).
+  ~worker_channel();
+  worker_channel(const worker_channel&) = delete;
+  worker_channel& operator=(const worker_channel&) = delete;
+
+  /// The stem of the queues' names (-req, -rep) and the heartbeat's name, for the worker.
+  const std::string& stem() const noexcept { return stem_; }
+  std::string heartbeat_name() const { return heartbeat_.name(); }
+
+  /// Sends a batch, waiting for room while `alive()` holds; false if it stops holding first.
+  template <class Alive>
+  bool send(const request_batch& requests, Alive&& alive) {
+    return requests_.put_while(requests, std::forward<Alive>(alive));
+  }
+  std::optional<reply_batch> receive(std::chrono::milliseconds wait);
+  /// Lets the worker drain what it has and end: it takes no more requests.
+  void close_requests() { requests_.close(); }
+
+  /// Empty while the worker's heart beats; else why it is taken for lost: no first beat within
+  /// startup_timeout (the clock starting here), or none since for heartbeat_timeout.
+  std::string stillness(const process_settings& settings);
+
+  std::optional<segment_store> request_segments() { return requests_.tensor_segments(); }
+  std::optional<segment_store> reply_segments() { return replies_.tensor_segments(); }
+  /// See process_link::spin_while_receiving.
+  void spin_while_receiving(bool on) noexcept { replies_.spin_while_waiting(on); }
+
+private:
+  std::string stem_;
+  queue<request_batch> requests_;
+  queue<reply_batch> replies_;
+  shm_segment heartbeat_;
+  std::uint64_t last_beat_ = 0; // 0: it has not beaten yet, so it is still starting
+  std::chrono::steady_clock::time_point started_, last_beat_change_;
+};
+
+} // namespace troupe::detail
