@@ -31,6 +31,14 @@ void task_registry::add_context_task(const std::string& name, context_invoker in
     };
 }
 
+void task_registry::add_call_preparer(const std::string& name, call_preparer preparer) {
+  auto [it, inserted] = call_preparers_.emplace(name, std::move(preparer));
+  if (!inserted)
+    it->second = [name](std::span<const std::byte>) -> prepared_call {
+      throw serialization_error("actor method '" + name + "' is registered twice in this program");
+    };
+}
+
 void task_registry::add_context_factory(const std::string& name, context_maker maker) {
   auto [it, inserted] = context_factories_.emplace(name, std::move(maker));
   if (!inserted)
@@ -59,6 +67,10 @@ const chunk_invoker* task_registry::find(const std::string& name) const {
 
 const context_invoker* task_registry::find_context_task(const std::string& name) const {
   return find_in(context_tasks_, name);
+}
+
+const call_preparer* task_registry::find_call_preparer(const std::string& name) const {
+  return find_in(call_preparers_, name);
 }
 
 const context_maker* task_registry::find_context_factory(const std::string& name) const {

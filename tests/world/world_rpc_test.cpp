@@ -2,6 +2,7 @@
 // starts members "1" and "2", which play the same role.
 #include "world_test_support.hpp"
 
+#include "troupe/actors/actor_type.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 
 #include <unistd.h>
@@ -16,6 +17,16 @@ TROUPE_TASK(scaled_pair, [](xt::xarray<double> a, xt::xarray<double> b, double k
   return std::pair{xt::xarray<double>(a * k), xt::xarray<double>(b * k)};
 });
 /// The task's own use of serialize: its bytes must stand on their own wherever they go.
+namespace troupe::testing {
+/// An actor whose calls carry tensors.
+struct scaler {
+  explicit scaler(float k) : k(k) {}
+  xt::xarray<float> scaled(xt::xarray<float> t) const { return t * k; }
+  float k;
+};
+TROUPE_ACTOR(scaler, float, &scaler::scaled);
+} // namespace troupe::testing
+
 TROUPE_TASK(encoded_here, [](xt::xarray<float> t) { return troupe::serialize(t); });
 TROUPE_TASK(scale_stored,
             [](xt::xarray<float>& stored, float k) { return xt::xarray<float>(stored * k); });
@@ -299,6 +310,31 @@ TEST(world_shared_memory, large_tensors_go_both_ways_through_segments_and_leave_
                 big * 3.f);
       EXPECT_EQ(group.get_paired<xt::xarray<float>>("stored").to_here(), big);
       EXPECT_EQ(group.remote("0", echo_tensor, big).to_here(), big) << "kept outcomes are inline";
+    }
+    EXPECT_EQ(own_segments(), 0) << "left behind";
+  }
+}
+
+TEST(world_shared_memory, an_actors_calls_move_large_tensors_through_segments_both_ways) {
+  troupe::runtime rt;
+  const xt::xarray<float> big = xt::random::rand<float>({512, 512}); // 1 MiB
+  for (const bool shared_memory : {true, false}) {
+    SCOPED_TRACE(shared_memory ? "shared memory" : "TCP");
+    auto options = member_options(0, 1, free_port());
+    options.shared_memory = shared_memory;
+    {
+      troupe::world world{rt, options};
+      auto group = world.create_rpc_group("actors", {"0"});
+      auto scaler = group.spawn<troupe::testing::scaler>("0", {.name = "scaler"}, 2.f);
+      const int before = own_segments();
+      EXPECT_EQ(scaler.call(&troupe::testing::scaler::scaled, big).get(10s), big * 2.f);
+      // As a task's: the arguments into a segment of the host's request inbox, the outcome into
+      // one of the caller's reply inbox, each kept there as a spare.
+      EXPECT_EQ(own_segments() - before, shared_memory ? 2 : 0);
+      auto queued = scaler.call(&troupe::testing::scaler::scaled, big * 3.f);
+      EXPECT_EQ(scaler.call(&troupe::testing::scaler::scaled, big).get(10s), big * 2.f);
+      EXPECT_EQ(queued.get(10s), big * 6.f);
+      EXPECT_EQ(own_segments() - before, shared_memory ? 2 : 0) << "spares are reused";
     }
     EXPECT_EQ(own_segments(), 0) << "left behind";
   }

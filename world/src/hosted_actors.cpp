@@ -18,54 +18,66 @@ constexpr std::size_t max_parked = 4096;
 /// may make a member start threads without bound.
 constexpr std::size_t max_hosted = 1024;
 
-/// A call from another member, run on the actor's object by the method's registered invoker,
+/// A call from another member, its arguments decoded as it arrived, run on the actor's object
 /// and answered from the actor's thread.
-class encoded_call final : public actor_call {
+class prepared_actor_call final : public actor_call {
 public:
-  encoded_call(const context_invoker* invoker, std::vector<std::byte> arguments,
-               actor_answer answer, const std::string& actor)
-    : invoker_(invoker), arguments_(std::move(arguments)), answer_(std::move(answer)),
-      actor_(actor) {}
-  ~encoded_call() override {
+  prepared_actor_call(prepared_call prepared, actor_answer answer, const std::string& actor)
+    : prepared_(std::move(prepared)), answer_(std::move(answer)), actor_(actor) {}
+  ~prepared_actor_call() override {
     if (answer_)
-      deliver(failed_outcome(stopped_before_running(actor_)));
+      deliver([why = stopped_before_running(actor_)] { return failed_outcome(why); });
   }
 
   void run(void* object) noexcept override {
-    std::vector<std::byte> outcome;
+    outcome_encoder outcome;
     try {
-      outcome = (*invoker_)(object, arguments_); // the method's own exception is in it
+      outcome = prepared_(object); // the method's own exception is in it
     } catch (...) {
-      deliver(failed_outcome(std::current_exception())); // arguments that do not decode
+      fail(std::current_exception());
       return;
     }
-    deliver(serialize(actor_reply{std::nullopt, std::move(outcome)}));
+    deliver([outcome = std::move(outcome)] {
+      return serialize(actor_reply{std::nullopt, outcome()});
+    });
   }
-  void fail(std::exception_ptr why) noexcept override { deliver(failed_outcome(why)); }
+  void fail(std::exception_ptr why) noexcept override {
+    deliver([why = std::move(why)] { return failed_outcome(why); });
+  }
   /// The answer, for whoever answers in its place (this call then answers nothing).
   actor_answer take_answer() noexcept { return std::exchange(answer_, nullptr); }
 
-  std::string method_key() const override { throw state_error("an encoded call is not re-sent"); }
-  std::vector<std::byte> encode() const override { return arguments_; }
+  std::string method_key() const override { throw state_error("a member's call is not re-sent"); }
+  std::vector<std::byte> encode() const override {
+    throw state_error("a member's call is not re-sent");
+  }
   void settle(std::span<const std::byte>, const std::string&) noexcept override {}
 
 private:
-  void deliver(std::vector<std::byte> outcome) noexcept {
+  void deliver(reply_encoder encode) noexcept {
     auto answer = take_answer();
     if (!answer)
       return; // answered already, or by whoever took the answer
     try {
-      answer(std::move(outcome));
+      answer(std::move(encode));
     } catch (...) {
       report_escaped_exception("the answer to an actor call");
     }
   }
 
-  const context_invoker* invoker_;
-  std::vector<std::byte> arguments_;
+  prepared_call prepared_;
   actor_answer answer_;
   std::string actor_;
 };
+
+/// Answers with `why`.
+void refuse(const actor_answer& answer, std::exception_ptr why) noexcept {
+  try {
+    answer([why = std::move(why)] { return failed_outcome(why); });
+  } catch (...) {
+    report_escaped_exception("the answer to an actor call");
+  }
+}
 
 std::exception_ptr no_longer_here(const std::string& actor) {
   return std::make_exception_ptr(
@@ -148,15 +160,26 @@ actor_found hosted_actors::resolve(const std::string& group, const std::string& 
 void hosted_actors::call(const std::string& group, const std::string& name,
                          const std::string& method, int from, actor_call_envelope envelope,
                          actor_answer answer) {
+  // Decoded now, outside the lock: the tensors among the arguments are read from the inbox's
+  // segments while they are there to read.
+  prepared_call prepared;
+  try {
+    const auto* preparer = task_registry::instance().find_call_preparer(method);
+    if (preparer == nullptr)
+      throw invalid_argument("no actor method " + method + " in this program");
+    prepared = (*preparer)(envelope.arguments);
+  } catch (...) {
+    refuse(answer, std::current_exception());
+    return;
+  }
   refusals refused;
   {
     std::lock_guard guard{mutex_};
-    admit(group, name, {method, std::move(envelope.arguments), std::move(answer)}, from, envelope,
-          refused);
+    admit(group, name, {method, std::move(prepared), std::move(answer)}, from, envelope, refused);
   }
   // Answered once the lock is released: an answer may wait for room in the caller's inbox.
   for (auto& [call, why] : refused)
-    call.answer(failed_outcome(why));
+    refuse(call.answer, why);
 }
 
 void hosted_actors::admit(const std::string& group, const std::string& name, parked_call call,
@@ -193,19 +216,18 @@ void hosted_actors::admit(const std::string& group, const std::string& name, par
 }
 
 void hosted_actors::enqueue(hosted& actor, parked_call call, refusals& refused) {
-  const auto* invoker = task_registry::instance().find_context_task(call.method);
-  if (invoker == nullptr || call.method.rfind(actor.type + "#", 0) != 0) {
+  if (call.method.rfind(actor.type + "#", 0) != 0) {
     auto why = std::make_exception_ptr(invalid_argument(
       "actor type " + actor.type + " has no method " + call.method + " in this program"));
     refused.emplace_back(std::move(call), std::move(why));
     return;
   }
-  auto encoded = std::make_shared<encoded_call>(invoker, std::move(call.arguments),
-                                                std::move(call.answer), *actor.actor->name());
+  auto prepared = std::make_shared<prepared_actor_call>(
+    std::move(call.prepared), std::move(call.answer), *actor.actor->name());
   try {
-    actor.actor->enqueue(encoded);
-  } catch (...) { // its mailbox full, or it stopped: the answer is the encoded call's now
-    refused.emplace_back(parked_call{{}, {}, encoded->take_answer()}, std::current_exception());
+    actor.actor->enqueue(prepared);
+  } catch (...) { // its mailbox full, or it stopped: the answer is the prepared call's now
+    refused.emplace_back(parked_call{{}, {}, prepared->take_answer()}, std::current_exception());
   }
 }
 
@@ -226,7 +248,7 @@ void hosted_actors::stop(const std::string& group, const std::string& name,
 void hosted_actors::end(hosted& actor, const std::string& name) noexcept {
   actor.actor->stop();
   for (auto& [key, call] : actor.parked)
-    call.answer(failed_outcome(no_longer_here(name)));
+    refuse(call.answer, no_longer_here(name));
   actor.parked.clear();
 }
 

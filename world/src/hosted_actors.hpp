@@ -9,6 +9,7 @@
 
 #include "troupe/actors/actor.hpp"
 #include "troupe/actors/runtime_state.hpp"
+#include "troupe/actors/task.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -22,9 +23,10 @@
 
 namespace troupe::detail {
 
-/// How an actor call's answer goes back, from whatever thread ends the call: an actor_reply,
-/// encoded.
-using actor_answer = std::function<void(std::vector<std::byte> reply)>;
+/// How an actor call's answer goes back, from whatever thread ends the call: what encodes its
+/// actor_reply, called as the answer is sent (where the answer's tensors go is known then).
+using reply_encoder = std::function<std::vector<std::byte>()>;
+using actor_answer = std::function<void(reply_encoder encode)>;
 
 class hosted_actors {
 public:
@@ -50,10 +52,10 @@ public:
   void stop_all() noexcept;
 
 private:
-  /// A call that came before its turn, and waits for the calls its handle sent before it.
+  /// A call whose arguments are decoded, waiting for its turn (parked) or for the mailbox.
   struct parked_call {
     std::string method;
-    std::vector<std::byte> arguments;
+    prepared_call prepared;
     actor_answer answer;
   };
   struct hosted {

@@ -315,6 +315,23 @@ void local_channel::answer_late(int rank, std::uint64_t id, served outcome) noex
   auto* caller = stopping_.load() ? nullptr : peer_of(rank);
   if (caller == nullptr)
     return; // the caller's inbox is gone, and so is whoever waited
+  // The outcome's large tensors go into the caller's reply inbox, as a task's do; its handle
+  // decodes the answer as it arrives (world_actor.cpp).
+  std::optional<segment_store> tensors;
+  if (outcome.encode) {
+    tensors.emplace(caller->replies->tensor_segments());
+    try {
+      tensor_store_scope scope{*tensors};
+      outcome.payload = outcome.encode();
+      tensors->hold_for_queue();
+    } catch (...) {
+      tensors->release_for_queue();
+      tensors.reset();
+      outcome.status = reply_status::state_error;
+      outcome.text = "the answer could not be sent: " + describe_current_exception().second;
+      outcome.payload.clear();
+    }
+  }
   local_message reply;
   reply.is_reply = true;
   reply.id = id;
@@ -322,7 +339,8 @@ void local_channel::answer_late(int rank, std::uint64_t id, served outcome) noex
   reply.status = static_cast<std::uint8_t>(outcome.status);
   reply.text = std::move(outcome.text);
   reply.payload = to_wire(outcome.payload);
-  (void)reply_to(*caller, rank, reply);
+  if (!reply_to(*caller, rank, reply) && tensors)
+    tensors->release_for_queue();
 }
 
 bool local_channel::reply_to(peer& caller, int rank, local_message& reply) {

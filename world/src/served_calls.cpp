@@ -161,8 +161,8 @@ served world_core::run_actor_call(const std::string& group, incoming_call& reque
   case call_kind::actor_call:
     actors.call(group, request.key, request.name, request.from,
                 deserialize<actor_call_envelope>(from_wire(request.payload)),
-                [later](bytes outcome) {
-                  later({reply_status::ok, {}, std::move(outcome), false});
+                [later](reply_encoder encode) {
+                  later({reply_status::ok, {}, {}, false, std::move(encode)});
                 });
     return {reply_status::ok, {}, {}, true};
   case call_kind::actor_stop:

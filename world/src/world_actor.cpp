@@ -41,7 +41,7 @@ struct actor_link : std::enable_shared_from_this<actor_link> {
       incarnation(incarnation) {}
 
   void enqueue(call_ptr call);
-  void send(const call_ptr& call, std::string method, std::vector<std::byte> arguments);
+  void send(const call_ptr& call, std::string method);
   /// A call's answer came from member `from`.
   void answered(actor_call& call, const reply_bytes& payload, int from);
   /// A call's answer never came (its member lost, the world stopped): it fails, or goes again.
@@ -146,11 +146,6 @@ std::uint64_t spawn_there(group_state& group, int rank, const std::string& name,
 
 void actor_link::enqueue(call_ptr call) {
   auto method = call->method_key();
-  std::vector<std::byte> arguments;
-  {
-    tensor_store_pause inline_tensors; // they travel in the message
-    arguments = call->encode();
-  }
   if (!bound.reserve(stopped)) {
     std::lock_guard guard{mutex};
     if (stopped.load())
@@ -158,14 +153,14 @@ void actor_link::enqueue(call_ptr call) {
     throw mailbox_full(*name, bound);
   }
   try {
-    send(call, std::move(method), std::move(arguments));
+    send(call, std::move(method));
   } catch (...) {
     bound.release(); // it never left
     throw;
   }
 }
 
-void actor_link::send(const call_ptr& call, std::string method, std::vector<std::byte> arguments) {
+void actor_link::send(const call_ptr& call, std::string method) {
   auto reply = std::make_shared<result_state<reply_bytes>>();
   int to = 0;
   std::uint64_t sent_to = 0;
@@ -177,12 +172,22 @@ void actor_link::send(const call_ptr& call, std::string method, std::vector<std:
       refresh(guard);
     to = rank;
     sent_to = incarnation;
-    actor_call_envelope envelope{incarnation, handle, next_seq++, std::move(arguments)};
+    // Before it is sent: the answer is decoded as it arrives, while the store its tensors came
+    // through (this member's reply inbox) is active.
+    reply->on_value([self = shared_from_this(), call, to](const reply_bytes& payload) {
+      self->answered(*call, payload, to);
+    });
+    actor_call_envelope envelope{incarnation, handle, next_seq++, {}};
+    call_request request{call_kind::actor_call, *name, std::move(method), {}, {}};
+    // Encoded once the way is known: to a member on this host, large tensors among the
+    // arguments go into its inbox's segments (and again on a retry, wherever it goes then).
+    request.encode = [&] {
+      envelope.arguments = call->encode();
+      return serialize(envelope);
+    };
     // Sent under the lock: the numbers leave in order (the host puts them back in it).
     try {
-      (void)start_call(*group, to,
-                       {call_kind::actor_call, *name, std::move(method), {}, serialize(envelope)},
-                       std::nullopt, reply);
+      (void)start_call(*group, to, std::move(request), std::nullopt, reply);
     } catch (...) {
       --next_seq; // it never left: the host must not wait for its number
       throw;
@@ -190,9 +195,6 @@ void actor_link::send(const call_ptr& call, std::string method, std::vector<std:
   }
   // Attached once the lock is released: a call that failed at once (its member known lost)
   // settles here, and what settling runs (the caller's callbacks, lost()) may take the lock.
-  reply->on_value([self = shared_from_this(), call, to](const reply_bytes& payload) {
-    self->answered(*call, payload, to);
-  });
   reply->on_error([self = shared_from_this(), call, to, sent_to](std::exception_ptr why) {
     self->failed(call, std::move(why), to, sent_to);
   });

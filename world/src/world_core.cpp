@@ -8,6 +8,8 @@
 
 #include "troupe/actors/peer_proof.hpp"
 #include "troupe/actors/serialization.hpp"
+#include "troupe/actors/task.hpp"
+#include "troupe/actors/tensor_store.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -301,6 +303,24 @@ bytes_result world_core::call(int to, const std::string& group, call_request req
               timeout, std::move(reply));
 }
 
+namespace {
+
+/// A late answer that travels over TCP carries its tensors itself.
+void encode_inline(served& outcome) noexcept {
+  if (!outcome.encode)
+    return;
+  try {
+    tensor_store_pause inline_tensors;
+    outcome.payload = outcome.encode();
+  } catch (...) {
+    outcome.status = reply_status::state_error;
+    outcome.text = "the answer could not be sent: " + describe_current_exception().second;
+    outcome.payload.clear();
+  }
+}
+
+} // namespace
+
 void world_core::serve(std::uint64_t id, std::string group, incoming_call request,
                        call_answer answer) {
   post([this, id, group = std::move(group), request = std::move(request),
@@ -310,6 +330,7 @@ void world_core::serve(std::uint64_t id, std::string group, incoming_call reques
     late_answer later; // made only for the kind that is answered after run() returns
     if (request.kind == call_kind::actor_call)
       later = [weak = weak_from_this(), id, answer](served outcome) mutable {
+        encode_inline(outcome);
         answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
         if (auto core = weak.lock())
           core->call_finished(id);

@@ -55,6 +55,9 @@ struct served {
   bytes payload;
   /// The call is answered later, through the late answer it was given (an actor's call).
   bool deferred = false;
+  /// A late answer's payload, made as it is sent: to a caller on this host, the large tensors
+  /// in it go into the caller's reply inbox (set instead of `payload`).
+  std::function<bytes()> encode;
 };
 
 /// How a call that ends after run() returned is answered, from whatever thread ends it.

@@ -106,24 +106,54 @@ std::string method_key(Method method) {
   return actor_type_key<T>() + "#" + std::to_string(found);
 }
 
-/// How a process runs a call of `method` on an actor it holds: a context task whose context is
-/// the actor's object.
+/// A method as a context task's function: the object first, then the decoded arguments.
 template <class T, class R, class... P>
-context_invoker method_invoker(R (T::*method)(P...)) {
-  auto fn = [method](T& self, std::decay_t<P>&... args) -> std::remove_cvref_t<R> {
+auto method_function(R (T::*method)(P...)) {
+  return [method](T& self, std::decay_t<P>&... args) -> std::remove_cvref_t<R> {
     return (self.*method)(std::move(args)...);
-  };
-  return [fn](void* object, std::span<const std::byte> request) {
-    return invoke_chunk<std::tuple<std::decay_t<P>...>, T>(fn, request, object);
   };
 }
 template <class T, class R, class... P>
-context_invoker method_invoker(R (T::*method)(P...) const) {
-  auto fn = [method](T& self, std::decay_t<P>&... args) -> std::remove_cvref_t<R> {
+auto method_function(R (T::*method)(P...) const) {
+  return [method](T& self, std::decay_t<P>&... args) -> std::remove_cvref_t<R> {
     return (self.*method)(std::move(args)...);
   };
-  return [fn](void* object, std::span<const std::byte> request) {
-    return invoke_chunk<std::tuple<std::decay_t<P>...>, T>(fn, request, object);
+}
+/// The argument tuple a call of the method travels as.
+template <class T, class R, class... P>
+std::tuple<std::decay_t<P>...> method_args(R (T::*)(P...));
+template <class T, class R, class... P>
+std::tuple<std::decay_t<P>...> method_args(R (T::*)(P...) const);
+
+/// How a process runs a call of `method` on an actor it holds: a context task whose context is
+/// the actor's object.
+template <class T, class Method>
+context_invoker method_invoker(Method method) {
+  using args = decltype(method_args(method));
+  return [fn = method_function(method)](void* object, std::span<const std::byte> request) {
+    return invoke_chunk<args, T>(fn, request, object);
+  };
+}
+
+/// The same in two steps, for calls that wait in a mailbox: the arguments are decoded as the
+/// call arrives, while the store their tensors came through is active; the method runs later,
+/// and its outcome is encoded when the answer is sent.
+template <class T, class Method>
+call_preparer method_preparer(Method method) {
+  using args = decltype(method_args(method));
+  return [fn = method_function(method)](std::span<const std::byte> request) -> prepared_call {
+    auto calls = std::make_shared<std::vector<args>>(decode_calls<args>(request));
+    return [fn, calls](void* object) -> outcome_encoder {
+      using result = std::remove_cvref_t<typename callable_traits<decltype(fn)>::result>;
+      auto outcomes = std::make_shared<chunk_outcomes<result>>(run_calls<args, T>(
+        fn,
+        [&](auto&& each) {
+          for (auto& call : *calls)
+            std::apply(each, call);
+        },
+        object));
+      return [outcomes] { return serialize(*outcomes); };
+    };
   };
 }
 
@@ -146,8 +176,10 @@ bool register_actor() {
   std::size_t index = 0;
   std::apply(
     [&](auto... methods) {
-      ((registry.add_context_task(actor_type_key<T>() + "#" + std::to_string(index++),
-                                  method_invoker(methods))),
+      ((registry.add_context_task(actor_type_key<T>() + "#" + std::to_string(index),
+                                  method_invoker<T>(methods)),
+        registry.add_call_preparer(actor_type_key<T>() + "#" + std::to_string(index++),
+                                   method_preparer<T>(methods))),
        ...);
     },
     spec.methods);

@@ -80,6 +80,15 @@ using chunk_outcomes = std::pair<std::vector<wire_value<R>>, std::vector<call_fa
 using context_invoker =
   std::function<std::vector<std::byte>(void* context, std::span<const std::byte> request)>;
 
+/// An actor's method call whose arguments were decoded when it arrived (preparer below): runs
+/// it on the object, and returns what encodes its outcome, as a context task's, whenever the
+/// answer is sent (so its tensors may go where the answer goes).
+using outcome_encoder = std::function<std::vector<std::byte>()>;
+using prepared_call = std::function<outcome_encoder(void* object)>;
+/// Decodes a chunk of calls of an actor's method now, while the store their tensors came
+/// through is active, for a run later on the actor's thread.
+using call_preparer = std::function<prepared_call(std::span<const std::byte> request)>;
+
 /// Makes a worker's context: from its index (a factory run in the worker), or from bytes (a
 /// value sent to it).
 using context_maker = std::function<std::shared_ptr<void>(std::size_t index)>;
@@ -92,18 +101,21 @@ public:
   /// serialization_error rather than run the wrong function.
   void add(const std::string& name, chunk_invoker invoker);
   void add_context_task(const std::string& name, context_invoker invoker);
+  void add_call_preparer(const std::string& name, call_preparer preparer);
   void add_context_factory(const std::string& name, context_maker maker);
   void add_context_type(const std::string& type, context_decoder decoder);
 
   /// nullptr if no such task (or factory, or context type) is registered in this program.
   const chunk_invoker* find(const std::string& name) const;
   const context_invoker* find_context_task(const std::string& name) const;
+  const call_preparer* find_call_preparer(const std::string& name) const;
   const context_maker* find_context_factory(const std::string& name) const;
   const context_decoder* find_context_type(const std::string& type) const;
 
 private:
   std::map<std::string, chunk_invoker> tasks_;
   std::map<std::string, context_invoker> context_tasks_;
+  std::map<std::string, call_preparer> call_preparers_;
   std::map<std::string, context_maker> context_factories_;
   std::map<std::string, context_decoder> context_types_;
 };
@@ -171,10 +183,18 @@ void for_each_call(std::span<const std::byte> bytes, Each&& each) {
   }
 }
 
-/// Runs each call of a chunk and encodes the outcomes; `Context` (if not void) is passed first.
-template <class Args, class Context = void, class F>
-std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> request,
-                                    void* context = nullptr) {
+/// Decodes encode_calls<Args>: the calls' arguments, kept.
+template <class Args>
+std::vector<Args> decode_calls(std::span<const std::byte> bytes) {
+  std::vector<Args> calls;
+  for_each_call<Args>(bytes, [&](auto&... a) { calls.emplace_back(std::move(a)...); });
+  return calls;
+}
+
+/// Runs each call `for_each` gives (it calls its argument with each call's arguments) and keeps
+/// the outcomes; `Context` (if not void) is passed first.
+template <class Args, class Context = void, class F, class ForEach>
+auto run_calls(const F& fn, ForEach&& for_each, void* context) {
   using R = std::remove_cvref_t<typename callable_traits<F>::result>;
   chunk_outcomes<R> out;
   std::uint64_t index = 0;
@@ -187,7 +207,7 @@ std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> requ
     else
       return std::invoke(fn, *static_cast<Context*>(context), a...);
   };
-  for_each_call<Args>(request, [&](auto&... a) {
+  for_each([&](auto&... a) {
     try {
       if constexpr (std::is_void_v<R>) {
         call(a...);
@@ -201,7 +221,15 @@ std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> requ
     }
     ++index;
   });
-  return serialize(out);
+  return out;
+}
+
+/// Runs each call of a chunk and encodes the outcomes; `Context` (if not void) is passed first.
+template <class Args, class Context = void, class F>
+std::vector<std::byte> invoke_chunk(const F& fn, std::span<const std::byte> request,
+                                    void* context = nullptr) {
+  return serialize(run_calls<Args, Context>(
+    fn, [&](auto&& each) { for_each_call<Args>(request, each); }, context));
 }
 
 /// The argument tuple a task's calls travel as.
