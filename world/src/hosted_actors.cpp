@@ -162,20 +162,19 @@ void hosted_actors::call(const std::string& group, const std::string& name,
                          actor_answer answer) {
   // Decoded now, outside the lock: the tensors among the arguments are read from the inbox's
   // segments while they are there to read.
-  prepared_call prepared;
+  parked_call call{method, {}, std::move(answer)};
   try {
     const auto* preparer = task_registry::instance().find_call_preparer(method);
     if (preparer == nullptr)
       throw invalid_argument("no actor method " + method + " in this program");
-    prepared = (*preparer)(envelope.arguments);
+    call.prepared = (*preparer)(envelope.arguments);
   } catch (...) {
-    refuse(answer, std::current_exception());
-    return;
+    call.unrunnable = std::current_exception();
   }
   refusals refused;
   {
     std::lock_guard guard{mutex_};
-    admit(group, name, {method, std::move(prepared), std::move(answer)}, from, envelope, refused);
+    admit(group, name, std::move(call), from, envelope, refused);
   }
   // Answered once the lock is released: an answer may wait for room in the caller's inbox.
   for (auto& [call, why] : refused)
@@ -216,6 +215,11 @@ void hosted_actors::admit(const std::string& group, const std::string& name, par
 }
 
 void hosted_actors::enqueue(hosted& actor, parked_call call, refusals& refused) {
+  if (call.unrunnable) {
+    auto why = call.unrunnable;
+    refused.emplace_back(std::move(call), std::move(why));
+    return;
+  }
   if (call.method.rfind(actor.type + "#", 0) != 0) {
     auto why = std::make_exception_ptr(invalid_argument(
       "actor type " + actor.type + " has no method " + call.method + " in this program"));

@@ -57,6 +57,9 @@ private:
     std::string method;
     prepared_call prepared;
     actor_answer answer;
+    /// Why it cannot run (its method unknown, its arguments undecodable): it still takes its
+    /// turn, so that the calls its handle numbered after it do not wait for it, and is refused.
+    std::exception_ptr unrunnable = nullptr;
   };
   struct hosted {
     std::uint64_t incarnation = 0;
