@@ -238,10 +238,23 @@ std::uint16_t pool_core::listen_port() const noexcept {
   return impl_->listener ? impl_->listener->port() : 0;
 }
 
+namespace {
+
+/// A worker process's actor restarts in a new process, never on a member.
+void check_restart_placement(const actor_options& options) {
+  if (!options.restart.members.empty())
+    throw invalid_argument("actor '" + options.name +
+                           "': restart_policy::members names world members; an actor in a "
+                           "worker process restarts in a new one");
+}
+
+} // namespace
+
 std::shared_ptr<actor_core> pool_core::spawn_actor(actor_options options, std::string type,
                                                    std::vector<std::byte> constructor) {
   if (!impl_->process)
     throw state_error("a thread pool spawns no actor: use troupe::spawn for one in this process");
+  check_restart_placement(options);
   return spawn_process_actor(impl_->rt, impl_->process, std::move(options), std::move(type),
                              std::move(constructor));
 }
@@ -255,6 +268,7 @@ std::shared_ptr<actor_core> pool_core::spawn_actor_in_slot(std::size_t slot, act
     throw invalid_argument("in_slot{" + std::to_string(slot) + "}: the pool's worker processes " +
                            "are slots 0 to " + std::to_string(impl_->workers - 1) +
                            " (a node from another host takes no actor)");
+  check_restart_placement(options);
   if (impl_->max_tasks != 0)
     throw invalid_argument("in_slot: this pool replaces its workers after " +
                            std::to_string(impl_->max_tasks) +

@@ -154,6 +154,9 @@ TEST_F(slot_actor_test, ASlotThePoolsProcessesDoNotHaveIsRefused) {
   } catch (const troupe::invalid_argument& e) {
     EXPECT_NE(std::string{e.what()}.find("slots 0 to 1"), std::string::npos) << e.what();
   }
+  EXPECT_THROW((void)procs.spawn<tally>(troupe::in_slot{0}, {.restart = {.members = {"a"}}}, 1),
+               troupe::invalid_argument)
+    << "it restarts in its slot, not on a world member";
   process_pool rotating{rt, {.workers = 1, .max_tasks_per_worker = 10}};
   try {
     (void)rotating.spawn<tally>(troupe::in_slot{0}, 1);

@@ -238,6 +238,25 @@ TEST_P(world_actors, WithRestartsItIsMadeAgainOnAnotherMemberFromTheSameArgument
     << "other handles find it again by name";
 }
 
+TEST_P(world_actors, ARestartGoesToTheMemberItsPolicyNames) {
+  EXPECT_THROW(group->spawn<tally>("2", {.name = "x", .restart = {.members = {"nobody"}}}, 0),
+               troupe::invalid_argument);
+  // Left to itself, a restart would go to the member after "2": "0".
+  auto a = group->spawn<tally>(
+    "2", {.name = "homing", .restart = {.max_restarts = 1, .members = {"2", "1"}}}, 7);
+  EXPECT_EQ(a.call(&tally::add, 1).get(10s), 8);
+  kill_host();
+  ASSERT_TRUE(eventually([&] {
+    try {
+      return a.call(&tally::pid).get(10s) == getpid();
+    } catch (const troupe::worker_lost&) {
+      return false; // the call met the lost member
+    }
+  }))
+    << "made again here, on member 1, the lost one passed over";
+  EXPECT_EQ(a.call(&tally::get).get(10s), 7);
+}
+
 INSTANTIATE_TEST_SUITE_P(inboxes_and_tcp, world_actors, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "inboxes" : "tcp"; });
 

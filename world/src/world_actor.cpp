@@ -276,6 +276,29 @@ void actor_link::lost(int lost_rank, std::uint64_t lost_incarnation) {
     stale = true;
 }
 
+namespace {
+
+/// Where a restart may go, in order: the members the policy names, or else the group's members
+/// after the lost one, in turn; never the lost one.
+std::vector<int> restart_candidates(const group_state& group, const restart_policy& policy,
+                                    int lost_rank) {
+  std::vector<int> ranks;
+  if (!policy.members.empty()) {
+    for (const auto& member : policy.members)
+      ranks.push_back(member_rank(group, member));
+  } else {
+    const auto& all = group.ranks;
+    const auto at =
+      static_cast<std::size_t>(std::find(all.begin(), all.end(), lost_rank) - all.begin());
+    for (std::size_t step = 1; step <= all.size(); ++step)
+      ranks.push_back(all[(at + step) % all.size()]);
+  }
+  std::erase(ranks, lost_rank);
+  return ranks;
+}
+
+} // namespace
+
 void actor_link::restart(int lost_rank) {
   std::optional<actor_restart> done;
   {
@@ -307,13 +330,9 @@ void actor_link::restart(int lost_rank) {
     }
     sup.restarts.push_back(now);
     guard.unlock();
-    // The next member of the group after the lost one that is still there.
-    const auto& ranks = group->ranks;
-    const auto at = std::find(ranks.begin(), ranks.end(), lost_rank) - ranks.begin();
     std::exception_ptr failure;
-    for (std::size_t step = 1; step <= ranks.size(); ++step) {
-      const int next = ranks[(static_cast<std::size_t>(at) + step) % ranks.size()];
-      if (next == lost_rank || group->core->first_gone({next}))
+    for (const int next : restart_candidates(*group, policy, lost_rank)) {
+      if (group->core->first_gone({next}))
         continue;
       try {
         const auto made =
@@ -332,7 +351,9 @@ void actor_link::restart(int lost_rank) {
     guard.lock();
     sup.restarting = false;
     if (!done) {
-      cause = why + ", and it could not be made again on another member";
+      cause = why + ", and it could not be made again on " +
+              (policy.members.empty() ? std::string{"another member"}
+                                      : "a member its restart_policy names");
       stopped = true;
     }
     restarted.notify_all();
@@ -433,6 +454,8 @@ std::shared_ptr<actor_core> spawn_on_member(const std::shared_ptr<group_state>& 
     throw invalid_argument("actor '" + options.name + "': max_mailbox must be at least 1");
   if (options.restart.within <= std::chrono::milliseconds{0})
     throw invalid_argument("actor '" + options.name + "': restart_policy::within must be positive");
+  for (const auto& member : options.restart.members)
+    (void)member_rank(*group, member); // invalid_argument unless it is one of the group's
   const auto incarnation = spawn_there(*group, rank, options.name, type, constructor, options);
   auto link =
     std::make_shared<actor_link>(group, options.name, std::move(type), options, rank, incarnation);

@@ -61,6 +61,10 @@ struct restart_policy {
   /// waiting in the dead process is sent again to its replacement; other calls that were there
   /// fail with worker_lost.
   std::size_t max_call_retries = 0;
+  /// World actors: the members a restart may go to, in this order (the first still there that
+  /// makes it); empty: the group's members after the lost one, in turn. An actor in a worker
+  /// process restarts in a new one, or in its slot's: for it this must stay empty.
+  std::vector<std::string> members;
 };
 
 /// What on_restart is told: the actor, how many times it has restarted, and why this time.
