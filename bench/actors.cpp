@@ -10,8 +10,10 @@
 // own as troupe's is. Then a burst of tells (fire and forget) to one troupe actor, timed until
 // a call sent after them has its answer: every message handled, not only sent.
 //
-// Then an actor in a worker process (process_pool::spawn), called the same way, against the
-// floor any such call stands on: an int sent to a forked child over a pipe and sent back. And
+// Then an actor in a worker process (process_pool::spawn), called the same way, and one placed
+// in a slot of the pool (troupe::in_slot: a thread of its own in the slot's worker process),
+// against the floor any such call stands on: an int sent to a forked child over a pipe and sent
+// back. And
 // restarts: the actor's process is SIGKILLed and the time taken until a call is answered by
 // its replacement. The last lines are `name value unit`, read by tooling.
 #include "median.hpp"
@@ -110,17 +112,24 @@ private:
   pid_t child_ = -1;
 };
 
-/// Calls to an actor in a worker process against the pipe floor, interleaved block by block.
-std::pair<double, double> process_call_medians(troupe::process_pool& procs, int rounds) {
+struct process_medians {
+  double own_process_us, slot_us, pipe_us;
+};
+
+/// Calls to an actor in a worker process of its own, and to one in a slot of the pool, against
+/// the pipe floor, interleaved block by block.
+process_medians process_call_medians(troupe::process_pool& procs, int rounds) {
   const auto remote = procs.spawn<adder>();
+  const auto placed = procs.spawn<adder>(troupe::in_slot{0});
   pipe_echo echo;
-  std::vector<double> actor_us, pipe_us;
+  std::vector<double> actor_us, slot_us, pipe_us;
   constexpr int block = 100;
   for (int first = 0; first < rounds; first += block) {
     time_calls(first, block, actor_us, [&](int i) { return remote.call(&adder::add, i).get(); });
+    time_calls(first, block, slot_us, [&](int i) { return placed.call(&adder::add, i).get(); });
     time_calls(first, block, pipe_us, [&](int i) { return echo.call(i); });
   }
-  return {median(actor_us), median(pipe_us)};
+  return {median(actor_us), median(slot_us), median(pipe_us)};
 }
 
 /// SIGKILL to the first call answered by the replacement, in ms, over `kills` kills.
@@ -186,7 +195,7 @@ int main(int argc, char** argv) {
   const double tell_s = std::chrono::duration<double>(clock_type::now() - start).count();
 
   troupe::process_pool procs{rt, {.workers = 1}};
-  const auto [process_us, pipe_us] = process_call_medians(procs, rounds / 4);
+  const auto [process_us, slot_us, pipe_us] = process_call_medians(procs, rounds / 4);
   const double restart_ms = restart_median_ms(procs, 10);
 
   const double ours_median = median(troupe_us);
@@ -198,6 +207,7 @@ int main(int argc, char** argv) {
               ours_median / median(caf_detached_us));
   std::printf("actor_tell_msgs_per_s %.0f msgs/s\n", tells / tell_s);
   std::printf("actor_call_process_median_us %.2f us\n", process_us);
+  std::printf("actor_call_slot_median_us %.2f us\n", slot_us);
   std::printf("pipe_roundtrip_process_median_us %.2f us\n", pipe_us);
   std::printf("actor_call_process_ratio_to_pipe %.2f x\n", process_us / pipe_us);
   std::printf("actor_restart_ms %.2f ms\n", restart_ms);
