@@ -29,6 +29,15 @@ struct refuses {
 };
 TROUPE_ACTOR(refuses, std::string, &refuses::get);
 
+/// Made from several arguments.
+struct labelled {
+  labelled(std::string label, int n) : text(label + "=" + std::to_string(n)) {}
+  std::string get() const { return text; }
+  std::string text;
+};
+using labelled_args = troupe::constructor<std::string, int>;
+TROUPE_ACTOR(labelled, labelled_args, &labelled::get);
+
 } // namespace
 
 namespace troupe::testing {
@@ -86,6 +95,10 @@ TEST_F(process_actor_test, AMethodTheRegistrationDoesNotListIsRefusedInTheCaller
   auto a = procs.spawn<tally>(1);
   EXPECT_THROW(a.call(&tally::unlisted), troupe::invalid_argument);
   EXPECT_EQ(a.call(&tally::get).get(10s), 1);
+}
+
+TEST_F(process_actor_test, AConstructorOfSeveralParametersGetsThemAll) {
+  EXPECT_EQ(procs.spawn<labelled>(std::string{"n"}, 3).call(&labelled::get).get(10s), "n=3");
 }
 
 TEST_F(process_actor_test, AConstructorThatThrowsFailsEveryCallWithItsException) {

@@ -12,7 +12,13 @@
 //   TROUPE_ACTOR(counter, int, &counter::add, &counter::get);   // at namespace scope
 //
 // The second argument is the constructor's parameter: one type, `void` for none, or
-// `troupe::constructor<A, B>` for several. The methods listed are those other processes may
+// `troupe::constructor<A, B>` for several, named through an alias, since a macro's argument
+// cannot hold a comma:
+//
+//   using stage_args = troupe::constructor<std::string, double>;
+//   TROUPE_ACTOR(stage, stage_args, &stage::forward);
+//
+// The methods listed are those other processes may
 // call; their parameter and result types, like the constructor's, must be serializable
 // (troupe/actors/serialization.hpp). An overloaded method needs a static_cast to pick one.
 #pragma once

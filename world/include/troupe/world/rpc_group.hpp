@@ -172,8 +172,8 @@ public:
   /// it with actor<T>(name), and handles travel to other members as task arguments and
   /// results. The constructor's exception comes out of spawn; key_error if the name is taken.
   /// When its member is lost, this member makes it again on the next member of the group (or
-  /// the first of options.restart.members still there) as options.restart allows (calls that were there fail with worker_lost; others' handles find
-  /// it again by name).
+  /// the first of options.restart.members still there) as options.restart allows (calls that were
+  /// there fail with worker_lost; others' handles find it again by name).
   template <class T, class... A>
   troupe::actor<T> spawn(std::string_view member, actor_options options, A&&... args) {
     return spawn_at<T>(detail::member_rank(*state_, member), std::move(options),
