@@ -395,10 +395,12 @@ dispatcher_actor::behavior_type dispatcher(dispatcher_self self,
       dispatch(self, [&] { on_done(self, index, generation, work); });
     },
     [self](place_atom, std::size_t slot) {
-      auto& slots = self->state.slots;
-      if (slot < slots.size() && slots[slot].handle)
-        send_from(self, slots[slot].handle, place_atom::value);
-      // Otherwise the slot is being replaced, and its next actor hands the actor over.
+      dispatch(self, [&] {
+        auto& slots = self->state.slots;
+        if (slot < slots.size() && slots[slot].handle)
+          send_from(self, slots[slot].handle, place_atom::value);
+        // Otherwise the slot is being replaced, and its next actor hands the actor over.
+      });
     },
     [self](close_atom) { dispatch(self, [&] { on_close(self); }); },
     [self](terminate_atom) {
