@@ -7,6 +7,7 @@
 #include "troupe/actors/local_actor.hpp"
 #include "troupe/actors/mailbox_bound.hpp"
 #include "troupe/actors/runtime_state.hpp"
+#include "troupe/actors/travelled_actors.hpp"
 
 #include <caf/all.hpp>
 
@@ -182,6 +183,8 @@ std::atomic<actor_resolver> installed_resolver{nullptr};
 void set_actor_resolver(actor_resolver resolver) noexcept { installed_resolver.store(resolver); }
 
 std::shared_ptr<actor_core> resolve_actor(const actor_address& address) {
+  if (address.process != 0)
+    return resolve_travelled(address);
   auto* resolver = installed_resolver.load();
   if (resolver == nullptr)
     throw serialization_error("a handle to actor '" + address.name + "' of group '" +
@@ -191,9 +194,8 @@ std::shared_ptr<actor_core> resolve_actor(const actor_address& address) {
 
 void cannot_travel(const std::string& actor) {
   throw serialization_error("the handle of actor '" + actor +
-                            "' cannot travel: it lives in this process or a pool's worker "
-                            "process, which no other process can reach (spawn it on a world "
-                            "member for a handle that travels)");
+                            "' cannot travel: its type is not registered with TROUPE_ACTOR, so "
+                            "no other process could call it");
 }
 
 std::exception_ptr stopped_before_running(const std::string& actor) noexcept {

@@ -1,5 +1,7 @@
 #include "troupe/actors/task.hpp"
 
+#include "troupe/actors/error.hpp"
+
 #include <cxxabi.h>
 
 #include <exception>
@@ -39,6 +41,14 @@ void task_registry::add_call_preparer(const std::string& name, call_preparer pre
     };
 }
 
+void task_registry::add_outcome_transcoder(const std::string& name, outcome_transcoder transcoder) {
+  auto [it, inserted] = outcome_transcoders_.emplace(name, std::move(transcoder));
+  if (!inserted)
+    it->second = [name](std::span<const std::byte>) -> std::vector<std::byte> {
+      throw serialization_error("actor method '" + name + "' is registered twice in this program");
+    };
+}
+
 void task_registry::add_context_factory(const std::string& name, context_maker maker) {
   auto [it, inserted] = context_factories_.emplace(name, std::move(maker));
   if (!inserted)
@@ -73,6 +83,10 @@ const call_preparer* task_registry::find_call_preparer(const std::string& name) 
   return find_in(call_preparers_, name);
 }
 
+const outcome_transcoder* task_registry::find_outcome_transcoder(const std::string& name) const {
+  return find_in(outcome_transcoders_, name);
+}
+
 const context_maker* task_registry::find_context_factory(const std::string& name) const {
   return find_in(context_factories_, name);
 }
@@ -84,7 +98,12 @@ const context_decoder* task_registry::find_context_type(const std::string& type)
 std::pair<std::string, std::string> describe_current_exception() {
   try {
     throw;
+  } catch (const task_error& e) {
+    // Came from another process and goes on: as the type it was there, with its own message.
+    return {e.type_name(), e.message()};
   } catch (const std::exception& e) {
+    if (const auto* origin = origin_of(e)) // rebuilt here as itself, and goes on as itself
+      return {origin->type_name(), e.what()};
     return {demangle(typeid(e).name()), e.what()};
   } catch (...) {
     const auto* type = abi::__cxa_current_exception_type();

@@ -247,17 +247,6 @@ TEST_F(process_actor_test, ACallTooLargeForItsQueueFailsAndTheActorGoesOn) {
   EXPECT_EQ(a.call(&tally::add, 1).get(10s), 3) << "the calls after it run";
 }
 
-TEST_F(process_actor_test, AHandleToItCannotTravelToAnotherProcessAndSaysWhy) {
-  auto a = procs.spawn<tally>({.name = "homebound"}, 0);
-  try {
-    (void)troupe::serialize(a);
-    FAIL() << "expected serialization_error";
-  } catch (const troupe::serialization_error& e) {
-    EXPECT_NE(std::string{e.what()}.find("'homebound'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string{e.what()}.find("world member"), std::string::npos) << e.what();
-  }
-}
-
 TEST(process_actor_runtime, TheRuntimesStopFailsWhatWaitsAndEndsTheProcess) {
   std::optional<troupe::async_result<int>> running, waiting;
   int pid = 0;

@@ -103,6 +103,18 @@ TEST_P(world_actors, AnyMemberFindsItByNameAndHandlesTravelToOtherMembers) {
   EXPECT_THROW(group->actor<tally>("nobody"), troupe::key_error);
 }
 
+TEST_P(world_actors, AHandleToAnActorOutsideTheWorldCannotReachAMemberAndSaysWhy) {
+  auto local = troupe::spawn<tally>(rt, {.name = "homebound"}, 0);
+  try {
+    group->rpc_sync("0", add_through, local, 3);
+    FAIL() << "expected serialization_error";
+  } catch (const troupe::serialization_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("'homebound'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find("cannot reach it"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(local.call(&tally::get).get(10s), 0);
+}
+
 TEST_P(world_actors, EachSendersCallsRunInTheOrderItSentThem) {
   expect_each_senders_order(group->spawn<tally>("0", {.name = "ordered"}, 0), &tally::note,
                             &tally::notes, 8, 40);

@@ -7,6 +7,7 @@
 #include "process/process_actor.hpp"
 
 #include "process/process_link.hpp"
+#include "process/relay_host.hpp"
 #include "process/slot_link.hpp"
 
 #include "troupe/actors/mailbox_bound.hpp"
@@ -226,6 +227,9 @@ private:
       } catch (const std::exception&) {
         link_->kill(); // it sent what cannot be read: it is treated as lost
       }
+      if (replies && !replies->relayed.empty())
+        if (auto answers = link_->relay_answers()) // an actor there called one here
+          relay_calls(replies->relayed, answers, label_);
       std::unique_lock guard{mutex_};
       if (replies)
         for (const auto& reply : replies->chunks)

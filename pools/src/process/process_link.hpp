@@ -32,6 +32,7 @@ public:
   const std::string& label() const noexcept override { return label_; }
   std::optional<segment_store> request_segments() override { return channel_.request_segments(); }
   std::optional<segment_store> reply_segments() override { return channel_.reply_segments(); }
+  std::shared_ptr<queue<reply_batch>> relay_answers() override { return channel_.relay_answers(); }
   pid_t pid() const noexcept { return pid_; }
   /// Whether receive() watches the reply queue for a moment before it sleeps (see
   /// queue::spin_while_waiting): worth it only where a core is free to watch.

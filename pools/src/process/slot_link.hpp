@@ -33,6 +33,7 @@ public:
   const std::string& label() const noexcept override { return label_; }
   std::optional<segment_store> request_segments() override { return channel_.request_segments(); }
   std::optional<segment_store> reply_segments() override { return channel_.reply_segments(); }
+  std::shared_ptr<queue<reply_batch>> relay_answers() override { return channel_.relay_answers(); }
   void spin_while_receiving(bool on) noexcept { channel_.spin_while_receiving(on); }
 
 private:

@@ -30,15 +30,18 @@ std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) +
 worker_channel::worker_channel(const process_settings& settings)
   : stem_(fresh_stem()), requests_(queue<request_batch>::create(stem_ + "-req", rings(settings))),
     replies_(queue<reply_batch>::create(stem_ + "-rep", rings(settings))),
+    answers_(std::make_shared<queue<reply_batch>>(
+      queue<reply_batch>::create(stem_ + "-ans", rings(settings)))),
     heartbeat_(shm_segment::create(64)) {
   beat_of(heartbeat_).store(0);
   started_ = last_beat_change_ = std::chrono::steady_clock::now();
 }
 
 worker_channel::~worker_channel() {
-  requests_.close();
+  close_requests(); // the worker's relayed calls still waiting fail there
   requests_.unlink();
   replies_.unlink();
+  answers_->unlink();
 }
 
 std::optional<reply_batch> worker_channel::receive(std::chrono::milliseconds wait) {

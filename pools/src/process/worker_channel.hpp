@@ -1,6 +1,8 @@
 // What a pool shares with a worker it serves through shared memory: a request queue, a reply
-// queue and a heartbeat segment, made here and opened there by name. The worker is a process
-// (process_link) or an actor placed in one (slot_link); either way its heart is watched the same.
+// queue, a heartbeat segment, and a queue for the answers to the calls the worker relays to
+// actors of this process (relay_host.cpp), made here and opened there by name. The worker is a
+// process (process_link) or an actor placed in one (slot_link); either way its heart is watched the
+// same.
 #pragma once
 
 #include "process/worker_link.hpp"
@@ -11,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -40,12 +43,19 @@ public:
     return requests_.put_while(requests, std::forward<Alive>(alive));
   }
   std::optional<reply_batch> receive(std::chrono::milliseconds wait);
-  /// Lets the worker drain what it has and end: it takes no more requests.
-  void close_requests() { requests_.close(); }
+  /// Lets the worker drain what it has and end: it takes no more requests, and its relay
+  /// reader (relay_client.cpp) ends at once rather than at its next look.
+  void close_requests() {
+    requests_.close();
+    answers_->close();
+  }
 
   /// Empty while the worker's heart beats; else why it is taken for lost: no first beat within
   /// startup_timeout (the clock starting here), or none since for heartbeat_timeout.
   std::string stillness(const process_settings& settings);
+
+  /// Where the answers to the worker's relayed calls go (shared: a call may end after this).
+  const std::shared_ptr<queue<reply_batch>>& relay_answers() const noexcept { return answers_; }
 
   std::optional<segment_store> request_segments() { return requests_.tensor_segments(); }
   std::optional<segment_store> reply_segments() { return replies_.tensor_segments(); }
@@ -56,6 +66,7 @@ private:
   std::string stem_;
   queue<request_batch> requests_;
   queue<reply_batch> replies_;
+  std::shared_ptr<queue<reply_batch>> answers_;
   shm_segment heartbeat_;
   std::uint64_t last_beat_ = 0; // 0: it has not beaten yet, so it is still starting
   std::chrono::steady_clock::time_point started_, last_beat_change_;

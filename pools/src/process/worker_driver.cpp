@@ -1,6 +1,7 @@
 #include "process/worker_driver.hpp"
 
 #include "process/process_link.hpp"
+#include "process/relay_host.hpp"
 
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/remote_exception.hpp"
@@ -65,8 +66,10 @@ bool worker_driver::run(lease& work) {
     start_process();
   } else {
     // A worker that died while idle is noticed only now; it never saw this lease, so all of it
-    // goes to the others. Nothing is in flight: all that arrives here is heartbeats.
-    (void)link_->receive(0ms);
+    // goes to the others. Nothing is in flight: all that arrives here is what a thread of the
+    // worker's own relayed to actors here after its last task.
+    if (auto late = link_->receive(0ms))
+      relay(*late);
     if (!link_->alive()) {
       link_->kill();
       run_unstarted_elsewhere(work, give_back_);
@@ -81,6 +84,7 @@ bool worker_driver::run(lease& work) {
     if (in_flight_.empty())
       return true;
     if (auto replies = link_->receive(20ms)) {
+      relay(*replies);
       for (const auto& reply : replies->chunks) {
         settle(reply, *job);
         ++work.ran;
@@ -102,6 +106,12 @@ bool worker_driver::run(lease& work) {
       return false;
     }
   }
+}
+
+void worker_driver::relay(reply_batch& replies) {
+  if (!replies.relayed.empty())
+    if (auto answers = link_->relay_answers())
+      relay_calls(replies.relayed, answers, label());
 }
 
 void worker_driver::start_process() {

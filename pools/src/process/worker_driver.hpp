@@ -52,6 +52,8 @@ public:
 
 private:
   void start_process();
+  /// Hands the calls the worker relayed to actors of this process on (relay_host.hpp).
+  void relay(reply_batch& replies);
   bool send_more(lease& work, process_job& job);
   /// Completes a chunk from its reply.
   void settle(const chunk_reply& reply, process_job& job);

@@ -5,10 +5,12 @@
 #include "process/worker_wire.hpp"
 
 #include "troupe/queues/detail/segment_store.hpp"
+#include "troupe/queues/queue.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +51,8 @@ public:
   /// The rings of a local worker's queues, for large tensors; null for a remote one.
   virtual std::optional<segment_store> request_segments() { return std::nullopt; }
   virtual std::optional<segment_store> reply_segments() { return std::nullopt; }
+  /// Where the answers to the calls a local worker relays go; null for a remote one.
+  virtual std::shared_ptr<queue<reply_batch>> relay_answers() { return nullptr; }
 };
 
 } // namespace troupe::detail

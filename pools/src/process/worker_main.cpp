@@ -2,6 +2,7 @@
 // answers on its reply queue, beating its heart all the while.
 #include "process/chunk_runner.hpp"
 #include "process/process_link.hpp"
+#include "process/relay_client.hpp"
 #include "process/worker_spec.hpp"
 
 #include "troupe/actors/error.hpp"
@@ -115,6 +116,7 @@ void serve_queues(const std::string& stem, const std::string& heartbeat_name, st
   auto requests = queue<request_batch>::open(stem + "-req");
   auto replies = queue<reply_batch>::open(stem + "-rep");
   auto heartbeat = shm_segment::open(heartbeat_name);
+  serve_relays_through(stem); // handles this thread's calls use relay through this channel
   // The first beat, before any work: the pool then knows this worker has started, so from now
   // on a still heart means frozen, however late the beating thread first gets to run.
   beat_of(heartbeat).fetch_add(1);
@@ -165,6 +167,7 @@ int run_worker_process(const std::string& value) {
   if (getppid() != spec->parent)
     return 3;
   try {
+    install_relays(spec->queues);
     placed_actors actors{spec->index};
     serve_queues(spec->queues, spec->heartbeat, spec->index, spec->initializer, {}, &actors);
     return 0;

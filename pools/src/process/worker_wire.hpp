@@ -70,11 +70,26 @@ struct request_batch {
   }
 };
 
-struct reply_batch {
-  std::vector<chunk_reply> chunks;
+/// A call a worker process makes, through a handle that travelled there, to an actor of the
+/// process that started it: relayed on the worker's reply queue, answered on its channel's
+/// answer queue by a chunk_reply of the same id (relay_host.cpp, relay_client.cpp).
+struct relay_call {
+  std::uint64_t id = 0;
+  std::uint64_t actor = 0; // its number in that process (travelled_actors.hpp)
+  std::string method; // the method's key; empty: stop the actor
+  std::vector<std::byte> arguments; // encoded inline
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(chunks);
+    ar(id, actor, method, arguments);
+  }
+};
+
+struct reply_batch {
+  std::vector<chunk_reply> chunks;
+  std::vector<relay_call> relayed;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(chunks, relayed);
   }
 };
 

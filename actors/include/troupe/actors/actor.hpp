@@ -121,17 +121,21 @@ public:
 /// Where a handle that travels finds its actor: a world actor's group, name and registered
 /// type, the member (world rank) it runs on, which incarnation of it, whether its spawner makes
 /// it again when that member is lost (else a handle need not wait for that), and how often an
-/// idempotent call may go again then.
+/// idempotent call may go again then. An actor outside a world (`process` set) is found by its
+/// number in the process that holds its mailbox, from the worker processes of that process's
+/// pools, whose calls it relays (pools/src/process/relay_*.cpp).
 struct actor_address {
   std::string group, name, type;
   std::int32_t rank = -1;
   std::uint64_t incarnation = 0;
   bool restartable = false;
   std::uint32_t max_call_retries = 0;
+  std::int32_t process = 0; // the pid holding the mailbox of an actor outside a world
+  std::uint64_t number = 0; // its number there
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(group, name, type, rank, incarnation, restartable, max_call_retries);
+    ar(group, name, type, rank, incarnation, restartable, max_call_retries, process, number);
   }
 };
 
@@ -146,17 +150,23 @@ public:
   virtual void stop() noexcept = 0;
   /// Shared with the calls, which keep it (a count up, not a copy of the text).
   virtual const std::shared_ptr<const std::string>& name() const noexcept = 0;
-  /// Where a handle to it can be reached from another process; none for an actor that lives
-  /// in this one, or in a pool's worker process.
+  /// Where a world actor is reached from another process; none for an actor outside a world
+  /// (whose handle, when it travels, is numbered in its process: travelled_address).
   virtual std::optional<actor_address> address() const { return std::nullopt; }
 };
 
-/// A handle's core from its address, in the process that decodes it (the world installs how:
-/// serialization_error where no world can reach it).
+/// A handle's core from its address, in the process that decodes it (the world installs how
+/// for world actors, a pool's worker process for actors of the process that started it:
+/// serialization_error where none can reach it).
 std::shared_ptr<actor_core> resolve_actor(const actor_address& address);
 using actor_resolver = std::shared_ptr<actor_core> (*)(const actor_address& address);
 /// Installs (or, with nullptr, removes) the resolver; the world does, for its lifetime.
 void set_actor_resolver(actor_resolver resolver) noexcept;
+/// The same for actors outside a world, in a pool's worker process (installed for its life).
+void set_relay_resolver(actor_resolver resolver) noexcept;
+/// The address of an actor outside a world, of registered type `type`, whose handle travels:
+/// numbered in this process (weakly: the number does not keep it alive).
+actor_address travelled_address(const std::shared_ptr<actor_core>& core, const std::string& type);
 /// What saving a handle without an address throws.
 [[noreturn]] void cannot_travel(const std::string& actor);
 
@@ -333,14 +343,21 @@ public:
     return core_ ? *core_->name() : none;
   }
 
-  /// A handle travels (as a task's argument or result, to another member) when its actor lives
-  /// on a world member: calls through the copy reach the same actor. serialization_error for
-  /// one in this process or a pool's worker process, which no other process can reach.
+  /// A handle travels as a task's argument or result, and calls through the copy reach the same
+  /// actor: a world actor's from any member; another's (of a registered type) from the worker
+  /// processes of its process's pools, which relay them back. serialization_error for a type
+  /// TROUPE_ACTOR does not register, or (when decoded) in a process that cannot reach it.
   template <class Archive>
   void save(Archive& ar) const {
     auto address = core_ ? core_->address() : std::nullopt;
-    if (!address)
-      detail::cannot_travel(name());
+    if (!address) {
+      if constexpr (detail::registered_actor<T>) {
+        if (core_)
+          address = detail::travelled_address(core_, detail::actor_type_key<T>());
+      }
+      if (!address)
+        detail::cannot_travel(name());
+    }
     ar(*address);
   }
   template <class Archive>

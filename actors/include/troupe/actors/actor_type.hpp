@@ -163,6 +163,18 @@ call_preparer method_preparer(Method method) {
   };
 }
 
+/// How a process that relays a call of `method` re-encodes its outcomes inline.
+template <class Method>
+outcome_transcoder method_outcome_transcoder(Method method) {
+  using result =
+    std::remove_cvref_t<typename callable_traits<decltype(method_function(method))>::result>;
+  return [](std::span<const std::byte> outcomes) {
+    const auto decoded = deserialize<chunk_outcomes<result>>(outcomes);
+    tensor_store_pause inline_tensors;
+    return serialize(decoded);
+  };
+}
+
 /// Registers T's constructor (as a context type made from its arguments) and its methods (as
 /// context tasks) at static initialisation.
 template <registered_actor T>
@@ -184,8 +196,10 @@ bool register_actor() {
     [&](auto... methods) {
       ((registry.add_context_task(actor_type_key<T>() + "#" + std::to_string(index),
                                   method_invoker<T>(methods)),
-        registry.add_call_preparer(actor_type_key<T>() + "#" + std::to_string(index++),
-                                   method_preparer<T>(methods))),
+        registry.add_call_preparer(actor_type_key<T>() + "#" + std::to_string(index),
+                                   method_preparer<T>(methods)),
+        registry.add_outcome_transcoder(actor_type_key<T>() + "#" + std::to_string(index++),
+                                        method_outcome_transcoder(methods))),
        ...);
     },
     spec.methods);

@@ -89,6 +89,10 @@ using prepared_call = std::function<outcome_encoder(void* object)>;
 /// through is active, for a run later on the actor's thread.
 using call_preparer = std::function<prepared_call(std::span<const std::byte> request)>;
 
+/// Re-encodes a method's outcomes: decoded while the store they came through is active, encoded
+/// inline, for a call relayed on to another process (pools/src/process/relay_host.cpp).
+using outcome_transcoder = std::function<std::vector<std::byte>(std::span<const std::byte>)>;
+
 /// Makes a worker's context: from its index (a factory run in the worker), or from bytes (a
 /// value sent to it).
 using context_maker = std::function<std::shared_ptr<void>(std::size_t index)>;
@@ -102,6 +106,7 @@ public:
   void add(const std::string& name, chunk_invoker invoker);
   void add_context_task(const std::string& name, context_invoker invoker);
   void add_call_preparer(const std::string& name, call_preparer preparer);
+  void add_outcome_transcoder(const std::string& name, outcome_transcoder transcoder);
   void add_context_factory(const std::string& name, context_maker maker);
   void add_context_type(const std::string& type, context_decoder decoder);
 
@@ -109,6 +114,7 @@ public:
   const chunk_invoker* find(const std::string& name) const;
   const context_invoker* find_context_task(const std::string& name) const;
   const call_preparer* find_call_preparer(const std::string& name) const;
+  const outcome_transcoder* find_outcome_transcoder(const std::string& name) const;
   const context_maker* find_context_factory(const std::string& name) const;
   const context_decoder* find_context_type(const std::string& type) const;
 
@@ -116,6 +122,7 @@ private:
   std::map<std::string, chunk_invoker> tasks_;
   std::map<std::string, context_invoker> context_tasks_;
   std::map<std::string, call_preparer> call_preparers_;
+  std::map<std::string, outcome_transcoder> outcome_transcoders_;
   std::map<std::string, context_maker> context_factories_;
   std::map<std::string, context_decoder> context_types_;
 };
