@@ -65,6 +65,7 @@ private:
 };
 
 std::atomic<actor_resolver> installed_relay_resolver{nullptr};
+std::atomic<bool> travelled_once{false};
 
 } // namespace
 
@@ -74,12 +75,15 @@ actor_address travelled_address(const std::shared_ptr<actor_core>& core, const s
   address.type = type;
   address.process = static_cast<std::int32_t>(getpid());
   address.number = travelled_table::instance().number_of(core, type);
+  travelled_once.store(true);
   return address;
 }
 
 travelled_actor find_travelled(std::uint64_t number) {
   return travelled_table::instance().find(number);
 }
+
+bool any_travelled() noexcept { return travelled_once.load(); }
 
 void set_relay_resolver(actor_resolver resolver) noexcept {
   installed_relay_resolver.store(resolver);

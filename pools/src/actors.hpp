@@ -40,10 +40,13 @@ using terminate_atom = caf::atom_constant<caf::atom("terminate")>;
 using join_atom = caf::atom_constant<caf::atom("join")>;
 using give_back_atom = caf::atom_constant<caf::atom("giveback")>;
 using place_atom = caf::atom_constant<caf::atom("place")>;
+using relays_atom = caf::atom_constant<caf::atom("relays")>;
 
 /// A worker runs the leases it is sent, one at a time, and reports each back when done; a
-/// process worker hands its process the actors placed in its slot when told (place_atom).
-using worker_actor = caf::typed_actor<caf::reacts_to<lease_ptr>, caf::reacts_to<place_atom>>;
+/// process worker hands its process the actors placed in its slot when told (place_atom), and
+/// between leases looks for calls its process relays to actors here (relays_atom, to itself).
+using worker_actor = caf::typed_actor<caf::reacts_to<lease_ptr>, caf::reacts_to<place_atom>,
+                                      caf::reacts_to<relays_atom>>;
 
 using dispatcher_actor =
   caf::typed_actor<caf::reacts_to<submit_atom, job_ptr>, caf::reacts_to<cancel_atom, job_ptr>,

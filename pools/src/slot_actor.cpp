@@ -9,10 +9,12 @@
 
 #include "troupe/actors/async_result.hpp"
 #include "troupe/actors/error.hpp"
+#include "troupe/actors/travelled_actors.hpp"
 #include "troupe/pools/this_worker.hpp"
 
 #include <caf/all.hpp>
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -22,8 +24,13 @@ namespace troupe::detail {
 
 namespace {
 
+/// How often an idle process worker looks for calls its process relays (only once a handle to
+/// an actor of this process has travelled).
+constexpr auto relay_watch = std::chrono::milliseconds{20};
+
 struct worker_state {
   worker_env env;
+  bool watching_relays = false; // a relays_atom is on its way to this actor
   std::optional<slot_meter> meter;
   // Thread pools: the initializer runs in the worker's thread before its first task.
   bool initialized = false;
@@ -91,6 +98,16 @@ bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexc
   }
 }
 
+/// Between leases, looks again for relayed calls in a while, once handles have travelled.
+void watch_relays(worker_self self) {
+  auto& st = self->state;
+  if (!st.process || st.watching_relays || !any_travelled())
+    return;
+  st.watching_relays = true;
+  tsan_release(self);
+  self->delayed_send(self, relay_watch, relays_atom::value);
+}
+
 /// Hands the slot's process the actors placed in it; false if the process is lost.
 bool place_guarded(worker_driver& driver) noexcept {
   try {
@@ -131,11 +148,30 @@ worker_actor::behavior_type slot_actor(worker_self self, dispatcher_actor dispat
         return;
       }
       send_from(self, dispatcher, done_atom::value, slot, generation, std::move(work));
+      watch_relays(self);
+    },
+    [=](relays_atom) {
+      handling guard{self};
+      self->state.watching_relays = false;
+      bool alive = true;
+      try {
+        alive = self->state.process->relay_between_leases();
+      } catch (...) {
+        report_escaped_exception("relaying calls from " + self->state.process->label());
+      }
+      if (!alive) {
+        self->quit(); // its process is lost: the dispatcher's on_down replaces the slot
+        return;
+      }
+      watch_relays(self);
     },
     [=](place_atom) {
       handling guard{self};
-      if (self->state.process && !place_guarded(*self->state.process))
+      if (self->state.process && !place_guarded(*self->state.process)) {
         self->quit(); // its process is lost: the dispatcher's on_down replaces the slot
+        return;
+      }
+      watch_relays(self);
     },
   };
 }

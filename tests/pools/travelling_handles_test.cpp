@@ -5,6 +5,7 @@
 // world_actor_test.cpp.)
 #include "process_test_support.hpp"
 
+#include "../eventually.hpp"
 #include "../tally_actor.hpp"
 
 #include "troupe/actors/actor.hpp"
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -36,6 +38,14 @@ TROUPE_TASK(tell_through, [](troupe::actor<tally> a, int k) {
   return getpid();
 });
 TROUPE_TASK(hand_back, [](troupe::actor<tally> a) { return a; });
+/// Returns at once, leaving a thread of its own to call the actor a moment later.
+TROUPE_TASK(add_later, [](troupe::actor<tally> a, int k) {
+  std::thread([a, k] {
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    a.call(&tally::add, k).get();
+  }).detach();
+  return 0;
+});
 
 } // namespace
 
@@ -96,6 +106,13 @@ TEST_F(travelling_handles, ATellFromATaskRunsAndAHandleComesBackToTheSameActor) 
   auto back = procs.apply(hand_back, a);
   EXPECT_EQ(back.call(&tally::add, 1).get(10s), 8)
     << "the tell ran before the task's answer came; the handle that came back is this actor's";
+}
+
+TEST_F(travelling_handles, AThreadAWorkerStartedReachesTheActorWhileThePoolIdles) {
+  auto a = troupe::spawn<tally>(rt, 0);
+  (void)procs.apply(add_later, a, 7);
+  EXPECT_TRUE(eventually([&] { return a.call(&tally::get).get(10s) == 7; }))
+    << "the call came after the task, with no task after it";
 }
 
 TEST_F(travelling_handles, AStoppedActorFailsTheTasksCallsAsStopped) {

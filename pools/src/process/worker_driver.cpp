@@ -108,6 +108,15 @@ bool worker_driver::run(lease& work) {
   }
 }
 
+bool worker_driver::relay_between_leases() {
+  if (!link_ || remote_)
+    return true;
+  // Nothing is in flight between leases: all that arrives is relayed calls.
+  if (auto late = link_->receive(0ms))
+    relay(*late);
+  return link_->alive();
+}
+
 void worker_driver::relay(reply_batch& replies) {
   if (!replies.relayed.empty())
     if (auto answers = link_->relay_answers())

@@ -44,6 +44,10 @@ public:
   /// starting the process if none runs. False if the process is lost (the slot must go).
   bool place_actors();
 
+  /// Between leases: hands on what the worker relayed since (a thread of its own may call an
+  /// actor here at any time). False if the worker is lost (the slot must go).
+  bool relay_between_leases();
+
   /// After an unexpected exception: settles everything held (the chunks in flight and the
   /// lease's unstarted ones) with `why`, and stops the worker.
   void fail_all(lease& work, const std::exception_ptr& why) noexcept;

@@ -19,6 +19,10 @@ struct travelled_actor {
 /// The actor numbered `number` in this process.
 travelled_actor find_travelled(std::uint64_t number);
 
+/// Whether a handle to an actor of this process ever travelled: only then may a worker process
+/// relay calls at any time, and pools look for them between their work too.
+bool any_travelled() noexcept;
+
 /// The core for an address with `process` set (resolve_actor): the actor itself in its own
 /// process, a relay in a worker process of that process's pools; serialization_error elsewhere.
 std::shared_ptr<actor_core> resolve_travelled(const actor_address& address);
