@@ -3,6 +3,8 @@
 // fails the rest; an actor in another process that may not restart ends with its process.
 #pragma once
 
+#include "eventually.hpp"
+
 #include "troupe/actors/actor.hpp"
 
 #include <gtest/gtest.h>
@@ -49,6 +51,19 @@ void expect_stop_finishes_the_running_call(const troupe::actor<T>& a, Slow slow,
   EXPECT_EQ(running.get(10s), value);
   EXPECT_THROW(waiting.get(10s), troupe::actor_stopped);
   EXPECT_THROW(a.call(get), troupe::actor_stopped);
+}
+
+/// `a` ends (a bounded wait), and a call then fails with actor_stopped saying `text`.
+template <class T, class Get>
+void expect_ends_saying(const troupe::actor<T>& a, Get get, const std::string& text) {
+  using namespace std::chrono_literals;
+  ASSERT_TRUE(eventually([&] { return !a.alive(); })) << "the actor did not end";
+  try {
+    a.call(get).get(10s);
+    ADD_FAILURE() << "expected actor_stopped";
+  } catch (const troupe::actor_stopped& e) {
+    EXPECT_NE(std::string{e.what()}.find(text), std::string::npos) << e.what();
+  }
 }
 
 /// `slow(5000)` is running and `get()` waits when `kill()` ends the process of `a`, whose

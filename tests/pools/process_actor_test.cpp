@@ -190,18 +190,7 @@ TEST_F(process_actor_test, PastItsRestartLimitTheActorIsGoneNamingTheCause) {
     }
   });
   ::kill(second, SIGKILL);
-  returns_within(10s, "the end of the actor", [&] {
-    while (a.alive())
-      std::this_thread::sleep_for(1ms);
-  });
-  try {
-    a.call(&tally::get).get(10s);
-    FAIL() << "expected actor_stopped";
-  } catch (const troupe::actor_stopped& e) {
-    EXPECT_NE(std::string{e.what()}.find("past its restart_policy of 1 restarts"),
-              std::string::npos)
-      << e.what();
-  }
+  expect_ends_saying(a, &tally::get, "past its restart_policy of 1 restarts");
 }
 
 TEST_F(process_actor_test, AFrozenProcessIsTakenForDeadAndReplaced) {

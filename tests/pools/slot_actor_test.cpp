@@ -134,16 +134,7 @@ TEST_F(slot_actor_test, ClosingThePoolStopsItsActorsSayingSo) {
   EXPECT_EQ(a.call(&tally::get).get(10s), 1);
   procs.close();
   procs.join();
-  returns_within(10s, "the end of an actor whose pool closed", [&] {
-    while (a.alive())
-      std::this_thread::sleep_for(1ms);
-  });
-  try {
-    a.call(&tally::get).get(10s);
-    FAIL() << "expected actor_stopped";
-  } catch (const troupe::actor_stopped& e) {
-    EXPECT_NE(std::string{e.what()}.find("the pool was closed"), std::string::npos) << e.what();
-  }
+  expect_ends_saying(a, &tally::get, "the pool was closed");
   EXPECT_THROW((void)procs.spawn<tally>(troupe::in_slot{0}, 1), troupe::pool_closed);
 }
 

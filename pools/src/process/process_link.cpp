@@ -36,7 +36,7 @@ std::string describe_exit(int status) {
 } // namespace
 
 process_link::process_link(std::size_t index, std::shared_ptr<const process_settings> settings)
-  : settings_(std::move(settings)), channel_(*settings_) {
+  : channel_link(*settings), settings_(std::move(settings)) {
   (void)worker_main_installed;
   const worker_spec spec{channel_.stem(), channel_.heartbeat_name(), getpid(), index,
                          settings_->initializer};
@@ -76,19 +76,6 @@ process_link::~process_link() {
       std::this_thread::sleep_for(1ms);
   }
   kill(); // the channel's queues go after this
-}
-
-bool process_link::send(const request_batch& requests) {
-  return channel_.send(requests, [this] { return alive(); });
-}
-
-std::optional<reply_batch> process_link::receive(std::chrono::milliseconds wait) {
-  return channel_.receive(wait);
-}
-
-bool process_link::lost(std::string why) {
-  lost_reason_ = std::move(why);
-  return false;
 }
 
 bool process_link::alive() {

@@ -11,9 +11,9 @@ namespace troupe::detail {
 slot_link::slot_link(std::size_t slot, std::shared_ptr<const process_settings> settings,
                      std::shared_ptr<slot_placements> placements, context_setup actor,
                      std::string label)
-  : settings_(std::move(settings)), placements_(std::move(placements)), channel_(*settings_),
-    id_(placements_->add(slot, {channel_.stem(), channel_.heartbeat_name()})),
-    label_(std::move(label)) {
+  : channel_link(*settings), settings_(std::move(settings)), placements_(std::move(placements)),
+    id_(placements_->add(slot, {channel_.stem(), channel_.heartbeat_name()})) {
+  label_ = std::move(label);
   // The actor's object is the context of the thread that serves it: its first batch makes it.
   request_batch setup;
   setup.context = std::move(actor);
@@ -26,19 +26,6 @@ slot_link::slot_link(std::size_t slot, std::shared_ptr<const process_settings> s
 slot_link::~slot_link() {
   channel_.close_requests();
   placements_->remove(id_);
-}
-
-bool slot_link::send(const request_batch& requests) {
-  return channel_.send(requests, [this] { return alive(); });
-}
-
-std::optional<reply_batch> slot_link::receive(std::chrono::milliseconds wait) {
-  return channel_.receive(wait);
-}
-
-bool slot_link::lost(std::string why) {
-  lost_reason_ = std::move(why);
-  return false;
 }
 
 std::string slot_link::process_gone() const {

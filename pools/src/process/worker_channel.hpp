@@ -72,4 +72,38 @@ private:
   std::chrono::steady_clock::time_point started_, last_beat_change_;
 };
 
+/// A worker reached through a channel of this process's making - a process (process_link), an
+/// actor placed in one (slot_link) - as the pool sees it: what both are; each says when its
+/// worker is lost (alive(), kill()).
+class channel_link : public worker_link {
+public:
+  explicit channel_link(const process_settings& settings) : channel_(settings) {}
+
+  bool send(const request_batch& requests) override {
+    return channel_.send(requests, [this] { return alive(); });
+  }
+  std::optional<reply_batch> receive(std::chrono::milliseconds wait) override {
+    return channel_.receive(wait);
+  }
+  std::string lost_reason() const override { return lost_reason_; }
+  const std::string& label() const noexcept override { return label_; }
+  std::optional<segment_store> request_segments() override { return channel_.request_segments(); }
+  std::optional<segment_store> reply_segments() override { return channel_.reply_segments(); }
+  std::shared_ptr<queue<reply_batch>> relay_answers() override { return channel_.relay_answers(); }
+  /// Whether receive() watches the reply queue for a moment before it sleeps (see
+  /// queue::spin_while_waiting): worth it only where a core is free to watch.
+  void spin_while_receiving(bool on) noexcept { channel_.spin_while_receiving(on); }
+
+protected:
+  /// Records why the worker is lost; false, for alive() to return.
+  bool lost(std::string why) {
+    lost_reason_ = std::move(why);
+    return false;
+  }
+
+  worker_channel channel_;
+  std::string label_;
+  std::string lost_reason_;
+};
+
 } // namespace troupe::detail
