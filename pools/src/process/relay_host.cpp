@@ -1,5 +1,6 @@
 #include "process/relay_host.hpp"
 
+#include "troupe/actors/async_result.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/tensor_store.hpp"
 #include "troupe/actors/travelled_actors.hpp"
@@ -80,35 +81,57 @@ private:
 
 } // namespace
 
+namespace {
+
+/// Puts one call into its actor's mailbox, or has it answered at once why it cannot go there.
+void relay_one(relay_call call, const std::shared_ptr<queue<reply_batch>>& answers,
+               const std::string& worker) {
+  const auto found = find_travelled(call.actor);
+  if (call.method.empty()) { // stop(), which nobody waits on
+    if (found.core)
+      found.core->stop();
+    return;
+  }
+  const auto name = found.core ? *found.core->name() : std::string{"actor"};
+  auto relayed = std::make_shared<relayed_call>(std::move(call), answers, name);
+  if (!found.core) {
+    relayed->fail(std::make_exception_ptr(
+      actor_stopped("the actor " + worker +
+                    " called is gone: every handle to it in its own process was "
+                    "dropped")));
+    return;
+  }
+  const auto method = relayed->method_key();
+  if (method.rfind(found.type + "#", 0) != 0) {
+    relayed->fail(std::make_exception_ptr(invalid_argument("actor '" + name + "' (" + found.type +
+                                                           ") has no method " + method +
+                                                           ", which " + worker + " called")));
+    return;
+  }
+  try {
+    found.core->enqueue(relayed);
+  } catch (...) { // its mailbox full past its timeout, or it stopped
+    relayed->fail(std::current_exception());
+  }
+}
+
+} // namespace
+
 void relay_calls(std::vector<relay_call>& calls, const std::shared_ptr<queue<reply_batch>>& answers,
-                 const std::string& worker) {
+                 const std::string& worker) noexcept {
   for (auto& call : calls) {
-    const auto found = find_travelled(call.actor);
-    if (call.method.empty()) { // stop(), which nobody waits on
-      if (found.core)
-        found.core->stop();
-      continue;
-    }
-    const auto name = found.core ? *found.core->name() : std::string{"actor"};
-    auto relayed = std::make_shared<relayed_call>(std::move(call), answers, name);
-    if (!found.core) {
-      relayed->fail(std::make_exception_ptr(
-        actor_stopped("the actor " + worker +
-                      " called is gone: every handle to it in its own process was "
-                      "dropped")));
-      continue;
-    }
-    const auto method = relayed->method_key();
-    if (method.rfind(found.type + "#", 0) != 0) {
-      relayed->fail(std::make_exception_ptr(invalid_argument("actor '" + name + "' (" + found.type +
-                                                             ") has no method " + method +
-                                                             ", which " + worker + " called")));
-      continue;
-    }
+    const auto id = call.id;
     try {
-      found.core->enqueue(relayed);
-    } catch (...) { // its mailbox full past its timeout, or it stopped
-      relayed->fail(std::current_exception());
+      relay_one(std::move(call), answers, worker);
+    } catch (...) { // memory ran out, say: the worker still hears, rather than waits for ever
+      auto [type, message] = describe_current_exception();
+      try {
+        reply_batch batch;
+        batch.chunks.push_back({id, std::move(message), std::move(type), {}});
+        answers->put(batch, answer_wait);
+      } catch (...) {
+        report_escaped_exception("relaying a call from " + worker);
+      }
     }
   }
   calls.clear();

@@ -15,8 +15,9 @@
 namespace troupe::detail {
 
 /// Puts each call into its actor's mailbox (waiting for room as any caller would), or answers
-/// at once why it cannot go there. `worker` names where the calls came from.
+/// at once why it cannot go there: every call is answered, whatever fails here. `worker` names
+/// where the calls came from.
 void relay_calls(std::vector<relay_call>& calls, const std::shared_ptr<queue<reply_batch>>& answers,
-                 const std::string& worker);
+                 const std::string& worker) noexcept;
 
 } // namespace troupe::detail
