@@ -37,10 +37,16 @@ bool collective_op::ready() noexcept {
 
 } // namespace detail
 
-bool collective_handle::ready() const noexcept { return op_->ready(); }
+bool collective_handle::ready() const { return op().ready(); }
 
 int collective_handle::wait_for_source(std::optional<std::chrono::milliseconds> timeout) const {
-  return op_->wait(timeout);
+  return op().wait(timeout);
+}
+
+detail::collective_op& collective_handle::op() const {
+  if (!op_)
+    detail::throw_empty_handle("troupe::collective_handle", "a wait");
+  return *op_;
 }
 
 } // namespace troupe

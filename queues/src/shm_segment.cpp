@@ -195,19 +195,30 @@ shm_segment shm_segment::open(const std::string& name) {
   return shm_segment{std::make_shared<segment_mapping>(name, std::move(*object))};
 }
 
-const std::string& shm_segment::name() const noexcept { return mapping_->name; }
-
-std::byte* shm_segment::data() const noexcept {
-  return static_cast<std::byte*>(mapping_->object.base) + detail::header_bytes;
+detail::segment_mapping& shm_segment::mapping() const {
+  if (!mapping_)
+    detail::throw_empty_handle("troupe::shm_segment", "a use");
+  return *mapping_;
 }
 
-std::size_t shm_segment::size() const noexcept { return mapping_->header().payload_bytes; }
+shm_segment shm_segment::share() const {
+  (void)mapping();
+  return shm_segment{mapping_};
+}
 
-std::byte* shm_segment::user_header() const noexcept { return mapping_->header().user; }
+const std::string& shm_segment::name() const { return mapping().name; }
+
+std::byte* shm_segment::data() const {
+  return static_cast<std::byte*>(mapping().object.base) + detail::header_bytes;
+}
+
+std::size_t shm_segment::size() const { return mapping().header().payload_bytes; }
+
+std::byte* shm_segment::user_header() const { return mapping().header().user; }
 
 bool shm_segment::shared_with_others() const {
   using namespace detail;
-  auto& h = mapping_->header();
+  auto& h = mapping().header();
   auto lock = lock_holders(h);
   if (!lock.owns())
     return true; // someone else is using it right now, frozen or not
@@ -219,7 +230,7 @@ bool shm_segment::shared_with_others() const {
 
 void shm_segment::hold_for_queue(const std::string& queue_name, std::uint64_t queue_id) {
   using namespace detail;
-  auto& h = mapping_->header();
+  auto& h = mapping().header();
   auto lock = lock_holders(h);
   if (!lock.owns())
     throw timeout_error("segment " + name() + " stayed locked: a process using it is frozen");
@@ -235,7 +246,7 @@ void shm_segment::hold_for_queue(const std::string& queue_name, std::uint64_t qu
 
 void shm_segment::release_for_queue(const std::string& queue_name, std::uint64_t queue_id) {
   using namespace detail;
-  auto& h = mapping_->header();
+  auto& h = mapping().header();
   // Never the last hold: this process still maps the segment and holds it too. Not released
   // (a frozen holder of the lock), the queue's hold goes when the queue does.
   if (auto lock = lock_holders(h); lock.owns())

@@ -287,6 +287,29 @@ void two_groups_two_threads(troupe::world& world, const troupe::collective_optio
   require(a_ok && b_ok, "two groups from two threads");
 }
 
+/// A group and a handle moved from throw state_error naming their type; the ones moved to work.
+void moved_from(troupe::collective_group& g) {
+  auto kept = std::move(g);
+  // NOLINTBEGIN(bugprone-use-after-move): what this case is about
+  require_throws<troupe::state_error>("an operation on a group moved from",
+                                      "empty troupe::collective_group", [&] { g.barrier(); });
+  require_throws<troupe::state_error>("rank() of a group moved from",
+                                      "empty troupe::collective_group", [&] { (void)g.rank(); });
+  auto handle = kept.barrier_async();
+  auto waited = std::move(handle);
+  require_throws<troupe::state_error>("a wait on a handle moved from",
+                                      "empty troupe::collective_handle", [&] { handle.wait(); });
+  require_throws<troupe::state_error>("ready() on a handle moved from",
+                                      "empty troupe::collective_handle",
+                                      [&] { (void)handle.ready(); });
+  // NOLINTEND(bugprone-use-after-move)
+  waited.wait(10s);
+  g = std::move(kept);
+  std::vector<int> t(3, 1);
+  g.all_reduce(t);
+  require(t == std::vector<int>(3, 3), "the group moved back works");
+}
+
 /// A member that stays but never calls create_collective_group: the others time out, not hang.
 void a_member_that_never_comes(troupe::world& world, const troupe::collective_options& options) {
   if (world.rank() == 2) {
@@ -316,6 +339,7 @@ void run_collective_cases(troupe::world& world, const troupe::collective_options
   gather(g);
   scatter(g);
   barrier(g);
+  moved_from(g);
   every_type(g);
   mismatches(g, options);
   bad_arguments(world, g);

@@ -1,5 +1,6 @@
 // close / join / terminate ordering, use after close, destruction with work in flight, and a
 // runtime that goes away under live pools: the paths where pools usually hang.
+#include "../empty_handle_checks.hpp"
 #include "pool_test_support.hpp"
 
 #include "troupe/pools/thread_pool.hpp"
@@ -7,11 +8,14 @@
 #include <atomic>
 #include <future>
 #include <memory>
+#include <thread>
+#include <vector>
 
 namespace {
 
 using namespace troupe::testing;
 using pool_lifecycle_test = pool_test;
+using troupe::testing::expect_empty_handle_error;
 
 template <class F>
 std::chrono::milliseconds time_of(F&& f) {
@@ -164,6 +168,54 @@ TEST_F(pool_lifecycle_test, a_stream_outliving_its_pool_fails_cleanly) {
   EXPECT_TRUE(closed);
   EXPECT_LT(delivered, 1000);
   stream.reset(); // and destroying it does not hang
+}
+
+TEST_F(pool_lifecycle_test, a_stream_moved_from_throws_state_error_and_the_one_moved_to_reads) {
+  troupe::thread_pool pool{rt, {.workers = 2}};
+  auto stream = pool.imap([](int x) { return x * 2; }, iota(4));
+  auto kept = std::move(stream);
+  // NOLINTBEGIN(bugprone-use-after-move): what this test is about
+  expect_empty_handle_error([&] { (void)stream.next(); }, "troupe::imap_stream");
+  expect_empty_handle_error([&] { (void)stream.next(1s); }, "troupe::imap_stream");
+  expect_empty_handle_error([&] { (void)stream.begin(); }, "troupe::imap_stream");
+  // NOLINTEND(bugprone-use-after-move)
+  std::vector<int> got;
+  for (int y : kept)
+    got.push_back(y);
+  EXPECT_EQ(got, (std::vector<int>{0, 2, 4, 6}));
+}
+
+/// Four threads submit while this one terminates the pool: each submission is refused with
+/// pool_closed or gives a result that ends with its value or pool_closed; none waits for ever.
+TEST_F(pool_lifecycle_test, submissions_from_other_threads_while_the_pool_terminates_end_typed) {
+  troupe::thread_pool pool{rt, {.workers = 2}};
+  std::atomic<int> started{0}, refused{0};
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 4; ++t)
+    submitters.emplace_back([&] {
+      ++started;
+      for (int i = 0; i < 10'000'000; ++i) {
+        try {
+          auto r = pool.apply_async([](int x) { return x; }, i);
+          try {
+            EXPECT_EQ(r.get(10s), i);
+          } catch (const troupe::pool_closed&) {
+            // it was queued when the pool was terminated
+          }
+        } catch (const troupe::pool_closed&) {
+          ++refused;
+          return;
+        }
+      }
+    });
+  while (started.load() < 4)
+    std::this_thread::yield();
+  std::this_thread::sleep_for(5ms);
+  pool.terminate();
+  for (auto& submitter : submitters)
+    submitter.join();
+  EXPECT_EQ(refused.load(), 4) << "each submitter met the terminated pool";
+  pool.join();
 }
 
 TEST(pool_runtime_shutdown, a_runtime_terminates_pools_still_alive_when_it_goes) {

@@ -146,14 +146,20 @@ void release_kept(group_state& group, int rank, const std::string& id) noexcept 
 
 rpc_group::rpc_group(std::shared_ptr<detail::group_state> state) : state_(std::move(state)) {}
 
-const std::string& rpc_group::name() const { return state_->name; }
+const std::shared_ptr<detail::group_state>& rpc_group::state() const {
+  if (!state_)
+    detail::throw_empty_handle("troupe::rpc_group", "a call");
+  return state_;
+}
 
-const std::string& rpc_group::own_name() const { return state_->core->options.name; }
+const std::string& rpc_group::name() const { return state()->name; }
 
-const std::vector<std::string>& rpc_group::members() const { return state_->members; }
+const std::string& rpc_group::own_name() const { return state()->core->options.name; }
+
+const std::vector<std::string>& rpc_group::members() const { return state()->members; }
 
 bool rpc_group::is_member(std::string_view member) const {
-  return std::binary_search(state_->members.begin(), state_->members.end(), member);
+  return std::binary_search(state()->members.begin(), state()->members.end(), member);
 }
 
 void rpc_group::barrier() { meet(std::nullopt); }
@@ -162,28 +168,28 @@ void rpc_group::barrier(std::chrono::milliseconds timeout) {
   try {
     meet(timeout);
   } catch (const timeout_error&) {
-    throw timeout_error("rpc group '" + state_->name +
+    throw timeout_error("rpc group '" + state()->name +
                         "': not every member reached the barrier within " +
                         std::to_string(timeout.count()) + " ms");
   }
 }
 
 void rpc_group::meet(std::optional<std::chrono::milliseconds> timeout) {
-  auto& core = state_->live_core();
+  auto& core = state()->live_core();
   detail::await_call(core.send(
     0,
-    detail::rendezvous_message::make(detail::barrier_rendezvous(state_->name, ++state_->barriers),
-                                     detail::to_wire(serialize(state_->ranks)),
+    detail::rendezvous_message::make(detail::barrier_rendezvous(state()->name, ++state()->barriers),
+                                     detail::to_wire(serialize(state()->ranks)),
                                      static_cast<std::int32_t>(core.options.rank)),
     timeout));
 }
 
 void rpc_group::destroy() {
-  if (state_->destroyed.exchange(true))
+  if (state()->destroyed.exchange(true))
     return;
-  auto& core = *state_->core;
+  auto& core = *state()->core;
   std::lock_guard guard{core.groups_mutex};
-  core.groups.erase(state_->name);
+  core.groups.erase(state()->name);
 }
 
 } // namespace troupe

@@ -295,8 +295,9 @@ struct actor_access;
 template <class T>
 class actor {
 public:
-  /// An empty handle, to be assigned (decoding makes one first); calls through it throw
-  /// state_error.
+  /// An empty handle, to be assigned (decoding makes one first). Calls, tells and saving
+  /// through it (or through a handle moved from) throw state_error; alive() is false, stop()
+  /// does nothing and name() is empty.
   actor() = default;
 
   /// Calls `method` on the actor's object with `args` (converted to its parameters' types); the
@@ -349,12 +350,10 @@ public:
   /// TROUPE_ACTOR does not register, or (when decoded) in a process that cannot reach it.
   template <class Archive>
   void save(Archive& ar) const {
-    auto address = core_ ? core_->address() : std::nullopt;
+    auto address = core().address();
     if (!address) {
-      if constexpr (detail::registered_actor<T>) {
-        if (core_)
-          address = detail::travelled_address(core_, detail::actor_type_key<T>());
-      }
+      if constexpr (detail::registered_actor<T>)
+        address = detail::travelled_address(core_, detail::actor_type_key<T>());
       if (!address)
         detail::cannot_travel(name());
     }
@@ -377,6 +376,13 @@ private:
 
   explicit actor(std::shared_ptr<detail::actor_core> core) : core_(std::move(core)) {}
 
+  /// Where calls go; state_error for an empty handle.
+  detail::actor_core& core() const {
+    if (!core_)
+      detail::throw_empty_handle("troupe::actor", "a call, tell or save");
+    return *core_;
+  }
+
   template <class Method, class... Args>
   auto ask(bool idempotent, Method method, Args&&... args) const {
     using result_type = typename detail::method_traits<Method>::result;
@@ -392,10 +398,11 @@ private:
        Args&&... args) const {
     static_assert(std::is_constructible_v<typename detail::method_traits<Method>::args, Args&&...>,
                   "these arguments do not convert to the method's parameters");
+    auto& to = core();
     auto call = std::make_shared<detail::typed_actor_call<T, Method>>(
-      method, std::move(result), core_->name(), std::forward<Args>(args)...);
+      method, std::move(result), to.name(), std::forward<Args>(args)...);
     call->idempotent = idempotent;
-    core_->enqueue(std::move(call));
+    to.enqueue(std::move(call));
   }
 
   std::shared_ptr<detail::actor_core> core_;

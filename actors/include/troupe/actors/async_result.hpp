@@ -8,7 +8,8 @@
 //
 // `get()` rethrows the task's own exception. Like std::future, an async_result is move-only;
 // `get()` on an lvalue may be called repeatedly and returns a reference, `get()` on an rvalue
-// (`std::move(r).get()`, or straight off `map_async(...)`) moves the value out.
+// (`std::move(r).get()`, or straight off `map_async(...)`) moves the value out. A result moved
+// from throws troupe::state_error when used.
 #pragma once
 
 #include "troupe/actors/error.hpp"
@@ -186,28 +187,28 @@ public:
     : state_(std::move(state)) {}
 
   /// True once the work has finished, successfully or not.
-  bool ready() const { return state_->ready(); }
+  bool ready() const { return state().ready(); }
 
   /// Whether the work succeeded. Throws troupe::state_error if it has not finished yet.
-  bool successful() const { return state_->successful(); }
+  bool successful() const { return state().successful(); }
 
-  void wait() const { state_->wait(); }
+  void wait() const { state().wait(); }
 
   /// Waits at most `timeout`; true if the result is ready.
   template <class Rep, class Period>
   bool wait(std::chrono::duration<Rep, Period> timeout) const {
-    return state_->wait_until(deadline_after(timeout));
+    return state().wait_until(deadline_after(timeout));
   }
 
   /// The value (a reference for non-void R), or the task's exception rethrown.
   decltype(auto) get() const& {
-    state_->wait();
+    state().wait();
     return value_ref();
   }
 
   /// Moves the value out of the result.
   R get() && {
-    state_->wait();
+    state().wait();
     return take();
   }
 
@@ -228,21 +229,21 @@ public:
   /// Calls `callback` with the value when the work succeeds: on the worker that finishes it, or
   /// right away on this thread if it already has. Exceptions from it are reported on stderr.
   async_result& on_result(detail::value_callback<R> callback) & {
-    state_->on_value(std::move(callback));
+    state().on_value(std::move(callback));
     return *this;
   }
   async_result on_result(detail::value_callback<R> callback) && {
-    state_->on_value(std::move(callback));
+    state().on_value(std::move(callback));
     return std::move(*this);
   }
 
   /// Calls `callback` with the exception when the work fails (same threads as on_result).
   async_result& on_error(std::function<void(std::exception_ptr)> callback) & {
-    state_->on_error(std::move(callback));
+    state().on_error(std::move(callback));
     return *this;
   }
   async_result on_error(std::function<void(std::exception_ptr)> callback) && {
-    state_->on_error(std::move(callback));
+    state().on_error(std::move(callback));
     return std::move(*this);
   }
 
@@ -256,7 +257,7 @@ private:
 
   template <class Rep, class Period>
   void wait_or_throw(std::chrono::duration<Rep, Period> timeout) const {
-    if (!state_->wait_until(deadline_after(timeout)))
+    if (!state().wait_until(deadline_after(timeout)))
       throw timeout_error(
         "result not ready after " +
         std::to_string(std::chrono::duration<double, std::milli>(timeout).count()) + " ms");
@@ -264,16 +265,23 @@ private:
 
   decltype(auto) value_ref() const {
     if constexpr (std::is_void_v<R>)
-      state_->value();
+      state().value();
     else
-      return static_cast<const R&>(state_->value());
+      return static_cast<const R&>(state().value());
   }
 
   R take() const {
     if constexpr (std::is_void_v<R>)
-      state_->value();
+      state().value();
     else
-      return std::move(state_->value());
+      return std::move(state().value());
+  }
+
+  /// The shared state; state_error for a result moved from.
+  detail::result_state<R>& state() const {
+    if (!state_)
+      detail::throw_empty_handle("troupe::async_result", "a wait, get or callback");
+    return *state_;
   }
 
   std::shared_ptr<detail::result_state<R>> state_;

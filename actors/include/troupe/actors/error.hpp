@@ -39,10 +39,17 @@ class invalid_argument : public detail::error_base<std::invalid_argument> {
   using error_base::error_base;
 };
 
-/// A call that is not allowed in the object's current state (`join()` on a running pool, ...).
+/// A call that is not allowed in the object's current state (`join()` on a running pool, a call
+/// through an empty or moved-from handle, ...).
 class state_error : public detail::error_base<std::logic_error> {
   using error_base::error_base;
 };
+
+namespace detail {
+/// What a handle that holds nothing (default-constructed or moved from) throws when it is used:
+/// state_error saying "<use> on an empty <type> (default-constructed or moved from)".
+[[noreturn]] void throw_empty_handle(const char* type, const char* use);
+} // namespace detail
 
 /// A wait ran out of time; the awaited result stays retrievable later.
 class timeout_error : public detail::error_base<std::runtime_error> {

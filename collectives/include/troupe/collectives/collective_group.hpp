@@ -216,6 +216,8 @@ private:
   /// source rank for a receive.
   int run(detail::collective_call call);
   collective_handle start(detail::collective_call call);
+  /// The group's core; state_error for a group moved from.
+  detail::collective_core& core() const;
 
   std::shared_ptr<detail::collective_core> core_;
 };

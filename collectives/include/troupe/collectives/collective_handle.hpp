@@ -34,13 +34,16 @@ public:
     wait_for_source(std::chrono::ceil<std::chrono::milliseconds>(timeout));
   }
   /// True once the operation has finished, well or not.
-  bool ready() const noexcept;
+  bool ready() const;
 
 protected:
   /// The source rank for a receive; -1 otherwise.
   int wait_for_source(std::optional<std::chrono::milliseconds> timeout) const;
 
 private:
+  /// The operation; state_error for a handle moved from.
+  detail::collective_op& op() const;
+
   std::shared_ptr<detail::collective_op> op_;
 };
 

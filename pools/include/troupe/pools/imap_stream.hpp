@@ -11,7 +11,8 @@
 // The input is read as the stream goes, never more than a window of items ahead of the consumer:
 // an input range, a view or a generator is pulled on the consumer's thread as it reads (so an
 // endless one is fine), and an lvalue input range is read in place and must outlive the stream
-// (like a view). Items pulled after the pool was closed fail with troupe::pool_closed.
+// (like a view). Items pulled after the pool was closed fail with troupe::pool_closed. A stream
+// moved from throws troupe::state_error when read.
 #pragma once
 
 #include "troupe/pools/detail/imap_job.hpp"
@@ -39,13 +40,13 @@ public:
   }
 
   /// The next result, or nullopt when the stream is exhausted.
-  std::optional<R> next() { return source_->next(std::nullopt); }
+  std::optional<R> next() { return source().next(std::nullopt); }
 
   /// As next(), but throws troupe::timeout_error if no result arrives within `timeout`; the
   /// stream stays usable.
   template <class Rep, class Period>
   std::optional<R> next(std::chrono::duration<Rep, Period> timeout) {
-    return source_->next(std::chrono::steady_clock::now() +
+    return source().next(std::chrono::steady_clock::now() +
                          std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
   }
 
@@ -83,6 +84,13 @@ public:
   std::default_sentinel_t end() const noexcept { return {}; }
 
 private:
+  /// The results' source; state_error for a stream moved from.
+  detail::imap_source<R>& source() {
+    if (!source_)
+      detail::throw_empty_handle("troupe::imap_stream", "reading");
+    return *source_;
+  }
+
   std::shared_ptr<detail::imap_source<R>> source_;
   std::shared_ptr<detail::pool_core> core_;
   std::optional<R> current_;

@@ -16,6 +16,7 @@
 //
 // A process killed anywhere inside put or get never blocks the others; the queue, its
 // segments and their memory are freed when their last holder is gone (see shm_segment.hpp).
+// A handle moved from throws troupe::state_error when used.
 #pragma once
 
 #include "troupe/actors/error.hpp"
@@ -99,28 +100,28 @@ public:
   /// reader hands each message to another thread of its process: on a machine with few cores
   /// the reader's watching takes the core that thread needs (troupe's own inboxes between world
   /// members, where a local rpc_sync took 65-100 us with it and 10-25 us without, on 2 cores).
-  void spin_while_waiting(bool on) noexcept { core_->spin_while_waiting(on); }
+  void spin_while_waiting(bool on) { core().spin_while_waiting(on); }
 
   /// No more puts; receivers drain what is left, then get queue_closed.
-  void close() { core_->close(); }
-  bool closed() const { return core_->closed(); }
+  void close() { core().close(); }
+  bool closed() const { return core().closed(); }
 
   /// Messages in the queue now (approximate: others may be putting and getting).
-  std::size_t size() const { return core_->size(); }
+  std::size_t size() const { return core().size(); }
 
   /// Removes the queue's name (the creator's job); processes that have it open keep working.
-  void unlink() { core_->unlink(); }
+  void unlink() { core().unlink(); }
 
-  const std::string& name() const noexcept { return core_->name(); }
+  const std::string& name() const { return core().name(); }
 
   /// The largest message the queue takes (as its creator set max_message_bytes; 0: no limit).
-  std::size_t max_message_bytes() const noexcept { return core_->options().max_message_bytes; }
+  std::size_t max_message_bytes() const { return core().options().max_message_bytes; }
 
   /// For values encoded apart from put and get (troupe's process pools and world channels put
   /// bytes they encoded themselves): the store that carries their large tensors through this
   /// queue's shared-memory segments. Made active (detail::tensor_store_scope) while such a value
   /// is encoded or decoded, its tensors travel as they would inside a put or a get.
-  detail::segment_store tensor_segments() { return detail::segment_store{*core_}; }
+  detail::segment_store tensor_segments() { return detail::segment_store{core()}; }
 
 private:
   queue(const std::string& name, mode how, const queue_options& options)
@@ -135,7 +136,7 @@ private:
 
   bool send(const T& value, detail::deadline until,
             const std::function<bool()>& keep_waiting = {}) {
-    detail::segment_store store{*core_};
+    detail::segment_store store{core()};
     std::vector<std::byte> message;
     {
       detail::tensor_store_scope scope{store};
@@ -143,7 +144,7 @@ private:
     }
     try {
       store.hold_for_queue(); // may fail part way (a frozen holder): what it held goes back
-      if (core_->put(message, until, keep_waiting))
+      if (core().put(message, until, keep_waiting))
         return true;
     } catch (...) {
       store.release_for_queue();
@@ -161,13 +162,20 @@ private:
   }
 
   bool receive_into(T& value, detail::deadline until) {
-    auto message = core_->get(until);
+    auto message = core().get(until);
     if (!message)
       return false;
-    detail::segment_store store{*core_};
+    detail::segment_store store{core()};
     detail::tensor_store_scope scope{store};
     deserialize_into(*message, value);
     return true;
+  }
+
+  /// The queue; state_error for a handle moved from.
+  detail::byte_queue& core() const {
+    if (!core_)
+      detail::throw_empty_handle("troupe::queue", "a put, get or query");
+    return *core_;
   }
 
   std::unique_ptr<detail::byte_queue> core_;

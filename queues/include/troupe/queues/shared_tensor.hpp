@@ -7,8 +7,9 @@
 //   q.put(frame);                                            // a handle travels, not the bytes
 //   // receiver: auto f = q.get(); f.view() ... same memory, any size, microseconds
 //
-// Copies of a shared_tensor share the memory (like a shared_ptr). The memory is freed when the
-// last holder, in any process, drops it, or has died (see shm_segment.hpp).
+// Copies of a shared_tensor share the memory (like a shared_ptr); a tensor moved from is left
+// empty. The memory is freed when the last holder, in any process, drops it, or has died (see
+// shm_segment.hpp).
 //
 // Each shared_tensor is a segment of its own, made and mapped with system calls: worth it from
 // about a megabyte (1 MiB: twice copy mode's rate here), not for small tensors (1 KiB: some
@@ -29,6 +30,7 @@
 #include <numeric>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace troupe {
@@ -40,7 +42,9 @@ public:
   using value_type = T;
   using shape_type = std::vector<std::size_t>;
 
-  /// An empty, unallocated tensor (what a receiver default-constructs before decoding).
+  /// An empty, unallocated tensor (what a receiver default-constructs before decoding): no
+  /// shape, size() 0, data() null; view() and segment() throw state_error, as they do on a
+  /// tensor moved from, which is left empty.
   shared_tensor() = default;
 
   /// A new zero-filled tensor of `shape` in its own segment, held by this process.
@@ -49,17 +53,35 @@ public:
     std::memset(segment_->data(), 0, segment_->size());
   }
 
+  shared_tensor(const shared_tensor&) = default;
+  shared_tensor& operator=(const shared_tensor&) = default;
+  shared_tensor(shared_tensor&& other) noexcept
+    : shape_(std::exchange(other.shape_, {})), segment_(std::exchange(other.segment_, {})) {}
+  shared_tensor& operator=(shared_tensor&& other) noexcept {
+    shape_ = std::exchange(other.shape_, {});
+    segment_ = std::exchange(other.segment_, {});
+    return *this;
+  }
+
   const shape_type& shape() const noexcept { return shape_; }
   std::size_t size() const noexcept {
+    if (!segment_)
+      return 0;
     return std::accumulate(shape_.begin(), shape_.end(), std::size_t{1}, std::multiplies<>{});
   }
   T* data() const noexcept { return segment_ ? reinterpret_cast<T*>(segment_->data()) : nullptr; }
 
   /// An xtensor view over the shared memory (row-major).
-  auto view() const { return xt::adapt(data(), size(), xt::no_ownership(), shape_); }
+  auto view() const {
+    return xt::adapt(reinterpret_cast<T*>(segment().data()), size(), xt::no_ownership(), shape_);
+  }
 
   /// The segment holding the elements.
-  const shm_segment& segment() const { return *segment_; }
+  const shm_segment& segment() const {
+    if (!segment_)
+      detail::throw_empty_handle("troupe::shared_tensor", "a view of its memory");
+    return *segment_;
+  }
 
   template <class Archive>
   void save(Archive& ar) const {

@@ -35,12 +35,13 @@ public:
   /// if it does not exist, serialization_error if it is not a troupe segment.
   static shm_segment open(const std::string& name);
 
-  const std::string& name() const noexcept;
-  std::byte* data() const noexcept;
-  std::size_t size() const noexcept;
+  /// These, and everything below, throw troupe::state_error on a segment moved from.
+  const std::string& name() const;
+  std::byte* data() const;
+  std::size_t size() const;
 
   /// A second handle to the same mapping (no new hold).
-  shm_segment share() const { return shm_segment{mapping_}; }
+  shm_segment share() const;
 
   /// Whether anyone but this process (another process, a queue) holds the segment.
   bool shared_with_others() const;
@@ -53,12 +54,14 @@ public:
   void release_for_queue(const std::string& queue_name, std::uint64_t queue_id);
 
   // Metadata slots a user of the segment (shared_tensor) keeps in its header.
-  std::byte* user_header() const noexcept;
+  std::byte* user_header() const;
   static constexpr std::size_t user_header_bytes = 512;
 
 private:
   explicit shm_segment(std::shared_ptr<detail::segment_mapping> mapping)
     : mapping_(std::move(mapping)) {}
+  /// The mapping; state_error for a segment moved from.
+  detail::segment_mapping& mapping() const;
   std::shared_ptr<detail::segment_mapping> mapping_;
 };
 

@@ -6,7 +6,8 @@
 //   counter.rpc_sync(add_to_tally, 5);                // runs add_to_tally(tally&, 5) on "a"
 //
 // Copies share the value; the member that keeps an outcome of remote() forgets it when the last
-// copy here is destroyed. A paired value stays until its member unpairs it.
+// copy here is destroyed. A paired value stays until its member unpairs it. A reference moved
+// from throws troupe::state_error when used.
 #pragma once
 
 #include "troupe/world/detail/group_calls.hpp"
@@ -21,7 +22,7 @@ template <class T>
 class remote_ref {
 public:
   /// The member the value lives on.
-  const std::string& owner() const noexcept { return place_->owner_name; }
+  const std::string& owner() const { return where().owner_name; }
 
   /// A copy of the value, fetched from its member (its exception, if the call that made it
   /// threw). peer_lost if that member is gone.
@@ -75,12 +76,12 @@ public:
 private:
   T fetched(std::optional<std::chrono::milliseconds> timeout) const {
     detail::call_request request{
-      detail::call_kind::fetch, place_->key, {}, detail::type_name<T>(), {}};
+      detail::call_kind::fetch, where().key, {}, detail::type_name<T>(), {}};
     auto payload = detail::await_call(
-      detail::start_call(*place_->group, place_->owner, std::move(request), timeout));
-    if (place_->paired)
+      detail::start_call(*where().group, where().owner, std::move(request), timeout));
+    if (where().paired)
       return deserialize<T>(detail::as_bytes(payload));
-    return detail::decode_outcome<T>(detail::as_bytes(payload), place_->owner_name);
+    return detail::decode_outcome<T>(detail::as_bytes(payload), where().owner_name);
   }
 
   template <class F, class... A>
@@ -92,11 +93,18 @@ private:
                   "the task's first parameter is not this reference's value type");
     using R = std::remove_cvref_t<typename detail::callable_traits<F>::result>;
     detail::call_request request{
-      detail::call_kind::on_value, place_->key, t.name, detail::type_name<T>(), {}, [&] {
+      detail::call_kind::on_value, where().key, t.name, detail::type_name<T>(), {}, [&] {
         return detail::encode_arguments<detail::context_task_args<F>>(std::forward<A>(args)...);
       }};
-    return detail::typed_call<R>(*place_->group, place_->owner, std::move(request), timeout,
-                                 place_->owner_name);
+    return detail::typed_call<R>(*where().group, where().owner, std::move(request), timeout,
+                                 where().owner_name);
+  }
+
+  /// Where the value is; state_error for a reference moved from.
+  const place& where() const {
+    if (!place_)
+      detail::throw_empty_handle("troupe::remote_ref", "a fetch or call");
+    return *place_;
   }
 
   std::shared_ptr<place> place_;

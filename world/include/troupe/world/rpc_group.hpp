@@ -82,14 +82,14 @@ public:
   template <class F, class... A>
   remote_ref<result_of<F>> remote(std::string_view to, const task<F>& t, A&&... args) {
     return keep<result_of<F>>(
-      detail::member_rank(*state_, to),
+      detail::member_rank(*state(), to),
       {detail::call_kind::keep, {}, t.name, {}, encode<F>(std::forward<A>(args)...)}, std::nullopt);
   }
   template <class Rep, class Period, class F, class... A>
   remote_ref<result_of<F>> remote(std::string_view to, std::chrono::duration<Rep, Period> timeout,
                                   const task<F>& t, A&&... args) {
     return keep<result_of<F>>(
-      detail::member_rank(*state_, to),
+      detail::member_rank(*state(), to),
       {detail::call_kind::keep, {}, t.name, {}, encode<F>(std::forward<A>(args)...)},
       std::chrono::ceil<std::chrono::milliseconds>(timeout));
   }
@@ -99,22 +99,22 @@ public:
   template <class T>
   void pair(const std::string& key, T value) {
     auto object = std::make_shared<T>(std::move(value));
-    detail::pair_value(*state_, key,
+    detail::pair_value(*state(), key,
                        {object, detail::type_name<T>(), [object] { return serialize(*object); }});
   }
   /// Withdraws a value this member paired; key_error if it did not pair `key`.
   void unpair(const std::string& key) {
-    detail::remove_key(*state_, detail::key_table::paired, key);
+    detail::remove_key(*state(), detail::key_table::paired, key);
   }
   bool is_paired(const std::string& key) {
-    return detail::has_key(*state_, detail::key_table::paired, key);
+    return detail::has_key(*state(), detail::key_table::paired, key);
   }
   /// The value paired under `key`, wherever it is; key_error if no member paired it.
   template <class T>
   remote_ref<T> get_paired(const std::string& key) {
-    const int owner = detail::find_owner(*state_, detail::key_table::paired, key);
+    const int owner = detail::find_owner(*state(), detail::key_table::paired, key);
     return remote_ref<T>{std::make_shared<typename remote_ref<T>::place>(
-      state_, owner, detail::member_label(*state_, owner), key, true)};
+      state(), owner, detail::member_label(*state(), owner), key, true)};
   }
 
   /// Offers `service(args...)` to the group under `key`; it runs here. Callers pass arguments of
@@ -123,15 +123,16 @@ public:
   void register_service(const std::string& key, F service) {
     static_assert(detail::non_generic_callable<F>,
                   "a service needs concrete parameter types (no `auto`)");
-    detail::register_service(*state_, key, [f = std::move(service)](std::span<const std::byte> in) {
-      return detail::invoke_chunk<detail::task_args<F>>(f, in);
-    });
+    detail::register_service(*state(), key,
+                             [f = std::move(service)](std::span<const std::byte> in) {
+                               return detail::invoke_chunk<detail::task_args<F>>(f, in);
+                             });
   }
   void deregister(const std::string& key) {
-    detail::remove_key(*state_, detail::key_table::services, key);
+    detail::remove_key(*state(), detail::key_table::services, key);
   }
   bool is_registered(const std::string& key) {
-    return detail::has_key(*state_, detail::key_table::services, key);
+    return detail::has_key(*state(), detail::key_table::services, key);
   }
 
   /// Calls the service registered under `key`, on the member that registered it. A duration
@@ -154,7 +155,7 @@ public:
   template <class R, class... A>
   remote_ref<R> registered_remote(const std::string& key, A&&... args) {
     return keep<R>(
-      detail::service_owner(*state_, key),
+      detail::service_owner(*state(), key),
       {detail::call_kind::keep, key, {}, {}, service_arguments(std::forward<A>(args)...)},
       std::nullopt);
   }
@@ -162,7 +163,7 @@ public:
   remote_ref<R> registered_remote(const std::string& key,
                                   std::chrono::duration<Rep, Period> timeout, A&&... args) {
     return keep<R>(
-      detail::service_owner(*state_, key),
+      detail::service_owner(*state(), key),
       {detail::call_kind::keep, key, {}, {}, service_arguments(std::forward<A>(args)...)},
       std::chrono::ceil<std::chrono::milliseconds>(timeout));
   }
@@ -176,13 +177,13 @@ public:
   /// there fail with worker_lost; others' handles find it again by name).
   template <class T, class... A>
   troupe::actor<T> spawn(std::string_view member, actor_options options, A&&... args) {
-    return spawn_at<T>(detail::member_rank(*state_, member), std::move(options),
+    return spawn_at<T>(detail::member_rank(*state(), member), std::move(options),
                        std::forward<A>(args)...);
   }
   /// The same, on the member that runs the fewest actors (asking each).
   template <class T, class... A>
   troupe::actor<T> spawn(least_loaded_t, actor_options options, A&&... args) {
-    return spawn_at<T>(detail::least_loaded_member(*state_), std::move(options),
+    return spawn_at<T>(detail::least_loaded_member(*state()), std::move(options),
                        std::forward<A>(args)...);
   }
   /// The same, on the member that offers `where.name` (world_options::devices); the device's
@@ -190,11 +191,11 @@ public:
   /// of the group offers it. A restart goes to the next member, as for any spawned actor.
   template <class T, class... A>
   troupe::actor<T> spawn(const on_device& where, actor_options options, A&&... args) {
-    return spawn_at<T>(detail::device_member(*state_, where.name), std::move(options),
+    return spawn_at<T>(detail::device_member(*state(), where.name), std::move(options),
                        std::forward<A>(args)...);
   }
   /// Every device the members offer (world_options::devices), as "device@member", sorted.
-  std::vector<std::string> devices() const { return detail::group_devices(*state_); }
+  std::vector<std::string> devices() const { return detail::group_devices(*state()); }
   /// The actor named `name` in this group, wherever it runs; key_error if there is none,
   /// invalid_argument if it is no T.
   template <class T>
@@ -202,7 +203,7 @@ public:
     static_assert(detail::registered_actor<T>, "register the actor type with TROUPE_ACTOR");
     if constexpr (detail::registered_actor<T>)
       return detail::actor_access::make<T>(
-        detail::find_actor(state_, name, detail::actor_type_key<T>()));
+        detail::find_actor(state(), name, detail::actor_type_key<T>()));
   }
 
   /// Returns when every member has called barrier() as often as this call makes it here: the
@@ -228,7 +229,7 @@ private:
                   "TROUPE_ACTOR(type, constructor parameters, methods...)");
     if constexpr (detail::registered_actor<T>)
       return detail::actor_access::make<T>(
-        detail::spawn_on_member(state_, rank, std::move(options), detail::actor_type_key<T>(),
+        detail::spawn_on_member(state(), rank, std::move(options), detail::actor_type_key<T>(),
                                 detail::encode_constructor<T>(std::forward<A>(args)...)));
   }
 
@@ -246,37 +247,40 @@ private:
   template <class R>
   remote_ref<R> keep(int rank, detail::call_request request,
                      std::optional<std::chrono::milliseconds> timeout) {
-    auto id = detail::await_call(detail::start_call(*state_, rank, std::move(request), timeout));
+    auto id = detail::await_call(detail::start_call(*state(), rank, std::move(request), timeout));
     return remote_ref<R>{std::make_shared<typename remote_ref<R>::place>(
-      state_, rank, detail::member_label(*state_, rank),
+      state(), rank, detail::member_label(*state(), rank),
       deserialize<std::string>(detail::as_bytes(id)), false)};
   }
 
   template <class R, class... A>
   async_result<R> call_service(const std::string& key,
                                std::optional<std::chrono::milliseconds> timeout, A&&... args) {
-    const int owner = detail::service_owner(*state_, key);
+    const int owner = detail::service_owner(*state(), key);
     detail::call_request request{detail::call_kind::service, key, {}, {}, {}, [&] {
                                    return service_arguments(std::forward<A>(args)...);
                                  }};
-    return detail::typed_call<R>(*state_, owner, std::move(request), timeout,
-                                 detail::member_label(*state_, owner));
+    return detail::typed_call<R>(*state(), owner, std::move(request), timeout,
+                                 detail::member_label(*state(), owner));
   }
 
   template <class F, class... A>
   async_result<result_of<F>> call_task(std::string_view to,
                                        std::optional<std::chrono::milliseconds> timeout,
                                        const task<F>& t, A&&... args) {
-    const int rank = detail::member_rank(*state_, to);
+    const int rank = detail::member_rank(*state(), to);
     detail::call_request request{detail::call_kind::task,
                                  {},
                                  t.name,
                                  {},
                                  {},
                                  [&] { return encode<F>(std::forward<A>(args)...); }};
-    return detail::typed_call<result_of<F>>(*state_, rank, std::move(request), timeout,
-                                            detail::member_label(*state_, rank));
+    return detail::typed_call<result_of<F>>(*state(), rank, std::move(request), timeout,
+                                            detail::member_label(*state(), rank));
   }
+
+  /// The group's state; state_error for a group moved from.
+  const std::shared_ptr<detail::group_state>& state() const;
 
   std::shared_ptr<detail::group_state> state_;
 };
