@@ -28,6 +28,14 @@ using troupe::testing::tally;
 TROUPE_TASK(add_through,
             [](troupe::actor<tally> a, int k) { return a.call(&tally::add, k).get(); });
 
+/// An actor of another type, for lookups that name the wrong one.
+struct echo {
+  explicit echo(std::string said) : said(std::move(said)) {}
+  std::string say() const { return said; }
+  std::string said;
+};
+TROUPE_ACTOR(echo, std::string, &echo::say);
+
 } // namespace
 
 namespace troupe::testing {
@@ -164,6 +172,51 @@ TEST_P(world_actors, StopFinishesTheRunningCallFailsTheRestAndFreesTheName) {
   }));
   auto again = group->spawn<tally>("0", {.name = "stopping"}, 7);
   EXPECT_EQ(again.call(&tally::get).get(10s), 7);
+}
+
+TEST_P(world_actors, ALookupThatNamesAnotherTypeIsInvalidArgumentNamingBoth) {
+  auto a = group->spawn<tally>("2", {.name = "typed"}, 1);
+  try {
+    (void)group->actor<echo>("typed");
+    FAIL() << "expected invalid_argument";
+  } catch (const troupe::invalid_argument& e) {
+    const std::string said = e.what();
+    EXPECT_NE(said.find("'typed'"), std::string::npos) << said;
+    EXPECT_NE(said.find(troupe::detail::actor_type_key<tally>()), std::string::npos) << said;
+    EXPECT_NE(said.find(troupe::detail::actor_type_key<echo>()), std::string::npos) << said;
+  }
+  EXPECT_EQ(group->actor<tally>("typed").call(&tally::get).get(10s), 1);
+}
+
+/// A lookup racing with stop() finds the actor (whose calls then run or fail with
+/// actor_stopped) or fails with key_error, whichever member answers it: rank 0, whose table may
+/// still name the member, or the member, which stopped it a moment ago.
+TEST_P(world_actors, ALookupRacingWithStopFindsTheActorOrSaysKeyError) {
+  for (int round = 0; round < 12; ++round) {
+    const auto name = "racing-" + std::to_string(round);
+    auto a = group->spawn<tally>(round % 2 ? "2" : "0", {.name = name}, round);
+    auto lookups = std::async(std::launch::async, [&]() -> std::string {
+      for (;;) {
+        try {
+          auto found = group->actor<tally>(name);
+          try {
+            EXPECT_EQ(found.call(&tally::get).get(10s), round);
+          } catch (const troupe::actor_stopped&) {
+            // found before the stop: the call came after it
+          }
+        } catch (const troupe::key_error&) {
+          return {};
+        } catch (const std::exception& e) {
+          return std::string{typeid(e).name()} + ": " + e.what();
+        }
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds{round % 4});
+    a.stop();
+    ASSERT_EQ(lookups.wait_for(30s), std::future_status::ready);
+    EXPECT_EQ(lookups.get(), "") << "round " << round;
+    expect_ends_saying(a, &tally::get, "stop() was called");
+  }
 }
 
 TEST_P(world_actors, TheLeastLoadedMemberGetsTheNextActor) {

@@ -7,6 +7,7 @@
 #include "troupe/actors/serialization.hpp"
 
 #include <thread>
+#include <type_traits>
 
 namespace troupe::detail {
 
@@ -132,6 +133,19 @@ bytes outcome_of(V value) {
   return serialize(outcome);
 }
 
+/// Runs `make` and answers with what it returns or throws (a constructor's exception goes back as
+/// itself), both encoded as an outcome of the type it returns, which is what the asker decodes:
+/// a failure encoded for another type would reach the asker as a serialization_error.
+template <class Make>
+served answer_of(Make&& make) {
+  using value = std::invoke_result_t<Make&>;
+  try {
+    return {reply_status::ok, {}, outcome_of(make())};
+  } catch (...) {
+    return {reply_status::ok, {}, failed_as<value>(std::current_exception())};
+  }
+}
+
 } // namespace
 
 served world_core::run_actor_call(const std::string& group, incoming_call& request,
@@ -139,7 +153,7 @@ served world_core::run_actor_call(const std::string& group, incoming_call& reque
   switch (request.kind) {
   case call_kind::actor_spawn: {
     const auto spawn = deserialize<actor_spawn_request>(from_wire(request.payload));
-    try {
+    return answer_of([&] {
       const auto incarnation = actors.spawn(group, request.key, request.name, spawn);
       try {
         claim_actor_name(group, request.key, spawn.replaces);
@@ -147,17 +161,11 @@ served world_core::run_actor_call(const std::string& group, incoming_call& reque
         actors.stop(group, request.key, incarnation);
         throw;
       }
-      return {reply_status::ok, {}, outcome_of(incarnation)};
-    } catch (...) { // the constructor's exception goes back as itself
-      return {reply_status::ok, {}, failed_as<std::uint64_t>(std::current_exception())};
-    }
+      return incarnation;
+    });
   }
   case call_kind::actor_resolve:
-    try {
-      return {reply_status::ok, {}, outcome_of(actors.resolve(group, request.key, request.name))};
-    } catch (...) {
-      return {reply_status::ok, {}, failed_as<std::uint64_t>(std::current_exception())};
-    }
+    return answer_of([&] { return actors.resolve(group, request.key, request.name); });
   case call_kind::actor_call:
     actors.call(group, request.key, request.name, request.from,
                 deserialize<actor_call_envelope>(from_wire(request.payload)),
