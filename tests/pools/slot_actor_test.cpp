@@ -130,12 +130,25 @@ TEST_F(slot_actor_test, WithoutRestartsTheSlotsDeathEndsTheActorAndNothingHangs)
 }
 
 TEST_F(slot_actor_test, ClosingThePoolStopsItsActorsSayingSo) {
-  auto a = procs.spawn<tally>(troupe::in_slot{0}, {.restart = {.max_restarts = 5}}, 1);
-  EXPECT_EQ(a.call(&tally::get).get(10s), 1);
+  // One that may restart and one that may not: closing is no loss, so neither is told its
+  // process was lost.
+  auto restartable = procs.spawn<tally>(troupe::in_slot{0}, {.restart = {.max_restarts = 5}}, 1);
+  auto unrestarted = procs.spawn<tally>(troupe::in_slot{1}, {.name = "once"}, 2);
+  EXPECT_EQ(restartable.call(&tally::get).get(10s), 1);
+  EXPECT_EQ(unrestarted.call(&tally::get).get(10s), 2);
   procs.close();
   procs.join();
-  expect_ends_saying(a, &tally::get, "the pool was closed");
+  expect_ends_saying(restartable, &tally::get, "the pool was closed");
+  expect_ends_saying(unrestarted, &tally::get, "the pool was closed");
   EXPECT_THROW((void)procs.spawn<tally>(troupe::in_slot{0}, 1), troupe::pool_closed);
+}
+
+TEST_F(slot_actor_test, TerminatingThePoolStopsItsActorsSayingSo) {
+  auto a = procs.spawn<tally>(troupe::in_slot{1}, {.name = "cut short"}, 3);
+  EXPECT_EQ(a.call(&tally::get).get(10s), 3);
+  procs.terminate();
+  procs.join();
+  expect_ends_saying(a, &tally::get, "the pool was terminated");
 }
 
 TEST_F(slot_actor_test, ASlotThePoolsProcessesDoNotHaveIsRefused) {

@@ -266,9 +266,27 @@ private:
     guard.lock();
   }
 
+  /// The worker's owner ended it (the pool closed): the actor stops saying so, as stop() does,
+  /// and the call it was running fails with actor_stopped.
+  void ended(const std::string& why, std::unique_lock<std::mutex>& guard) {
+    link_->kill();
+    settlements failed;
+    if (ending_ != ending::shutdown)
+      ending_ = ending::stop;
+    stop_taking_calls(why, failed);
+    if (auto call = std::move(running_))
+      failed.emplace_back(std::move(call), stopped_error_locked(true));
+    guard.unlock();
+    bound_.wake_all();
+    settle_all(failed);
+    guard.lock();
+  }
+
   /// The worker died, froze or sent garbage: its call fails or goes again, and a new worker
-  /// starts if the policy allows (else the actor is gone).
+  /// starts if the policy allows (else the actor is gone). A worker its owner ended is no loss.
   void lost(std::unique_lock<std::mutex>& guard) {
+    if (auto why = link_->ended_by_owner(); !why.empty())
+      return ended(why, guard);
     const auto why = link_->lost_reason();
     link_->kill();
     settlements failed;

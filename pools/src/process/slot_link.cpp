@@ -55,6 +55,8 @@ bool slot_link::alive() {
   return still.empty() || lost(std::move(still));
 }
 
+std::string slot_link::ended_by_owner() const { return placements_->closed_reason(); }
+
 void slot_link::kill() {
   if (lost_reason_.empty())
     lost_reason_ = "was stopped by its host";

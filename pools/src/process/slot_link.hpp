@@ -25,6 +25,8 @@ public:
   slot_link& operator=(const slot_link&) = delete;
 
   bool alive() override;
+  /// Once the pool is closing or terminated: its processes end, and its actors with them.
+  std::string ended_by_owner() const override;
   /// Ends the actor's thread (it takes no more calls); the process is the pool's and goes on.
   void kill() override;
 

@@ -63,6 +63,11 @@ std::vector<actor_channel> slot_placements::take(std::size_t slot, pid_t pid) {
   return taken;
 }
 
+std::string slot_placements::closed_reason() const {
+  std::lock_guard guard{mutex_};
+  return closed_;
+}
+
 void slot_placements::close(std::string why) {
   {
     std::lock_guard guard{mutex_};

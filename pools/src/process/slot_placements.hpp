@@ -38,6 +38,8 @@ public:
   /// The pool is closing: no more actors are placed (`why` says so to those that try), and the
   /// pool is asked for nothing more.
   void close(std::string why);
+  /// Why the pool closed (what close() was told), or empty while it runs.
+  std::string closed_reason() const;
 
 private:
   struct entry {

@@ -43,6 +43,9 @@ public:
   virtual bool alive() = 0;
   /// Why alive() turned false, for the worker_lost that follows.
   virtual std::string lost_reason() const = 0;
+  /// Why the worker's owner ended it on purpose (a pool closed or terminated), or empty. Once
+  /// set, the worker's end is a stop, not a loss: nothing restarts.
+  virtual std::string ended_by_owner() const { return {}; }
   virtual void kill() = 0;
   virtual const std::string& label() const noexcept = 0;
   /// Calls `notify` once, when the worker is found lost (on whatever thread finds it): a node
