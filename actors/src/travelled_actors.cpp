@@ -95,6 +95,12 @@ std::shared_ptr<actor_core> resolve_travelled(const actor_address& address) {
     if (!found.core)
       throw actor_stopped("actor '" + address.name + "' is gone: every handle to it in its " +
                           "own process was dropped");
+    // The number came from another process: a handle of one type must never reach an actor of
+    // another, whose object its calls would misread.
+    if (found.type != address.type)
+      throw serialization_error("a handle to actor number " + std::to_string(address.number) +
+                                " claims type " + address.type + ", but that actor is a " +
+                                found.type);
     return found.core;
   }
   auto* relay = installed_relay_resolver.load();

@@ -30,6 +30,12 @@ struct counter {
 };
 TROUPE_ACTOR(counter, int, &counter::add, &counter::get);
 
+struct other {
+  int n = 0;
+  int get() const { return n; }
+};
+TROUPE_ACTOR(other, void, &other::get);
+
 /// Every use of an empty handle: calls, tells and saving throw; the queries answer.
 void expect_empty_actor(const troupe::actor<counter>& a) {
   expect_empty_handle_error([&] { (void)a.call(&counter::add, 1); }, "troupe::actor");
@@ -74,6 +80,34 @@ TEST(actor_handle_states, a_result_moved_from_throws_state_error_and_the_one_mov
   expect_empty_handle_error([&] { r.on_error([](std::exception_ptr) {}); }, "troupe::async_result");
   // NOLINTEND(bugprone-use-after-move)
   EXPECT_EQ(kept.get(5s), 5);
+}
+
+/// Bytes that name a counter's number in this process but claim another registered type: a
+/// handle of one type must never reach an actor of another, whose object its calls would misread.
+TEST(actor_handle_states, a_travelled_handle_claiming_another_type_for_a_number_is_refused) {
+  troupe::runtime rt;
+  auto a = troupe::spawn<counter>(rt, {.name = "numbered"}, 3);
+  // A handle travels as its address: the same payload, sealed as the type it is read as.
+  const auto resealed = [](std::vector<std::byte> bytes, std::uint64_t tag) {
+    troupe::detail::seal(bytes, tag);
+    return bytes;
+  };
+  using troupe::detail::actor_address;
+  using troupe::detail::tag_of;
+  auto address =
+    troupe::deserialize<actor_address>(resealed(troupe::serialize(a), tag_of<actor_address>()));
+  const auto as_handle_of = [&](auto handle) {
+    return troupe::deserialize<decltype(handle)>(
+      resealed(troupe::serialize(address), tag_of<decltype(handle)>()));
+  };
+  EXPECT_EQ(as_handle_of(troupe::actor<counter>{}).call(&counter::get).get(5s), 3);
+  address.type = troupe::detail::actor_type_key<other>();
+  try {
+    (void)as_handle_of(troupe::actor<other>{});
+    FAIL() << "expected serialization_error";
+  } catch (const troupe::serialization_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("claims type"), std::string::npos) << e.what();
+  }
 }
 
 /// Four threads call through copies of a handle while the runtime stops on this thread: each
