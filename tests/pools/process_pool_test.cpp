@@ -37,6 +37,7 @@ using namespace std::chrono_literals;
 
 TROUPE_TASK(square, [](int x) { return x * x; });
 TROUPE_TASK(add, [](int a, int b) { return a + b; });
+TROUPE_TASK(forty_two, [] { return 42; });
 TROUPE_TASK(worker_pid, [](int) { return static_cast<int>(getpid()); });
 TROUPE_TASK(fails_on_13, [](int x) {
   if (x == 13)
@@ -114,6 +115,12 @@ TEST_F(process_pool_test, maps_and_applies_in_worker_processes) {
   const std::set<int> distinct(pids.begin(), pids.end());
   EXPECT_EQ(distinct.count(getpid()), 0u) << "tasks run in other processes";
   EXPECT_LE(distinct.size(), 2u);
+}
+
+TEST_F(process_pool_test, a_task_without_parameters_runs_on_a_worker) {
+  troupe::process_pool pool{rt, {.workers = 1}};
+  EXPECT_EQ(pool.apply(forty_two), 42);
+  EXPECT_EQ(pool.apply_async(forty_two).get(10s), 42);
 }
 
 TEST_F(process_pool_test, imap_streams_in_order_and_imap_unordered_as_they_come) {

@@ -16,9 +16,18 @@
 
 namespace troupe::detail {
 
-/// The argument tuple of F's calls: all its parameters, or all but the context.
+/// The argument tuple of F's calls: all its parameters, or all but the context. Chosen lazily:
+/// a task without parameters has no context to split off.
 template <class F, bool WithContext>
-using call_args = std::conditional_t<WithContext, context_task_args<F>, task_args<F>>;
+struct call_args_of {
+  using type = task_args<F>;
+};
+template <class F>
+struct call_args_of<F, true> {
+  using type = context_task_args<F>;
+};
+template <class F, bool WithContext>
+using call_args = typename call_args_of<F, WithContext>::type;
 
 /// What a task returns.
 template <class F>
