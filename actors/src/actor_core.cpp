@@ -4,6 +4,7 @@
 #include "troupe/actors/actor.hpp"
 
 #include "troupe/actors/annotated.hpp"
+#include "troupe/actors/detail/idle_cores.hpp"
 #include "troupe/actors/local_actor.hpp"
 #include "troupe/actors/mailbox_bound.hpp"
 #include "troupe/actors/runtime_state.hpp"
@@ -58,13 +59,11 @@ std::exception_ptr stopped_error(actor_shared& shared) {
 
 /// A caller that waits for each answer sends its next call within microseconds: watching the
 /// mailbox that long after a call saves this thread a sleep and the caller a wake-up (a call
-/// took 10 us here without it). Bounded and yielding, so an idle actor costs next to nothing.
+/// took 10 us here without it). Only while a core is idle for it (idle_cores.hpp): on a busy
+/// machine the actor's thread sleeps at once and the next call wakes it.
 template <class Self>
 void linger(Self* self) {
-  constexpr auto watch_for = std::chrono::microseconds{30};
-  const auto until = std::chrono::steady_clock::now() + watch_for;
-  while (self->mailbox().empty() && std::chrono::steady_clock::now() < until)
-    std::this_thread::yield();
+  (void)spin_while_idle([self] { return !self->mailbox().empty(); }, std::chrono::microseconds{30});
 }
 
 caf::behavior user_actor(caf::stateful_actor<user_actor_state>* self,

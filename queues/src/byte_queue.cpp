@@ -19,6 +19,7 @@
 
 #include "shm.hpp"
 
+#include "troupe/actors/detail/idle_cores.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/queues/shm_segment.hpp"
 
@@ -174,17 +175,11 @@ struct byte_queue::state {
 
 /// Before sleeping on a futex, watch it for up to 50 us: in a stream, the other side usually
 /// moves within that time, and neither side then pays a sleep and a wake-up. Bounded in time,
-/// not in `pause`s, which take 5 ns on some processors and 25 ns on this one.
+/// not in `pause`s (5 ns on some processors, 25 ns on this one), and only while a core is idle
+/// for it (idle_cores.hpp): on a busy machine the waiter sleeps at once.
 bool spin_until_changed(const std::atomic<std::uint32_t>& word, std::uint32_t seen) {
-  constexpr auto longest_spin = std::chrono::microseconds{50};
-  const auto give_up = std::chrono::steady_clock::now() + longest_spin;
-  for (int i = 1;; ++i) {
-    if (word.load(std::memory_order_acquire) != seen)
-      return true;
-    __builtin_ia32_pause();
-    if (i % 64 == 0 && std::chrono::steady_clock::now() >= give_up)
-      return false;
-  }
+  return spin_while_idle([&] { return word.load(std::memory_order_acquire) != seen; },
+                         std::chrono::microseconds{50});
 }
 
 /// Waits, with `lock` released, until `word` moves or `until` passes; `waiting` counts this

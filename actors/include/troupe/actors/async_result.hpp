@@ -12,6 +12,7 @@
 // from throws troupe::state_error when used.
 #pragma once
 
+#include "troupe/actors/detail/idle_cores.hpp"
 #include "troupe/actors/error.hpp"
 
 #include <atomic>
@@ -112,17 +113,10 @@ public:
 
 private:
   /// A short task finishes within microseconds; waiting that out awake saves the thread a
-  /// sleep and wake-up (tens of microseconds on a loaded machine). Bounded, and yielding, so a
-  /// long task costs the waiter next to nothing.
+  /// sleep and a wake-up, but only while a core is idle for it (idle_cores.hpp): on a busy
+  /// machine the waiter sleeps at once, and finish() wakes it.
   bool spin_until_ready() const {
-    constexpr auto spin_for = std::chrono::microseconds{50};
-    const auto until = std::chrono::steady_clock::now() + spin_for;
-    do {
-      if (ready())
-        return true;
-      std::this_thread::yield();
-    } while (std::chrono::steady_clock::now() < until);
-    return false;
+    return spin_while_idle([&] { return ready(); }, std::chrono::microseconds{50});
   }
 
   void finish(std::optional<stored_t<R>> value, std::exception_ptr error) noexcept {

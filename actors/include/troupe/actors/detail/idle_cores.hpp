@@ -1,0 +1,71 @@
+// Whether a thread about to wait may first watch, awake, for what it waits on.
+//
+// Watching pays while a core is idle: the thread it waits on finishes within microseconds, and
+// the waiter saves a sleep and a wake-up. On a busy machine (other processes' threads runnable)
+// it costs dearly: a spinning waiter holds the core the thread it waits on needs, and a yield
+// hands the core to another process's thread for a whole time slice. So, by the kernel's count
+// of runnable threads against the cores this process may use (read at most every few
+// milliseconds) and troupe's own spinners (counted as they start and stop, as TBB's and glibc's
+// adaptive waits count theirs):
+//   - no runnable thread waits for a core: spin, pausing (fewer spinners than cores);
+//   - only troupe's spinners are too many for the cores: spin, yielding, so a yield hands the
+//     core to a thread of this process that has work (more of troupe's threads than cores);
+//   - runnable threads that are not spinning are more than the cores (other processes, or this
+//     one's working threads): sleep at once, to be woken by whoever finishes.
+#pragma once
+
+#include <chrono>
+#include <thread>
+
+namespace troupe::detail {
+
+/// How a waiter may wait before it sleeps.
+enum class spin_mode { sleep, pause, yield };
+
+/// How a thread about to wait may spin; unless `sleep`, it counts as spinning until
+/// stop_spinning().
+spin_mode start_spinning() noexcept;
+/// How a spinner may go on, as the machine is now.
+spin_mode keep_spinning() noexcept;
+void stop_spinning() noexcept;
+
+/// Watches `done()` for up to `limit`, pausing or yielding between looks as the machine allows:
+/// true once done, false when the limit passed or the machine turned busy (the caller then
+/// sleeps until woken).
+template <class Done>
+bool spin_while_idle(Done&& done, std::chrono::nanoseconds limit) {
+  if (done())
+    return true;
+  auto mode = start_spinning();
+  if (mode == spin_mode::sleep)
+    return false;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  bool finished = false;
+  for (unsigned looks = 1;; ++looks) {
+    if (done()) {
+      finished = true;
+      break;
+    }
+    if (mode == spin_mode::yield) {
+      std::this_thread::yield();
+    } else {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#elif defined(__aarch64__)
+      asm volatile("yield");
+#endif
+      if (looks % 64 != 0)
+        continue;
+    }
+    // The clock and the machine's load after each yield, or every 64 pauses: soon enough.
+    if (std::chrono::steady_clock::now() >= until)
+      break;
+    mode = keep_spinning();
+    if (mode == spin_mode::sleep)
+      break;
+  }
+  stop_spinning();
+  return finished;
+}
+
+} // namespace troupe::detail
