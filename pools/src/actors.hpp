@@ -1,4 +1,4 @@
-// The typed actor interfaces of a thread pool: one dispatcher, N workers.
+// The typed actor interfaces of a process pool: one dispatcher, a slot actor per worker.
 #pragma once
 
 #include "lease.hpp"
@@ -85,21 +85,19 @@ private:
 
 struct process_settings;
 
-/// What the dispatcher needs to start (and restart) workers.
+/// What the dispatcher needs to start (and restart) a process pool's workers.
 struct worker_setup {
   std::size_t workers = 1;
-  std::function<void()> initializer;
   std::size_t max_tasks = 0; // 0: unlimited
-  std::vector<void*> contexts;
-  /// Set for process pools: each worker actor then drives a worker process.
+  /// How each slot actor starts and watches its worker process.
   std::shared_ptr<const process_settings> process;
-  /// Raised on terminate: process workers are killed rather than waited for (threads cannot be).
+  /// Raised on terminate: worker processes are killed rather than waited for.
   std::shared_ptr<std::atomic<bool>> terminating = std::make_shared<std::atomic<bool>>(false);
   /// Worker nodes from other hosts serving now (for size()).
   std::shared_ptr<std::atomic<std::size_t>> nodes = std::make_shared<std::atomic<std::size_t>>(0);
   /// The worker processes serving the slots now (for worker_pids()).
   std::shared_ptr<slot_registry> slots = std::make_shared<slot_registry>();
-  /// Process pools: the actors placed in their slots.
+  /// The actors placed in the slots.
   std::shared_ptr<slot_placements> placements = std::make_shared<slot_placements>();
 };
 

@@ -1,7 +1,6 @@
-// A pool's slot actor: one per worker slot, on a thread of its own. It runs the leases the
-// dispatcher gives it, on that thread (thread pools) or by driving a worker process or a node
-// (worker_driver), and reports each done; when its worker is lost it quits, and the dispatcher's
-// on_down replaces it.
+// A process pool's slot actor: one per worker slot, on a thread of its own. It runs the leases
+// the dispatcher gives it by driving a worker process or a node (worker_driver), and reports
+// each done; when its worker is lost it quits, and the dispatcher's on_down replaces it.
 #include "slot_actor.hpp"
 
 #include "lost_work.hpp"
@@ -10,7 +9,6 @@
 #include "troupe/actors/async_result.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/travelled_actors.hpp"
-#include "troupe/pools/this_worker.hpp"
 
 #include <caf/all.hpp>
 
@@ -29,71 +27,28 @@ namespace {
 constexpr auto relay_watch = std::chrono::milliseconds{20};
 
 struct worker_state {
-  worker_env env;
+  // Not an aggregate: CAF makes a state from the actor's pointer whenever it can, and C++20 would
+  // let an aggregate take that pointer as its first member (here, `true`).
+  worker_state() = default;
+
   bool watching_relays = false; // a relays_atom is on its way to this actor
   std::optional<slot_meter> meter;
-  // Thread pools: the initializer runs in the worker's thread before its first task.
-  bool initialized = false;
-  std::exception_ptr initializer_error;
-  // Process pools: the worker process (or node) this actor drives.
+  // The worker process (or node) this actor drives.
   std::optional<worker_driver> process;
   static inline const char* name = "troupe.worker";
 };
-
-void run_lease(worker_state& st, const std::function<void()>& initializer, lease& work) {
-  auto* runnable = dynamic_cast<thread_job*>(work.job().get());
-  if (runnable == nullptr)
-    throw state_error("a process pool's job reached a thread pool's worker");
-  std::size_t chunk = 0;
-  if (!work.claim(chunk))
-    return; // all of it was taken back before we started
-  // Initialize lazily, so a worker that never gets a task never pays for (say) loading a model.
-  if (!st.initialized) {
-    st.initialized = true;
-    if (initializer) {
-      try {
-        initializer();
-      } catch (...) {
-        st.initializer_error = std::current_exception();
-      }
-    }
-  }
-  if (st.initializer_error) {
-    // Fail the work fast with the real cause rather than leave it waiting on a broken worker.
-    st.meter->count(0, 1);
-    fail_chunks(*work.job(), chunk, chunk + 1, st.initializer_error);
-    fail_unstarted(work, st.initializer_error, &*st.meter);
-    return;
-  }
-  const detail::worker_scope identity{st.env.worker_index};
-  std::size_t failed = 0;
-  do {
-    failed += runnable->run(chunk, st.env);
-    ++work.ran;
-  } while (work.claim(chunk));
-  st.meter->count(work.ran, failed);
-  work.job()->ended(work.ran);
-}
 
 using worker_self = worker_actor::stateful_pointer<worker_state>;
 
 /// Runs a lease; false if the worker is lost and its slot must go. No exception leaves here:
 /// one that escapes the machinery fails everything the worker held with a typed error.
-bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexcept {
+bool run_guarded(worker_self self, lease& work) noexcept {
   auto& st = self->state;
   try {
-    if (st.process)
-      return st.process->run(work);
-    run_lease(st, setup.initializer, work);
-    return true;
+    return st.process->run(work);
   } catch (...) {
-    const auto label =
-      st.process ? st.process->label() : "worker " + std::to_string(st.env.worker_index);
-    const auto why = as_worker_failure(std::current_exception(), label);
-    if (st.process)
-      st.process->fail_all(work, why);
-    else
-      fail_unstarted(work, why, &*st.meter);
+    const auto why = as_worker_failure(std::current_exception(), st.process->label());
+    st.process->fail_all(work, why);
     return false;
   }
 }
@@ -101,7 +56,7 @@ bool run_guarded(worker_self self, const worker_setup& setup, lease& work) noexc
 /// Between leases, looks again for relayed calls in a while, once handles have travelled.
 void watch_relays(worker_self self) {
   auto& st = self->state;
-  if (!st.process || st.watching_relays || !any_travelled())
+  if (st.watching_relays || !any_travelled())
     return;
   st.watching_relays = true;
   tsan_release(self);
@@ -124,26 +79,23 @@ worker_actor::behavior_type slot_actor(worker_self self, dispatcher_actor dispat
                                        std::shared_ptr<worker_link> node) {
   tsan_acquire(setup.get()); // released by spawn_worker
   handling guard{self};
-  self->state.env.worker_index = slot;
-  self->state.env.context = setup->contexts.empty() ? nullptr : setup->contexts[slot];
   self->state.meter.emplace(setup->slots, slot);
-  if (setup->process)
-    self->state.process.emplace(
-      slot, setup->process, std::move(node), *setup->terminating, *self->state.meter,
-      [self, dispatcher](const job_ptr& job, std::size_t first, std::size_t last,
-                         std::size_t attempts) {
-        send_from(self, dispatcher, give_back_atom::value, job, first, last, attempts);
-      },
-      setup->placements);
+  self->state.process.emplace(
+    slot, setup->process, std::move(node), *setup->terminating, *self->state.meter,
+    [self, dispatcher](const job_ptr& job, std::size_t first, std::size_t last,
+                       std::size_t attempts) {
+      send_from(self, dispatcher, give_back_atom::value, job, first, last, attempts);
+    },
+    setup->placements);
   // Actors placed in this slot live in its process: a new one starts it now, not at its first
   // lease.
-  if (setup->process && setup->placements->pending(slot))
+  if (setup->placements->pending(slot))
     send_from(self, caf::actor_cast<worker_actor>(self), place_atom::value);
   return {
     [=](lease_ptr& work) {
       handling guard{self};
       self->state.meter->begin();
-      if (!run_guarded(self, *setup, *work)) {
+      if (!run_guarded(self, *work)) {
         self->quit(); // the dispatcher's on_down replaces the slot
         return;
       }
@@ -167,7 +119,7 @@ worker_actor::behavior_type slot_actor(worker_self self, dispatcher_actor dispat
     },
     [=](place_atom) {
       handling guard{self};
-      if (self->state.process && !place_guarded(*self->state.process)) {
+      if (!place_guarded(*self->state.process)) {
         self->quit(); // its process is lost: the dispatcher's on_down replaces the slot
         return;
       }
