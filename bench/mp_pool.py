@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The peer of bench/process_pool: Python's multiprocessing.Pool (fork) on the same work, one
-round per run. Prints `name value` lines for the C++ benchmark to read.
+"""The peer of bench/process_pool and bench/scale: Python's multiprocessing.Pool (fork) on the
+same work, one round per run. Prints `name value` lines for the C++ benchmarks to read.
 
   /usr/bin/python3 bench/mp_pool.py WORK_ITERATIONS
+  /usr/bin/python3 bench/mp_pool.py --chunk1 WORKERS ITEMS   # map(x -> x + 1), chunksize 1
 """
 import multiprocessing
 import sys
@@ -32,8 +33,20 @@ def cpu_seconds(workers, tasks):
         return time.perf_counter() - start
 
 
+def chunk1(workers, items):
+    with multiprocessing.Pool(workers) as pool:
+        pool.map(plus_one, range(workers), chunksize=1)
+        start = time.perf_counter()
+        out = pool.map(plus_one, range(items), chunksize=1)
+        assert out[-1] == items
+        print("chunk1_items_per_s", items / (time.perf_counter() - start))
+
+
 def main():
     global WORK
+    if sys.argv[1] == "--chunk1":
+        chunk1(int(sys.argv[2]), int(sys.argv[3]))
+        return
     WORK = int(sys.argv[1])
     items = list(range(100_000))
     start = time.perf_counter()
