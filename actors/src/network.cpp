@@ -13,6 +13,7 @@
 #include <charconv>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -118,6 +119,20 @@ std::string context_of(const caf::error& e) {
   return context.match_elements<std::string>() ? context.get_as<std::string>(0) : std::string{};
 }
 
+// Retries back off, doubling, with jitter: hundreds of members refused at once by a busy
+// listener (its handshakes in progress at their bound) would otherwise come back together every
+// few milliseconds, and their reconnections alone would keep the machine and the listener busy.
+constexpr std::chrono::milliseconds first_retry_pause{20};
+constexpr std::chrono::milliseconds last_retry_pause{1000};
+
+/// `pause`, somewhere between half and all of it.
+std::chrono::microseconds jittered(std::chrono::milliseconds pause) {
+  thread_local std::minstd_rand random{std::random_device{}()};
+  const auto full = std::chrono::duration_cast<std::chrono::microseconds>(pause).count();
+  std::uniform_int_distribution<long> part{full / 2, full};
+  return std::chrono::microseconds{part(random)};
+}
+
 /// One connection attempt; nullopt when worth retrying (nothing listens yet, a handshake that
 /// did not finish, a listener that closed at once), with `last` saying why.
 std::optional<caf::actor> try_connect(runtime_state& rt, const endpoint& at, caf::timespan timeout,
@@ -156,6 +171,7 @@ caf::actor connect(runtime_state& rt, const endpoint& at, const link_policy& pol
   using namespace std::chrono_literals;
   rt.network->intend(at.host, at.port, connect_intent{policy, tls_of(rt, policy), deadline});
   std::string last;
+  auto pause = first_retry_pause;
   for (;;) {
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= 0s)
@@ -163,7 +179,9 @@ caf::actor connect(runtime_state& rt, const endpoint& at, const link_policy& pol
                           (last.empty() ? "" : " (last: " + last + ")"));
     if (auto found = try_connect(rt, at, std::chrono::ceil<caf::timespan>(left), last))
       return *found;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(left, 50ms));
+    std::this_thread::sleep_for(
+      std::min<std::chrono::steady_clock::duration>(left, jittered(pause)));
+    pause = std::min(pause * 2, last_retry_pause);
   }
 }
 

@@ -216,7 +216,7 @@ byte_queue::byte_queue(const std::string& name, mode how, const queue_options& o
   auto& s = *state_;
   s.name = name;
   s.object_name = std::string{queue_prefix} + name;
-  collect_orphan_segments();
+  collect_orphans_now_and_then();
 
   if (how != mode::open) {
     const auto data_bytes = data_area_bytes(options);
@@ -567,7 +567,7 @@ std::size_t collect_orphan_queues() {
     const std::string name = entry->d_name;
     if (name.rfind(queue_prefix, 0) != 0)
       continue;
-    auto object = open_object(name);
+    auto object = open_object(name, sizeof(queue_header));
     if (!object || object->size < sizeof(queue_header))
       continue;
     const auto& h = *static_cast<const queue_header*>(object->base);
@@ -580,7 +580,7 @@ std::size_t collect_orphan_queues() {
 }
 
 bool queue_instance_alive(const std::string& object_name, std::uint64_t id) {
-  auto object = open_object(object_name);
+  auto object = open_object(object_name, sizeof(queue_header));
   if (!object || object->size < sizeof(queue_header))
     return false;
   return static_cast<queue_header*>(object->base)->instance_id == id;

@@ -1,5 +1,7 @@
 #include "shm.hpp"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -174,7 +176,7 @@ std::optional<mapped_object> create_object(const std::string& name, std::size_t 
   return mapped;
 }
 
-std::optional<mapped_object> open_object(const std::string& name) {
+std::optional<mapped_object> open_object(const std::string& name, std::size_t at_most) {
   const int fd = shm_open(("/" + name).c_str(), O_RDWR, 0600);
   if (fd < 0)
     return std::nullopt;
@@ -183,7 +185,7 @@ std::optional<mapped_object> open_object(const std::string& name) {
     close(fd);
     return std::nullopt;
   }
-  return map_fd(fd, static_cast<std::size_t>(st.st_size));
+  return map_fd(fd, std::min(static_cast<std::size_t>(st.st_size), at_most));
 }
 
 } // namespace troupe::detail

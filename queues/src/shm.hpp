@@ -137,8 +137,11 @@ struct mapped_object {
 /// capacity_error naming the size and what is free, rather than a SIGBUS on the first write.
 std::optional<mapped_object> create_object(const std::string& name, std::size_t size,
                                            bool reserve = false);
-/// Opens and maps an existing object; nullopt if it is missing or empty.
-std::optional<mapped_object> open_object(const std::string& name);
+/// Opens and maps an existing object, or only its first `at_most` bytes (a sweep of /dev/shm
+/// reads headers only: mapping and unmapping every object whole, in each process that starts,
+/// costs page tables and TLB shootdowns in proportion to all of shared memory); nullopt if it is
+/// missing or empty. The mapping's size is the object's, if that is less.
+std::optional<mapped_object> open_object(const std::string& name, std::size_t at_most = SIZE_MAX);
 
 /// Shared-memory object names are "/" + this prefix + ...
 inline constexpr const char* segment_prefix = "troupe.seg.";
@@ -149,5 +152,9 @@ std::int32_t creator_pid_of_segment(const std::string& name);
 
 /// Unlinks the queues made with queue_options::owned_by_creator whose creator is gone.
 std::size_t collect_orphan_queues();
+
+/// collect_orphan_segments(), unless this process swept less than a second ago: what opening or
+/// creating a queue runs.
+void collect_orphans_now_and_then();
 
 } // namespace troupe::detail

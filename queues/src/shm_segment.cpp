@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -253,7 +254,7 @@ void shm_segment::release_for_queue(const std::string& queue_name, std::uint64_t
     drop_hold(h, [&](const holder& x) { return x.is_queue(queue_name, queue_id); });
 }
 
-bool shm_object_exists(const std::string& name) { return detail::open_object(name).has_value(); }
+bool shm_object_exists(const std::string& name) { return detail::open_object(name, 1).has_value(); }
 
 namespace detail {
 
@@ -304,7 +305,8 @@ std::size_t collect_orphan_segments() {
     const std::string name = entry->d_name;
     if (name.rfind(segment_prefix, 0) != 0)
       continue;
-    auto object = open_object(name); // nullopt for an empty one (its size was never set)
+    // nullopt for an empty one (its size was never set)
+    auto object = open_object(name, header_bytes);
     bool orphan;
     if (!object || object->size < header_bytes ||
         static_cast<segment_header*>(object->base)->magic.load(std::memory_order_acquire) !=
@@ -319,4 +321,24 @@ std::size_t collect_orphan_segments() {
   return freed;
 }
 
+namespace detail {
+
+void collect_orphans_now_and_then() {
+  // A sweep opens every troupe object in /dev/shm: run on each queue opened, it made the
+  // processes of a world of 256 on two cores sweep tens of thousands of objects while forming
+  // (most of the machine's time, and the heartbeats late). A crashed process's objects wait a
+  // second longer at most; collect_orphan_segments() still sweeps at once when asked.
+  using std::chrono::milliseconds;
+  static std::atomic<std::int64_t> last_sweep{std::numeric_limits<std::int64_t>::min() / 2};
+  constexpr std::int64_t every = milliseconds{std::chrono::seconds{1}}.count();
+  const std::int64_t now =
+    std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+  auto last = last_sweep.load(std::memory_order_relaxed);
+  if (now - last < every || !last_sweep.compare_exchange_strong(last, now))
+    return;
+  collect_orphan_segments();
+}
+
+} // namespace detail
 } // namespace troupe

@@ -9,10 +9,10 @@
 //
 // Every segment records who holds it: processes (by pid and start time, so a recycled pid does
 // not count) and queues (a message in flight). A segment with no living holder is an orphan:
-// collect_orphan_segments() unlinks orphans, and queues call it when created, opened and
-// unlinked; a segment whose creator died before it was finished is collected too. Dropping the
-// last shm_segment object of a process releases that process's hold, and
-// the last release unlinks the segment.
+// collect_orphan_segments() unlinks orphans, and queues call it when unlinked, and when created
+// or opened (at most once a second in a process); a segment whose creator died before it was
+// finished is collected too. Dropping the last shm_segment object of a process releases that
+// process's hold, and the last release unlinks the segment.
 #pragma once
 
 #include <cstddef>
