@@ -3,6 +3,8 @@
 // the last reading stale, against the cores this process may use and troupe's spinners.
 #include "troupe/actors/detail/idle_cores.hpp"
 
+#include <cstdint>
+
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
@@ -96,9 +98,14 @@ spin_mode advice() noexcept {
   return l.advice.load(std::memory_order_relaxed);
 }
 
+thread_local std::uint64_t spins_asked = 0;
+
 } // namespace
 
+std::uint64_t spins_asked_on_this_thread() noexcept { return spins_asked; }
+
 spin_mode start_spinning() noexcept {
+  ++spins_asked;
   auto mode = advice();
   if (mode == spin_mode::sleep)
     return mode;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 namespace troupe::detail {
@@ -28,6 +29,9 @@ spin_mode start_spinning() noexcept;
 /// How a spinner may go on, as the machine is now.
 spin_mode keep_spinning() noexcept;
 void stop_spinning() noexcept;
+/// How often this thread asked start_spinning(): whether a wait considered spinning at all
+/// (what a handle told not to spin never does), whatever the machine's load answered.
+std::uint64_t spins_asked_on_this_thread() noexcept;
 
 /// Watches `done()` for up to `limit`, pausing or yielding between looks as the machine allows:
 /// true once done, false when the limit passed or the machine turned busy (the caller then
