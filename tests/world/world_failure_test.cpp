@@ -148,6 +148,46 @@ TEST_F(world_failure, losing_rank_0_fails_every_pending_group_operation) {
   EXPECT_EQ(observer.exit_code(30s), 0);
 }
 
+/// Meets the group's barrier, which must fail within 10 s naming member 1 (killed meanwhile).
+TROUPE_ROLE(stranded_at_barrier) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("group", everyone(world.size()));
+    try {
+      group.barrier(10s);
+    } catch (const troupe::peer_lost& e) {
+      require(std::string{e.what()}.find("member '1'") != std::string::npos,
+              "the failure names member 1");
+      return;
+    }
+    require(false, "the barrier failed");
+  });
+}
+
+// Nineteen members: the barrier's tree has rank 0 at its root, ranks 1..16 below it, and 17 and
+// 18 below rank 1, which never arrives and is killed. Its children (waiting on their parent),
+// rank 0 (waiting on its child) and the others (released by rank 0) all hear peer_lost.
+TEST_F(world_failure, a_member_lost_inside_the_barrier_tree_fails_the_barrier_everywhere) {
+  constexpr int size = 19;
+  member_process victim{"victim", member_environment(1, size, port)};
+  std::vector<member_process> stranded;
+  for (int rank = 2; rank < size; ++rank)
+    stranded.emplace_back("stranded_at_barrier", member_environment(rank, size, port));
+  {
+    auto options = member_options(0, size, port);
+    options.timeout = 60s;
+    troupe::world world{rt, options};
+    auto group = world.create_rpc_group("group", everyone(size));
+    auto barrier = std::async(std::launch::async, [&] { group.barrier(); });
+    std::this_thread::sleep_for(1s); // the others arrive, 17 and 18 at rank 1
+    victim.signal(SIGKILL);
+    ASSERT_EQ(barrier.wait_for(10s), std::future_status::ready);
+    EXPECT_THROW(barrier.get(), troupe::peer_lost);
+    for (auto& member : stranded)
+      EXPECT_EQ(member.exit_code(30s), 0);
+  }
+  victim.kill_and_collect();
+}
+
 TEST_F(world_failure, a_joining_member_hears_at_once_that_rank_0_died) {
   member_process rank0{"victim", member_environment(0, 3, port)}; // waits for rank 2, never there
   auto options = member_options(1, 3, port);

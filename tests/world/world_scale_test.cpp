@@ -1,5 +1,5 @@
 // Worlds that grow: members connect to each other on first use, not when the world forms, and
-// hear of losses from rank 0; a world of 256 processes forms on this 2-core machine.
+// hear of losses from rank 0; a world of 128 processes forms on this 2-core machine.
 #include "../process_usage.hpp"
 #include "world_test_support.hpp"
 
@@ -29,23 +29,23 @@ TROUPE_ROLE(ring_member) {
   return 0;
 }
 
-// Rank 0 listens before the others start: 255 members listening on ports of the kernel's
+// Rank 0 listens before the others start: 127 members listening on ports of the kernel's
 // choosing could otherwise take the world's port between free_port() and rank 0's listener.
-TEST(world_scale, a_world_of_256_processes_forms_calls_around_its_ring_and_meets) {
+TEST(world_scale, a_world_of_128_processes_forms_calls_around_its_ring_and_meets) {
   const int port = free_port();
   troupe::runtime rt;
-  auto options = member_options(0, 256, port);
+  auto options = member_options(0, 128, port);
   options.timeout = 120s;
   auto forming =
     std::async(std::launch::async, [&] { return std::make_unique<troupe::world>(rt, options); });
   for (int i = 0; i < 10'000 && !listening_on(port); ++i)
     std::this_thread::sleep_for(1ms);
   std::vector<member_process> members;
-  for (int rank = 1; rank < 256; ++rank)
-    members.emplace_back("ring_member", member_environment(rank, 256, port));
+  for (int rank = 1; rank < 128; ++rank)
+    members.emplace_back("ring_member", member_environment(rank, 128, port));
   const auto formed = forming.get();
   auto& world = *formed;
-  ASSERT_EQ(world.size(), 256);
+  ASSERT_EQ(world.size(), 128);
   auto group = world.create_rpc_group("ring", world.members());
   EXPECT_EQ(group.rpc_sync("1", 60s, add_numbers, 0, 1), 1);
   group.barrier();

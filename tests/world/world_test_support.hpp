@@ -65,9 +65,11 @@ int refused_or_lost_code(Body&& body) {
   } catch (const troupe::network_error& e) {
     std::cerr << "refused: " << e.what() << "\n";
     return 3;
-  } catch (const troupe::peer_lost&) {
+  } catch (const troupe::peer_lost& e) {
+    std::cerr << "lost: " << e.what() << "\n";
     return 4;
-  } catch (const troupe::timeout_error&) {
+  } catch (const troupe::timeout_error& e) {
+    std::cerr << "lost: " << e.what() << "\n";
     return 4;
   }
 }

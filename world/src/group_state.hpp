@@ -30,15 +30,14 @@ public:
   const std::vector<int> ranks; // their world ranks, in the same order
   std::atomic<bool> destroyed{false};
 
-  std::atomic<std::uint64_t> barriers{0}; // calls of barrier() here so far
+  std::atomic<std::uint64_t> barriers{0}; // calls of barrier() here so far (barrier_tree.hpp)
 };
 
 /// Creates the rpc group `name` of `members` on this member (world::create_rpc_group).
 rpc_group create_group(const std::shared_ptr<world_core>& world, const std::string& name,
                        std::vector<std::string> members, std::chrono::milliseconds timeout);
 
-/// The rendezvous name of a group's creation and of its n-th barrier, at rank 0.
+/// The rendezvous name of a group's creation, at rank 0.
 std::string creation_rendezvous(const std::string& group);
-std::string barrier_rendezvous(const std::string& group, std::uint64_t n);
 
 } // namespace troupe::detail

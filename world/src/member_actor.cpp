@@ -37,6 +37,7 @@ void stop(member_actor* self) {
     join.promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
   st.joins.clear();
   st.groups.fail_all(reply_status::peer_lost, gone);
+  barriers_stopped(self, gone);
   st.peers.clear(); // handles kept in state would keep this actor's system from shutting down
   self->quit();
 }
@@ -231,6 +232,10 @@ caf::behavior member(member_actor* self, world_core* core) {
         return;
       if (left)
         st.left[static_cast<std::size_t>(rank)] = true;
+      // A member that left on purpose and is connected here is lost when its own actor's down
+      // message comes, after everything it sent before it left (a barrier's release, say).
+      if (left && st.peers[static_cast<std::size_t>(rank)])
+        return;
       on_lost(self, rank);
     }),
     call_message::handler([self](std::uint8_t kind, std::string& group, std::string& key,
@@ -299,6 +304,19 @@ caf::behavior member(member_actor* self, world_core* core) {
         return;
       self->state.core->service_owners.forget(group, key);
     }),
+    [self](barrier_arrival& arrival) {
+      const handling scope{self};
+      arrive_at_barrier(self, arrival);
+    },
+    barrier_message::handler([self](std::string& group, std::uint64_t n, wire_bytes& ranks,
+                                    std::string& failed) -> reply_result {
+      const handling scope{self};
+      return child_arrives(self, group, n, ranks, failed);
+    }),
+    [self](barrier_answer& answer) {
+      const handling scope{self};
+      parent_answered(self, answer);
+    },
   };
 }
 

@@ -26,11 +26,12 @@ using withdrawn_atom = caf::atom_constant<caf::atom("withdrawn")>; // rank 0: a 
 using gone_atom = caf::atom_constant<caf::atom("gone")>; // rank 0: a member was lost, or left
 using reach_atom = caf::atom_constant<caf::atom("reach")>; // to rank 0, and from it: connect
 using greet_atom = caf::atom_constant<caf::atom("greet")>; // a member that connected as asked
+using barrier_atom = caf::atom_constant<caf::atom("barrier")>; // to a parent in a barrier tree
 
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 6;
+inline constexpr std::uint32_t wire_version = 7;
 
 enum class reply_status : std::uint8_t {
   ok,
@@ -110,6 +111,11 @@ using key_message =
   member_message<key_atom, std::uint8_t, std::uint8_t, std::string, std::string, std::int32_t>;
 /// Rank 0 to every member: the service (group, key) was withdrawn.
 using withdrawn_message = member_message<withdrawn_atom, std::string, std::string>;
+/// A member to its parent in a group's barrier tree (barrier_tree.hpp), once it and its
+/// children have arrived: (group, barrier number, the group's world ranks, why it failed below,
+/// empty if it did not). Answered when the whole group has arrived, or the barrier failed.
+using barrier_message =
+  member_message<barrier_atom, std::string, std::uint64_t, wire_bytes, std::string>;
 
 /// A request one of this process's threads asks the member actor to send to member `to`, and
 /// where its reply goes. Local only: it holds a pointer.
@@ -118,6 +124,26 @@ struct outgoing_request {
   caf::message message;
   std::optional<std::chrono::milliseconds> timeout;
   bytes_result reply;
+  /// Sent even after rank 0 has left on purpose: a barrier's arrival, whose group may still
+  /// meet without it (calls, which are the world's, are refused then).
+  bool after_rank_0_left = false;
+};
+
+/// One of this process's threads arrives at barrier `n` of `group`, whose members are `ranks`;
+/// `reply` is set once every member has. Local only: it holds a pointer.
+struct barrier_arrival {
+  std::string group;
+  std::uint64_t n = 0;
+  std::vector<int> ranks;
+  bytes_result reply;
+};
+
+/// The answer this member's parent in a barrier tree gave: the barrier (group, number), and how
+/// it ended. Local only: the member actor tells itself.
+struct barrier_answer {
+  std::pair<std::string, std::uint64_t> at;
+  std::uint8_t status = 0;
+  std::string text;
 };
 
 /// Rank 0, reached by a joining member: monitored from now on.
@@ -138,4 +164,6 @@ struct roster_adoption {
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::outgoing_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::roster_adoption)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::barrier_arrival)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::barrier_answer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::early_peer)

@@ -204,6 +204,7 @@ void on_lost(member_actor* self, int rank) {
     while (!st.awaiting_peer.empty())
       fail_awaiting(self, st.awaiting_peer.begin()->first, who);
   st.groups.lost(rank, who);
+  barriers_lost(self, rank, who, left);
   if (st.core->options.rank == 0) // the members without a connection to it hear it from here
     for (std::size_t other = 1; other < st.peers.size(); ++other)
       if (st.peers[other] && !st.lost[other])
@@ -227,7 +228,8 @@ void send_request(member_actor* self, outgoing_request& request) {
     request.reply->set_error(std::make_exception_ptr(peer_lost(st.core->label(to) + " was lost")));
     return;
   }
-  if (st.lost[0] && to != st.core->options.rank) { // the world is rank 0's: this member left it
+  if (st.lost[0] && to != st.core->options.rank &&
+      !(request.after_rank_0_left && st.left[0])) { // the world is rank 0's: this member left it
     request.reply->set_error(std::make_exception_ptr(
       peer_lost(st.core->label(to) + " is out of reach: rank 0 was lost, and with it the world")));
     return;

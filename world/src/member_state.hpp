@@ -4,6 +4,7 @@
 // here runs on the member actor, with `self` its own.
 #pragma once
 
+#include "barrier_tree.hpp"
 #include "call_answer.hpp"
 #include "coordinator.hpp"
 #include "pending_requests.hpp"
@@ -51,10 +52,26 @@ struct member_state {
   std::map<int, pending_join> joins; // rank 0, while the world forms
   int unknown_addresses = 0; // rank 0: joins whose address is still being looked up
   coordinator groups; // rank 0
+  barrier_table barriers; // the groups' barriers in progress here
   static inline const char* name = "troupe.member";
 };
 
 using member_actor = caf::stateful_actor<member_state>;
+
+// member_barriers.cpp
+/// This member arrives at a barrier (its caller waits on the arrival's reply).
+void arrive_at_barrier(member_actor* self, barrier_arrival& arrival);
+/// A child in the barrier tree arrives (or says the barrier failed below it, `failed`):
+/// answered at the release, or refused.
+reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t n,
+                           const wire_bytes& ranks, const std::string& failed);
+/// This member's parent answered its arrival: the barrier ends here and below.
+void parent_answered(member_actor* self, barrier_answer& answer);
+/// Member `rank` was lost (or `left` on purpose): a barrier waiting for it here (its parent, or
+/// a child that had not arrived) fails, everywhere; all of them do when rank 0 was lost.
+void barriers_lost(member_actor* self, int rank, const std::string& why, bool left);
+/// This member stops: every barrier in progress here ends.
+void barriers_stopped(member_actor* self, const std::string& why);
 
 // member_peers.cpp
 /// The name the sender's process proved when it connected (its handshake; with TLS, its

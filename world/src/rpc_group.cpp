@@ -16,10 +16,6 @@ world_core& group_state::live_core() const {
 
 std::string creation_rendezvous(const std::string& group) { return "group '" + group + "'"; }
 
-std::string barrier_rendezvous(const std::string& group, std::uint64_t n) {
-  return "barrier " + std::to_string(n) + " of group '" + group + "'";
-}
-
 int member_rank(const group_state& group, std::string_view name) {
   group.live_core();
   auto at = std::find(group.members.begin(), group.members.end(), name);
@@ -175,13 +171,13 @@ void rpc_group::barrier(std::chrono::milliseconds timeout) {
 }
 
 void rpc_group::meet(std::optional<std::chrono::milliseconds> timeout) {
-  auto& core = state()->live_core();
-  detail::await_call(core.send(
-    0,
-    detail::rendezvous_message::make(detail::barrier_rendezvous(state()->name, ++state()->barriers),
-                                     detail::to_wire(serialize(state()->ranks)),
-                                     static_cast<std::int32_t>(core.options.rank)),
-    timeout));
+  auto& group = *state();
+  // Met along a tree of the members (barrier_tree.hpp); a barrier that timed out here has still
+  // arrived, and the others pass it once everyone has.
+  auto reply = group.live_core().arrive_at_barrier(group.name, ++group.barriers, group.ranks);
+  if (timeout && !reply->wait_until(std::chrono::steady_clock::now() + *timeout))
+    throw timeout_error("barrier of group '" + group.name + "'");
+  detail::await_call(reply);
 }
 
 void rpc_group::destroy() {

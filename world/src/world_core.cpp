@@ -270,6 +270,16 @@ void world_core::stop() noexcept {
   }
 }
 
+bytes_result world_core::arrive_at_barrier(const std::string& group, std::uint64_t n,
+                                           std::vector<int> ranks) {
+  auto reply = std::make_shared<result_state<reply_bytes>>();
+  std::shared_lock guard{stop_mutex};
+  if (stopped_)
+    throw state_error("the world has stopped");
+  send_from_outside(member, barrier_arrival{group, n, std::move(ranks), reply});
+  return reply;
+}
+
 bytes_result world_core::send(int to, caf::message message,
                               std::optional<std::chrono::milliseconds> timeout,
                               bytes_result reply) {

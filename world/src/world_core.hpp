@@ -89,6 +89,10 @@ public:
   void stop() noexcept;
   void shutdown() noexcept override { stop(); }
 
+  /// Arrives at barrier `n` of `group` (of world ranks `ranks`) here: the result is set once
+  /// every member has arrived. state_error once stopped.
+  bytes_result arrive_at_barrier(const std::string& group, std::uint64_t n, std::vector<int> ranks);
+
   /// Sends `message` to member `to` through the member actor; its reply arrives in `reply` (a
   /// new result if null), which it returns. state_error once stopped.
   bytes_result send(int to, caf::message message, std::optional<std::chrono::milliseconds> timeout,
