@@ -21,6 +21,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using troupe::testing::expect_empty_handle_error;
+using troupe::testing::threads_refused_once_ended;
 
 struct counter {
   explicit counter(int start) : n(start) {}
@@ -116,33 +117,18 @@ TEST(actor_handle_states, a_travelled_handle_claiming_another_type_for_a_number_
 TEST(actor_handle_states, calls_from_other_threads_while_the_runtime_stops_run_or_fail_typed) {
   std::optional<troupe::runtime> rt{std::in_place};
   auto a = troupe::spawn<counter>(*rt, 0);
-  std::atomic<int> started{0}, ran{0}, refused{0};
-  std::vector<std::thread> callers;
-  for (int t = 0; t < 4; ++t)
-    callers.emplace_back([a, &started, &ran, &refused] {
-      ++started;
-      for (int i = 0; i < 10'000'000; ++i) {
-        try {
-          auto r = a.call(&counter::add, 1);
-          try {
-            (void)r.get(10s);
-            ++ran;
-          } catch (const troupe::actor_stopped&) {
-            // it was in the mailbox when the actor stopped
-          }
-        } catch (const troupe::actor_stopped&) {
-          ++refused;
-          return;
-        }
-      }
-    });
-  while (started.load() < 4)
-    std::this_thread::yield();
-  std::this_thread::sleep_for(5ms);
-  rt.reset();
-  for (auto& caller : callers)
-    caller.join();
-  EXPECT_EQ(refused.load(), 4) << "each caller met the stopped actor";
+  std::atomic<int> ran{0};
+  const auto call = [a, &ran](int) {
+    auto r = a.call(&counter::add, 1);
+    try {
+      (void)r.get(10s);
+      ++ran;
+    } catch (const troupe::actor_stopped&) {
+      // it was in the mailbox when the actor stopped
+    }
+  };
+  EXPECT_EQ(threads_refused_once_ended<troupe::actor_stopped>(call, [&] { rt.reset(); }), 4)
+    << "each caller met the stopped actor";
   EXPECT_GT(ran.load(), 0);
   EXPECT_FALSE(a.alive());
 }

@@ -189,32 +189,16 @@ TEST_F(pool_lifecycle_test, a_stream_moved_from_throws_state_error_and_the_one_m
 /// pool_closed or gives a result that ends with its value or pool_closed; none waits for ever.
 TEST_F(pool_lifecycle_test, submissions_from_other_threads_while_the_pool_terminates_end_typed) {
   troupe::thread_pool pool{rt, {.workers = 2}};
-  std::atomic<int> started{0}, refused{0};
-  std::vector<std::thread> submitters;
-  for (int t = 0; t < 4; ++t)
-    submitters.emplace_back([&] {
-      ++started;
-      for (int i = 0; i < 10'000'000; ++i) {
-        try {
-          auto r = pool.apply_async([](int x) { return x; }, i);
-          try {
-            EXPECT_EQ(r.get(10s), i);
-          } catch (const troupe::pool_closed&) {
-            // it was queued when the pool was terminated
-          }
-        } catch (const troupe::pool_closed&) {
-          ++refused;
-          return;
-        }
-      }
-    });
-  while (started.load() < 4)
-    std::this_thread::yield();
-  std::this_thread::sleep_for(5ms);
-  pool.terminate();
-  for (auto& submitter : submitters)
-    submitter.join();
-  EXPECT_EQ(refused.load(), 4) << "each submitter met the terminated pool";
+  const auto submit = [&pool](int i) {
+    auto r = pool.apply_async([](int x) { return x; }, i);
+    try {
+      EXPECT_EQ(r.get(10s), i);
+    } catch (const troupe::pool_closed&) {
+      // it was queued when the pool was terminated
+    }
+  };
+  EXPECT_EQ(threads_refused_once_ended<troupe::pool_closed>(submit, [&] { pool.terminate(); }), 4)
+    << "each submitter met the terminated pool";
   pool.join();
 }
 

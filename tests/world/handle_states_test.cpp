@@ -68,33 +68,20 @@ TEST_F(world_handle_states, handles_used_after_their_world_stopped_throw_state_e
 /// value or fails typed (state_error once stopped; peer_lost or pool_closed for a call the stop
 /// caught on its way), and none waits for ever.
 TEST_F(world_handle_states, calls_from_other_threads_while_the_world_stops_end_typed) {
-  std::atomic<int> started{0}, refused{0}, ran{0};
-  std::vector<std::thread> callers;
-  for (int t = 0; t < 4; ++t)
-    callers.emplace_back([&] {
-      ++started;
-      for (int i = 0; i < 10'000'000; ++i) {
-        try {
-          auto r = group->rpc_async("0", add_numbers, i, 1);
-          try {
-            EXPECT_EQ(r.get(10s), i + 1);
-            ++ran;
-          } catch (const troupe::peer_lost&) {
-          } catch (const troupe::state_error&) {
-          }
-        } catch (const troupe::state_error&) {
-          ++refused;
-          return;
-        }
-      }
-    });
-  while (started.load() < 4)
-    std::this_thread::yield();
-  std::this_thread::sleep_for(20ms);
-  world->stop();
-  for (auto& caller : callers)
-    caller.join();
-  EXPECT_EQ(refused.load(), 4) << "each caller met the stopped world";
+  std::atomic<int> ran{0};
+  const auto call = [this, &ran](int i) {
+    auto r = group->rpc_async("0", add_numbers, i, 1);
+    try {
+      EXPECT_EQ(r.get(10s), i + 1);
+      ++ran;
+    } catch (const troupe::peer_lost&) {
+    } catch (const troupe::state_error&) {
+    }
+  };
+  EXPECT_EQ(threads_refused_once_ended<troupe::state_error>(
+              call, [this] { world->stop(); }, 20ms),
+            4)
+    << "each caller met the stopped world";
   EXPECT_GT(ran.load(), 0);
 }
 
