@@ -63,10 +63,15 @@ long read_runnable() noexcept {
   return end == field || *end != '/' ? -1 : runnable;
 }
 
-/// troupe's threads spinning now, and what the last reading of the machine advised.
+/// A cache line (x86-64, aarch64).
+constexpr std::size_t line_bytes = 64;
+
+/// troupe's threads spinning now, and what the last reading of the machine advised. The count
+/// changes at every wait's start and end, and the advice is read at every look: on lines of
+/// their own, so that counting does not take the line every waiter reads from.
 struct machine_load {
-  std::atomic<long> spinning{0};
-  std::atomic<clock::rep> taken{0}; // when, in clock ticks; 0: never
+  alignas(line_bytes) std::atomic<long> spinning{0};
+  alignas(line_bytes) std::atomic<clock::rep> taken{0}; // when, in clock ticks; 0: never
   std::atomic<spin_mode> advice{spin_mode::pause};
   std::atomic<bool> reading{false}; // one thread reads while the others use the last reading
 };

@@ -1,5 +1,8 @@
 // Where an idle worker thread of a thread pool sleeps, and how it is woken: a futex word of its
 // own, so that waking one worker costs one system call and touches no lock another caller holds.
+// Not std::atomic::wait: libstdc++'s spins, then yields, before it sleeps, and the worker has
+// spun already only while a core was idle for it (idle_cores.hpp); on a busy machine those
+// yields are what issue 40 took out.
 #pragma once
 
 #include <atomic>
