@@ -182,6 +182,7 @@ public:
   evaluator(const node_ptr& outputs, const basic_tensor_map<T>& inputs)
     : inputs_(inputs), order_(detail::index_order(outputs)), uses_(order_.nodes.size()),
       owned_(order_.nodes.size()), value_(order_.nodes.size()) {
+    detail::check_placeholder_names(order_.nodes);
     for (auto c : order_.child_positions)
       ++uses_[c];
   }
@@ -351,7 +352,6 @@ requires std::same_as<T, float> || std::same_as<T, double> basic_tensor_map<T>
 evaluate(const node_ptr& outputs, const basic_tensor_map<T>& inputs) {
   if (!outputs || outputs->what() != kind::outputs)
     throw invalid_argument("evaluate: give the outputs node (make_outputs) of the graph");
-  detail::check_placeholder_names(outputs);
   return evaluator<T>{outputs, inputs}.run();
 }
 

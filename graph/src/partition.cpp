@@ -36,6 +36,7 @@ public:
 
   graph_partition run(const node_ptr& outputs) {
     order_ = detail::index_order(outputs);
+    detail::check_placeholder_names(order_.nodes);
     const auto count = order_.nodes.size();
     pid_.resize(count);
     rewritten_.resize(count);
@@ -215,7 +216,6 @@ graph_partition find_partition(const node_ptr& outputs,
     throw invalid_argument("find_partition: give the outputs node (make_outputs) of the graph");
   if (!part_of)
     throw invalid_argument("find_partition: no part function");
-  detail::check_placeholder_names(outputs);
   return partitioner{part_of}.run(outputs);
 }
 

@@ -1,6 +1,5 @@
 #include "placeholder_names.hpp"
 
-#include "troupe/graph/analysis.hpp"
 #include "troupe/graph/errors.hpp"
 
 #include <map>
@@ -16,9 +15,9 @@ std::string described(const node& n) {
 
 } // namespace
 
-void check_placeholder_names(const node_ptr& root) {
+void check_placeholder_names(std::span<const node_ptr> nodes) {
   std::map<std::string, const node*> seen;
-  for (const auto& n : topological_order(root)) {
+  for (const auto& n : nodes) {
     if (n->what() != kind::placeholder)
       continue;
     auto [at, fresh] = seen.emplace(n->name(), n.get());
