@@ -8,7 +8,7 @@
 // tells its parent, and each of them does the same. After rank 0's loss, every barrier fails (no
 // member sends to another any more). A failure is remembered a while, so that a member arriving
 // late hears of it instead of waiting.
-#include "member_state.hpp"
+#include "member_handlers.hpp"
 
 #include "troupe/actors/serialization.hpp"
 

@@ -1,7 +1,7 @@
-// Forming the world, on rank 0: every member asks to join; once all have (and the address of
+// Forming the world: on rank 0, every member asks to join; once all have (and the address of
 // each is known), each is told the roster and adopted as a peer. A rank or name claimed twice
-// fails the claimants.
-#include "member_state.hpp"
+// fails the claimants. A member takes the roster rank 0 tells it.
+#include "member_handlers.hpp"
 
 #include "troupe/actors/annotated.hpp"
 #include "troupe/actors/serialization.hpp"
@@ -99,8 +99,22 @@ joined_devices(const std::string& name, const wire_bytes& encoded, std::string& 
   return std::nullopt;
 }
 
-} // namespace
+/// Rank 0: why a join must be refused at the door, before its claims are weighed: a member of
+/// another troupe build, or one whose connection proved another name than it claims.
+std::optional<std::string> door_refusal(member_actor* self, const join_fields& join) {
+  if (join.version != wire_version)
+    return "world: '" + join.name + "' speaks troupe's wire version " +
+           std::to_string(join.version) + ", rank 0 version " + std::to_string(wire_version) +
+           ": every member must run the same troupe";
+  const auto proven = proven_name(self);
+  if (!proven || *proven != join.name)
+    return "world: a join claims the name '" + join.name + "' but its connection proved " +
+           (proven ? "'" + *proven + "'" : "no name");
+  return std::nullopt;
+}
 
+/// Rank 0: a member at the door asks to join; answered once the whole world has.
+/// `devices`: the joining member's, encoded (refused unless they are a valid list).
 reply_result accept_join(member_actor* self, std::string name, int rank, int size,
                          std::uint16_t port, std::string host, caf::actor handle,
                          const wire_bytes& encoded_devices) {
@@ -151,6 +165,31 @@ reply_result accept_join(member_actor* self, std::string name, int rank, int siz
   }
   complete_when_whole(self);
   return promise;
+}
+
+} // namespace
+
+reply_result on_join(member_actor* self, join_fields join) {
+  if (self->state.core->options.rank != 0)
+    return failed_reply(reply_status::state_error, "only rank 0 accepts joins");
+  if (auto refusal = door_refusal(self, join))
+    return failed_reply(reply_status::invalid_argument, std::move(*refusal));
+  return accept_join(self, std::move(join.name), join.rank, join.size, join.port,
+                     std::move(join.host), std::move(join.handle), join.devices);
+}
+
+void on_roster(member_actor* self, roster_adoption& roster) {
+  auto& st = self->state;
+  st.core->names = roster.names;
+  st.core->devices = roster.devices;
+  for (std::size_t rank = 0; rank < roster.hosts.size(); ++rank)
+    st.addresses[rank] = endpoint{roster.hosts[rank], roster.ports[rank]};
+  st.roster_known = true;
+  check_ready(self);
+}
+
+void on_early_peer(member_actor* self, early_peer& peer) {
+  add_peer(self, peer.rank, std::move(peer.handle));
 }
 
 } // namespace troupe::detail

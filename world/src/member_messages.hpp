@@ -71,19 +71,43 @@ struct member_message {
   static void send_from_outside(const As& as, const Handle& to, Fields... fields) {
     send_as_from_outside(as, to, Atom::value, std::move(fields)...);
   }
-  /// The member actor's handler for it: calls `take(fields...)`, each field as received.
-  template <class Take>
-  static auto handler(Take take) {
-    return [take](Atom, Fields&... fields) { return take(fields...); };
+  /// The member actor's handler for it: `on(self, fields...)`, each field as received, inside
+  /// the handling scope every handler runs in (annotated.hpp).
+  template <class Self, class On>
+  static auto handler(Self* self, On on) {
+    return [self, on](Atom, Fields&... fields) {
+      const handling scope{self};
+      return on(self, fields...);
+    };
+  }
+  /// The same, the fields moved into the members of `Named` in order: for a message of so many
+  /// fields that its handler reads them by name.
+  template <class Named, class Self, class On>
+  static auto named_handler(Self* self, On on) {
+    return [self, on](Atom, Fields&... fields) {
+      const handling scope{self};
+      return on(self, Named{std::move(fields)...});
+    };
   }
 };
 
-// What members say to each other. The fields' names are the handlers' (member_actor.cpp).
+// What members say to each other. The fields' names are the handlers' (member_handlers.hpp).
 /// A member to rank 0: (wire_version, name, rank, world_size, port, advertised host, actor,
 /// its devices encoded).
 using join_message =
   member_message<join_atom, std::uint32_t, std::string, std::int32_t, std::int32_t, std::uint16_t,
                  std::string, caf::actor, wire_bytes>;
+/// join_message's fields, by name.
+struct join_fields {
+  std::uint32_t version = 0;
+  std::string name;
+  std::int32_t rank = 0;
+  std::int32_t size = 0;
+  std::uint16_t port = 0;
+  std::string host;
+  caf::actor handle;
+  wire_bytes devices;
+};
 /// A member that stops on purpose tells every other: (its rank).
 using leave_message = member_message<leave_atom, std::int32_t>;
 /// To rank 0: connect me to (rank); from rank 0: (rank) asks you to connect to it.
@@ -95,9 +119,22 @@ using gone_message = member_message<gone_atom, std::int32_t, bool>;
 /// A call as a request: (kind, group, key, name, type, payload); answered by its reply.
 using call_message = member_message<call_atom, std::uint8_t, std::string, std::string, std::string,
                                     std::string, wire_bytes>;
+/// call_message's fields, by name.
+struct call_fields {
+  std::uint8_t kind = 0;
+  std::string group, key, name, type;
+  wire_bytes payload;
+};
 /// A one-way call: (id, kind, group, key, name, type, payload); answered by an answer_message.
 using one_way_call_message = member_message<call_atom, std::uint64_t, std::uint8_t, std::string,
                                             std::string, std::string, std::string, wire_bytes>;
+/// one_way_call_message's fields, by name.
+struct one_way_call_fields {
+  std::uint64_t id = 0;
+  std::uint8_t kind = 0;
+  std::string group, key, name, type;
+  wire_bytes payload;
+};
 /// The answer to a one-way call: (id, status, text, payload).
 using answer_message =
   member_message<answer_atom, std::uint64_t, std::uint8_t, std::string, wire_bytes>;

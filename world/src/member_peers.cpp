@@ -5,7 +5,7 @@
 // the other adopts it from its first message (sender_rank): two members connecting to each
 // other at once would each have CAF close one of the two connections, and lose each other. Rank
 // 0 sees every member, and tells the others of a loss.
-#include "member_state.hpp"
+#include "member_handlers.hpp"
 
 #include "troupe/actors/annotated.hpp"
 
@@ -247,7 +247,7 @@ void send_request(member_actor* self, outgoing_request& request) {
     reach(self, to);
 }
 
-void sweep(member_actor* self) {
+void on_sweep(member_actor* self, sweep_request&) {
   auto& st = self->state;
   st.sweep_at.reset();
   for (auto& request : st.pending.take_expired(pending_requests::clock::now()))
@@ -257,8 +257,9 @@ void sweep(member_actor* self) {
   schedule_sweep(self);
 }
 
-void retry_reach(member_actor* self, int rank) {
+void on_reconnect(member_actor* self, reconnect& again) {
   auto& st = self->state;
+  const int rank = again.rank;
   if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)])
     return;
   if (rank < st.core->options.rank)
@@ -267,7 +268,7 @@ void retry_reach(member_actor* self, int rank) {
     fail_awaiting(self, rank, "it did not connect back within the world's timeout");
 }
 
-void on_reach(member_actor* self, int rank) {
+void on_reach(member_actor* self, std::int32_t rank) {
   auto& st = self->state;
   const int from = sender_rank(self);
   const auto size = static_cast<std::int32_t>(st.peers.size());
@@ -285,6 +286,17 @@ void on_reach(member_actor* self, int rank) {
     greet_message::send(self, st.peers[static_cast<std::size_t>(rank)]);
   else if (st.greet_when_reached.insert(rank).second)
     connect_to(self, rank);
+}
+
+void on_greet(member_actor* self) {
+  (void)sender_rank(self); // adopts the member that connected
+}
+
+void on_down(member_actor* self, caf::down_msg& down) {
+  auto& peers = self->state.peers;
+  for (std::size_t rank = 0; rank < peers.size(); ++rank)
+    if (peers[rank] && peers[rank].address() == down.source)
+      on_lost(self, static_cast<int>(rank));
 }
 
 } // namespace troupe::detail

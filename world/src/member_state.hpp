@@ -1,7 +1,7 @@
-// The member actor's state (member_actor.cpp has the actor), and the parts of its work that
-// live in files of their own: reaching the other members and keeping track of them
-// (member_peers.cpp), and forming the world on rank 0 (member_formation.cpp). Every function
-// here runs on the member actor, with `self` its own.
+// The member actor's state (member_actor.cpp has the actor, member_handlers.hpp its handlers),
+// and what more than one part of its protocol uses: who sent a message, reaching and losing
+// members (member_peers.cpp), and the barriers a loss or a stop ends (member_barriers.cpp).
+// Every function here runs on the member actor, with `self` its own.
 #pragma once
 
 #include "barrier_tree.hpp"
@@ -59,14 +59,6 @@ struct member_state {
 using member_actor = caf::stateful_actor<member_state>;
 
 // member_barriers.cpp
-/// This member arrives at a barrier (its caller waits on the arrival's reply).
-void arrive_at_barrier(member_actor* self, barrier_arrival& arrival);
-/// A child in the barrier tree arrives (or says the barrier failed below it, `failed`):
-/// answered at the release, or refused.
-reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t n,
-                           const wire_bytes& ranks, const std::string& failed);
-/// This member's parent answered its arrival: the barrier ends here and below.
-void parent_answered(member_actor* self, barrier_answer& answer);
 /// Member `rank` was lost (or `left` on purpose): a barrier waiting for it here (its parent, or
 /// a child that had not arrived) fails, everywhere; all of them do when rank 0 was lost.
 void barriers_lost(member_actor* self, int rank, const std::string& why, bool left);
@@ -89,22 +81,5 @@ void check_ready(member_actor* self);
 void add_peer(member_actor* self, int rank, caf::actor handle);
 /// `rank` is gone (down, or rank 0 says so): what is pending on it fails.
 void on_lost(member_actor* self, int rank);
-/// Sends a request of this process's threads, reaching its member first if need be.
-void send_request(member_actor* self, outgoing_request& request);
-/// Fails the requests past their deadline, and schedules the next sweep.
-void sweep(member_actor* self);
-/// The reminder to look at `rank` again: a lower rank is tried again, a higher one that has
-/// not connected back in time fails what waits on it.
-void retry_reach(member_actor* self, int rank);
-/// A reach request: on rank 0, a member asking that a higher `rank` connect to it; on a
-/// member, rank 0 passing on that the lower `rank` asked.
-void on_reach(member_actor* self, int rank);
-
-// member_formation.cpp
-/// Rank 0: a member asks to join; answered once the whole world has.
-/// `devices`: the joining member's, encoded (refused unless they are a valid list).
-reply_result accept_join(member_actor* self, std::string name, int rank, int size,
-                         std::uint16_t port, std::string host, caf::actor handle,
-                         const wire_bytes& devices);
 
 } // namespace troupe::detail

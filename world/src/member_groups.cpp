@@ -1,0 +1,49 @@
+// Groups' rendezvous at the member actor, on rank 0: each member of a group arrives (in its own
+// name only, bringing at most a small payload) and is answered once every member has
+// (coordinator.hpp keeps the rendezvous).
+#include "member_handlers.hpp"
+
+#include "troupe/actors/serialization.hpp"
+
+namespace troupe::detail {
+
+namespace {
+
+/// What a member may bring to a rendezvous (a shape check's signature is 88 bytes).
+constexpr std::size_t max_rendezvous_payload = 4096;
+
+/// Rank 0: member `rank` arrives at a group's rendezvous.
+reply_result arrive(member_actor* self, std::string what, const wire_bytes& ranks, int rank,
+                    wire_bytes payload) {
+  if (rank != sender_rank(self))
+    return failed_reply(reply_status::invalid_argument, "a group request for rank " +
+                                                          std::to_string(rank) +
+                                                          " must come from that member");
+  if (payload.size() > max_rendezvous_payload)
+    return failed_reply(reply_status::invalid_argument,
+                        "a rendezvous payload of " + std::to_string(payload.size()) +
+                          " bytes, over the limit of " + std::to_string(max_rendezvous_payload));
+  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+  try {
+    self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank, promise,
+                              std::move(payload));
+  } catch (const serialization_error& e) {
+    promise.deliver(static_cast<std::uint8_t>(reply_status::serialization_error),
+                    std::string{e.what()}, wire_bytes{});
+  }
+  return promise;
+}
+
+} // namespace
+
+reply_result on_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,
+                           std::int32_t rank) {
+  return arrive(self, std::move(what), ranks, rank, {});
+}
+
+reply_result on_checked_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,
+                                   std::int32_t rank, wire_bytes& payload) {
+  return arrive(self, std::move(what), ranks, rank, std::move(payload));
+}
+
+} // namespace troupe::detail
