@@ -23,11 +23,8 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
                              "' is not a member of the world");
     ranks.push_back(static_cast<int>(at - core.names.begin()));
   }
-  {
-    std::lock_guard guard{core.groups_mutex};
-    if (!core.groups.insert(name).second)
-      throw state_error("rpc group '" + name + "' exists in this process already");
-  }
+  if (!core.groups.add(name))
+    throw state_error("rpc group '" + name + "' exists in this process already");
   try {
     auto rendezvous =
       core.send(0,
@@ -36,8 +33,7 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
                 timeout);
     await_call(rendezvous);
   } catch (...) {
-    std::lock_guard guard{core.groups_mutex};
-    core.groups.erase(name);
+    core.groups.remove(name);
     throw;
   }
   return rpc_group{

@@ -19,19 +19,19 @@ queue_options inbox_options() {
 
 } // namespace
 
-local_channel::local_channel(world_core& core, const std::string& world_id)
-  : core_(core), world_id_(world_id),
-    requests_(queue<local_message>::create(inbox_name(core.options.rank, false), inbox_options())),
-    replies_(queue<local_message>::create(inbox_name(core.options.rank, true), inbox_options())) {
+local_channel::local_channel(call_host& host, const std::string& world_id, int rank, int world_size)
+  : host_(host), world_id_(world_id), rank_(rank), world_size_(world_size),
+    requests_(queue<local_message>::create(inbox_name(rank, false), inbox_options())),
+    replies_(queue<local_message>::create(inbox_name(rank, true), inbox_options())) {
   // Each reader hands what it reads to another thread (an executor, a waiting caller), which
   // needs the core a reader watching its inbox would hold: 65-100 us a local rpc_sync on two
   // cores with the watching, 10-25 us without.
   requests_.spin_while_waiting(false);
   replies_.spin_while_waiting(false);
-  for (int rank = 0; rank < core.options.world_size; ++rank)
+  for (int other = 0; other < world_size; ++other)
     lost_.push_back(std::make_unique<std::atomic<bool>>(false));
   replies_reader_ = std::thread{[this] { settle_replies(); }};
-  core_.post([this] { read_request(); });
+  host_.post([this] { read_request(); });
 }
 
 local_channel::~local_channel() { stop(); }
@@ -75,14 +75,14 @@ bool local_channel::call(int rank, const std::string& group, call_request& reque
   if (to == nullptr)
     return false;
   if (lost_[static_cast<std::size_t>(rank)]->load()) {
-    reply->set_error(std::make_exception_ptr(peer_lost(core_.label(rank) + " was lost")));
+    reply->set_error(std::make_exception_ptr(peer_lost(host_.label(rank) + " was lost")));
     return true;
   }
   // Large tensors among the arguments are copied once, into segments of the callee's inbox,
   // and from there once more, into the task's arguments.
   segment_store tensors = to->requests->tensor_segments();
   local_message message;
-  message.from = core_.options.rank;
+  message.from = rank_;
   message.kind = static_cast<std::uint8_t>(request.kind);
   message.group = group;
   message.key = std::move(request.key);
@@ -113,7 +113,7 @@ bool local_channel::call(int rank, const std::string& group, call_request& reque
     tensors.release_for_queue();
     std::lock_guard guard{mutex_};
     if (pending_.erase(message.id) != 0)
-      reply->set_error(std::make_exception_ptr(peer_lost(core_.label(rank) + " was lost")));
+      reply->set_error(std::make_exception_ptr(peer_lost(host_.label(rank) + " was lost")));
   }
   return true;
 }
@@ -226,7 +226,7 @@ void local_channel::settle_replies() {
 
 void local_channel::read_request() {
   auto request = next_of(requests_, [](const std::exception&) {});
-  while (request && (request->from < 0 || request->from >= core_.options.world_size))
+  while (request && (request->from < 0 || request->from >= world_size_))
     request = next_of(requests_, [](const std::exception&) {});
   if (!request) {
     std::lock_guard guard{mutex_};
@@ -236,7 +236,7 @@ void local_channel::read_request() {
   }
   // Another executor thread reads the next request while this one answers: the call starts
   // without waiting for a second thread to wake (a local rpc_sync: ~30 us -> ~20 us here).
-  core_.post([this] { read_request(); });
+  host_.post([this] { read_request(); });
   try {
     answer(*request);
   } catch (const std::exception& e) {
@@ -244,7 +244,7 @@ void local_channel::read_request() {
     local_message failure;
     failure.is_reply = true;
     failure.id = request->id;
-    failure.from = core_.options.rank;
+    failure.from = rank_;
     failure.status = static_cast<std::uint8_t>(reply_status::state_error);
     failure.text = std::string{"the call could not be answered: "} + e.what();
     if (auto* caller = peer_of(request->from))
@@ -282,18 +282,15 @@ void local_channel::answer(local_message& request) {
                        request.from};
     late_answer later; // made only for the kind that is answered after run() returns
     if (kind == call_kind::actor_call)
-      later = [core = core_.weak_from_this(), rank = request.from, id = request.id](served late) {
-        if (auto alive = core.lock())
-          alive->answer_local_call(rank, id, std::move(late));
-      };
-    outcome = core_.run(request.group, call, later);
+      later = host_.late_local_answer(request.from, request.id);
+    outcome = host_.run(request.group, call, later);
   }
   if (caller == nullptr || outcome.deferred)
     return;
   local_message reply;
   reply.is_reply = true;
   reply.id = request.id;
-  reply.from = core_.options.rank;
+  reply.from = rank_;
   reply.status = static_cast<std::uint8_t>(outcome.status);
   reply.text = std::move(outcome.text);
   reply.payload = to_wire(outcome.payload);
@@ -335,7 +332,7 @@ void local_channel::answer_late(int rank, std::uint64_t id, served outcome) noex
   local_message reply;
   reply.is_reply = true;
   reply.id = id;
-  reply.from = core_.options.rank;
+  reply.from = rank_;
   reply.status = static_cast<std::uint8_t>(outcome.status);
   reply.text = std::move(outcome.text);
   reply.payload = to_wire(outcome.payload);

@@ -14,7 +14,7 @@
 // calls pending here on it, and puts to it stop waiting for room.
 #pragma once
 
-#include "world_core.hpp"
+#include "call_host.hpp"
 
 #include "troupe/queues/detail/segment_store.hpp"
 #include "troupe/queues/queue.hpp"
@@ -51,8 +51,9 @@ struct local_message {
 
 class local_channel {
 public:
-  /// Creates this member's inboxes and starts the threads that read them.
-  local_channel(world_core& core, const std::string& world_id);
+  /// Creates the inboxes of member `rank` of a world of `world_size`, served by `host`, and
+  /// starts the threads that read them.
+  local_channel(call_host& host, const std::string& world_id, int rank, int world_size);
   ~local_channel();
 
   /// Sends a call to `rank` through its inbox, its reply to arrive in `reply`; false (nothing
@@ -88,8 +89,9 @@ private:
   void settle_replies();
   void settle(local_message& reply);
 
-  world_core& core_;
+  call_host& host_;
   const std::string world_id_;
+  const int rank_, world_size_;
   queue<local_message> requests_, replies_;
   std::vector<std::unique_ptr<std::atomic<bool>>> lost_; // by rank
   std::mutex mutex_;

@@ -89,22 +89,12 @@ bool has_key(group_state& group, key_table table, const std::string& key) {
 
 namespace {
 
-/// Keeps an entry here, then claims its key at rank 0; withdraws the entry if the key is taken.
-template <class Map, class Entry>
-void claim(group_state& group, key_table table, Map& entries, const std::string& key, Entry entry) {
-  auto& core = group.live_core();
-  {
-    std::lock_guard guard{core.tables_mutex};
-    if (!entries.try_emplace({group.name, key}, std::move(entry)).second)
-      throw key_error((table == key_table::paired ? "paired value '" : "service '") + key +
-                      "' already " + (table == key_table::paired ? "paired to" : "registered on") +
-                      " group '" + group.name + "'");
-  }
+/// Claims at rank 0 the key of an entry held here already; drops the entry if the key is taken.
+void claim(group_state& group, key_table table, const std::string& key) {
   try {
     ask_keys(group, key_operation::add, table, key);
   } catch (...) {
-    std::lock_guard guard{core.tables_mutex};
-    entries.erase({group.name, key});
+    group.live_core().held.remove(table, group.name, key);
     throw;
   }
 }
@@ -112,21 +102,18 @@ void claim(group_state& group, key_table table, Map& entries, const std::string&
 } // namespace
 
 void pair_value(group_state& group, const std::string& key, paired_value value) {
-  claim(group, key_table::paired, group.live_core().paired, key, std::move(value));
+  group.live_core().held.add_paired(group.name, key, std::move(value));
+  claim(group, key_table::paired, key);
 }
 
 void register_service(group_state& group, const std::string& key, chunk_invoker service) {
-  claim(group, key_table::services, group.live_core().services, key, std::move(service));
+  group.live_core().held.add_service(group.name, key, std::move(service));
+  claim(group, key_table::services, key);
 }
 
 void remove_key(group_state& group, key_table table, const std::string& key) {
   ask_keys(group, key_operation::remove, table, key);
-  auto& core = group.live_core();
-  std::lock_guard guard{core.tables_mutex};
-  if (table == key_table::paired)
-    core.paired.erase({group.name, key});
-  else
-    core.services.erase({group.name, key});
+  group.live_core().held.remove(table, group.name, key);
 }
 
 void release_kept(group_state& group, int rank, const std::string& id) noexcept {
@@ -183,9 +170,7 @@ void rpc_group::meet(std::optional<std::chrono::milliseconds> timeout) {
 void rpc_group::destroy() {
   if (state()->destroyed.exchange(true))
     return;
-  auto& core = *state()->core;
-  std::lock_guard guard{core.groups_mutex};
-  core.groups.erase(state()->name);
+  state()->core->groups.remove(state()->name);
 }
 
 } // namespace troupe

@@ -15,9 +15,6 @@ namespace {
 
 served fail(reply_status status, std::string text) { return {status, std::move(text), {}}; }
 
-/// Outcomes one member may keep here at once (remote references it holds).
-constexpr std::size_t max_kept_per_member = 65'536;
-
 } // namespace
 
 served world_core::run(const std::string& group, incoming_call& request, const late_answer& later) {
@@ -32,46 +29,30 @@ served world_core::run(const std::string& group, incoming_call& request, const l
     case call_kind::service:
     case call_kind::on_value: return run_invoker(group, request);
     case call_kind::keep: {
-      {
-        std::lock_guard guard{tables_mutex};
-        if (kept_by_owner[request.from] >= max_kept_per_member)
-          return fail(reply_status::state_error,
-                      label(request.from) + " keeps " + std::to_string(max_kept_per_member) +
-                        " outcomes at " + label(options.rank) + " already: release some");
-      }
+      if (!held.has_room_for(request.from))
+        return fail(reply_status::state_error, label(request.from) + " keeps " +
+                                                 std::to_string(held_values::max_kept_per_member) +
+                                                 " outcomes at " + label(options.rank) +
+                                                 " already: release some");
       auto outcome = run_invoker(group, request);
       if (outcome.status != reply_status::ok)
         return outcome;
-      std::lock_guard guard{tables_mutex};
-      auto id = std::to_string(next_kept++);
-      kept.emplace(id, kept_value{request.from, std::move(outcome.payload)});
-      ++kept_by_owner[request.from];
-      return {reply_status::ok, {}, serialize(id)};
+      return {reply_status::ok, {}, serialize(held.keep(request.from, std::move(outcome.payload)))};
     }
     case call_kind::fetch: {
-      std::unique_lock guard{tables_mutex};
-      if (auto at = paired.find({group, request.key}); at != paired.end()) {
-        auto value = at->second;
-        guard.unlock();
-        if (value.type != request.type)
+      if (auto value = held.paired(group, request.key)) {
+        if (value->type != request.type)
           return fail(reply_status::invalid_argument,
-                      "'" + request.key + "' holds a " + value.type + ", not a " + request.type);
-        std::lock_guard one_at_a_time{*value.guard};
-        return {reply_status::ok, {}, value.encode()};
+                      "'" + request.key + "' holds a " + value->type + ", not a " + request.type);
+        std::lock_guard one_at_a_time{*value->guard};
+        return {reply_status::ok, {}, value->encode()};
       }
-      if (auto at = kept.find(request.key); at != kept.end())
-        return {reply_status::ok, {}, at->second.payload};
+      if (auto kept = held.kept(request.key))
+        return {reply_status::ok, {}, std::move(*kept)};
       return fail(reply_status::key_error, "'" + request.key + "' not found on group '" + group +
                                              "' at " + label(options.rank));
     }
-    case call_kind::release: {
-      std::lock_guard guard{tables_mutex};
-      if (auto at = kept.find(request.key); at != kept.end()) {
-        --kept_by_owner[at->second.owner];
-        kept.erase(at);
-      }
-      return {};
-    }
+    case call_kind::release: held.release(request.key); return {};
     }
     return fail(reply_status::invalid_argument, "unknown call kind");
   } catch (const serialization_error& e) {
@@ -85,35 +66,27 @@ served world_core::run(const std::string& group, incoming_call& request, const l
 served world_core::run_invoker(const std::string& group, const incoming_call& request) {
   const auto& registry = task_registry::instance();
   if (request.kind == call_kind::on_value) {
-    std::unique_lock guard{tables_mutex};
-    auto at = paired.find({group, request.key});
-    if (at == paired.end())
+    auto value = held.paired(group, request.key);
+    if (!value)
       return fail(reply_status::key_error,
                   "'" + request.key + "' not found on group '" + group + "'");
-    auto value = at->second;
-    guard.unlock();
-    if (value.type != request.type)
+    if (value->type != request.type)
       return fail(reply_status::invalid_argument,
-                  "'" + request.key + "' holds a " + value.type + ", not a " + request.type);
+                  "'" + request.key + "' holds a " + value->type + ", not a " + request.type);
     const auto* invoker = registry.find_context_task(request.name);
     if (invoker == nullptr)
       return fail(reply_status::serialization_error, "no task '" + request.name +
                                                        "' taking a value first is registered at " +
                                                        label(options.rank));
-    std::lock_guard one_at_a_time{*value.guard};
-    return {reply_status::ok, {}, (*invoker)(value.object.get(), from_wire(request.payload))};
+    std::lock_guard one_at_a_time{*value->guard};
+    return {reply_status::ok, {}, (*invoker)(value->object.get(), from_wire(request.payload))};
   }
   if (request.kind == call_kind::service || !request.key.empty()) {
-    chunk_invoker service;
-    {
-      std::lock_guard guard{tables_mutex};
-      auto at = services.find({group, request.key});
-      if (at == services.end())
-        return fail(reply_status::key_error, "service '" + request.key + "' not found on group '" +
-                                               group + "' at " + label(options.rank));
-      service = at->second;
-    }
-    return {reply_status::ok, {}, service(from_wire(request.payload))};
+    const auto service = held.service(group, request.key);
+    if (!service)
+      return fail(reply_status::key_error, "service '" + request.key + "' not found on group '" +
+                                             group + "' at " + label(options.rank));
+    return {reply_status::ok, {}, (*service)(from_wire(request.payload))};
   }
   const auto* task = registry.find(request.name);
   if (task == nullptr)

@@ -11,8 +11,6 @@
 #include "troupe/actors/task.hpp"
 #include "troupe/actors/tensor_store.hpp"
 
-#include <boost/asio/post.hpp>
-
 #include <algorithm>
 #include <iostream>
 #include <thread>
@@ -150,13 +148,7 @@ void world_core::await_formation(clock::time_point deadline) {
     formation_->value(); // rethrows a failure
     return;
   }
-  std::string missing;
-  {
-    std::lock_guard guard{joined_mutex};
-    for (int rank = 1; rank < options.world_size; ++rank)
-      if (!joined_.contains(rank))
-        missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
-  }
+  const auto missing = joined_.missing(options.world_size);
   throw timeout_error("world: not all " + std::to_string(options.world_size) +
                       " members joined within " + std::to_string(options.timeout.count()) + " ms" +
                       (options.rank == 0 ? "; missing ranks: " + missing
@@ -168,7 +160,7 @@ void world_core::open_inbox() {
   if (!options.shared_memory)
     return;
   try {
-    channel_ = std::make_unique<local_channel>(*this, world_id);
+    channel_ = std::make_unique<local_channel>(*this, world_id, options.rank, options.world_size);
   } catch (const troupe::error& e) {
     // No shared memory to be had: every call goes over TCP.
     std::cerr << "troupe: member " << options.name << " talks over TCP only: " << e.what() << "\n";
@@ -183,59 +175,27 @@ bool world_core::local_call(int rank, const std::string& group, call_request& re
   return channel_ && channel_->call(rank, group, request, reply);
 }
 
-void world_core::post(std::function<void()> work) {
-  {
-    std::lock_guard guard{busy_mutex_};
-    ++busy_;
-  }
-  boost::asio::post(executor_, [this, work = std::move(work)] {
-    work();
-    std::lock_guard guard{busy_mutex_};
-    if (--busy_ == 0)
-      idle_.notify_all();
-  });
-}
-
-bool world_core::wait_idle(std::optional<std::chrono::milliseconds> limit) {
-  std::unique_lock guard{busy_mutex_};
-  if (!limit) {
-    idle_.wait(guard, [this] { return busy_ == 0; });
-    return true;
-  }
-  return idle_.wait_for(guard, *limit, [this] { return busy_ == 0; });
-}
+void world_core::post(std::function<void()> work) { executor_.post(std::move(work)); }
 
 void world_core::let_running_calls_finish() noexcept {
-  int running = 0;
-  {
-    std::lock_guard guard{busy_mutex_};
-    running = busy_;
-  }
-  std::cerr << "troupe: " << label(options.rank) << " stops with " << running
+  std::cerr << "troupe: " << label(options.rank) << " stops with " << executor_.busy()
             << " served call(s) still running after stop_grace (" << options.stop_grace.count()
             << " ms); they finish on their own and their "
             << "answers go nowhere\n";
   // The calls run on this core's threads: whoever holds it last must not be one of them
   // (destroying the executor joins its threads), so a thread of its own keeps it until then.
   if (auto keep = weak_from_this().lock())
-    std::thread([keep] { keep->wait_idle(std::nullopt); }).detach();
+    std::thread([keep] { keep->executor_.wait_idle(std::nullopt); }).detach();
   else
-    wait_idle(std::nullopt); // from the destructor: nothing else can keep it
+    executor_.wait_idle(std::nullopt); // from the destructor: nothing else can keep it
 }
 
 void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept {
   service_owners.forget_rank(rank);
-  {
-    std::lock_guard guard{tables_mutex};
-    std::erase_if(kept, [rank](const auto& entry) { return entry.second.owner == rank; });
-    kept_by_owner.erase(rank);
-  }
+  held.forget_owner(rank);
   if (channel_)
     channel_->lost(rank, why);
-  {
-    std::lock_guard guard{lost_mutex};
-    gone_.emplace(rank, left);
-  }
+  gone_.gone(rank, left);
   if (!left)
     member_lost(rank);
 }
@@ -257,7 +217,7 @@ void world_core::stop() noexcept {
   dropping_queued_ = true;
   if (channel_)
     channel_->stop(); // its request reader is the only other one to post work: done here
-  if (wait_idle(options.stop_grace))
+  if (executor_.wait_idle(options.stop_grace))
     executor_.join();
   else
     let_running_calls_finish();
@@ -359,6 +319,13 @@ void world_core::call_finished(std::uint64_t id) noexcept {
     send_from_outside(member, call_done{id});
 }
 
+late_answer world_core::late_local_answer(int rank, std::uint64_t id) {
+  return [core = weak_from_this(), rank, id](served late) {
+    if (auto alive = core.lock())
+      alive->answer_local_call(rank, id, std::move(late));
+  };
+}
+
 void world_core::answer_local_call(int rank, std::uint64_t id, served outcome) noexcept {
   std::shared_lock guard{stop_mutex};
   if (channel_)
@@ -381,8 +348,7 @@ std::string world_core::address_seen_by_others() {
     const auto peer = peer_of(rt, rank0_node_);
     return peer ? peer->local_address : std::string{};
   }
-  std::lock_guard guard{joined_mutex};
-  for (const auto& node : joined_nodes_)
+  for (const auto& node : joined_.nodes())
     if (const auto peer = peer_of(rt, node))
       return peer->local_address;
   return {};
@@ -396,45 +362,20 @@ void world_core::formation_failed(std::exception_ptr why) noexcept {
 }
 
 void world_core::joined(int rank, const std::string& name, const caf::node_id& node) {
-  std::lock_guard guard{joined_mutex};
-  joined_[rank] = name;
-  joined_nodes_.push_back(node);
+  joined_.add(rank, name, node);
 }
 
 void world_core::add_lost_callback(std::function<void(const std::string&, int)> callback) {
-  std::lock_guard guard{lost_mutex};
-  lost_callbacks_.push_back(std::move(callback));
+  gone_.add_lost_callback(std::move(callback));
 }
 
 std::optional<int> world_core::first_gone(const std::vector<int>& ranks) {
-  std::lock_guard guard{lost_mutex};
-  std::optional<int> left;
-  for (int rank : ranks)
-    if (const auto at = gone_.find(rank); at != gone_.end()) {
-      if (!at->second)
-        return rank;
-      left = left ? left : rank;
-    }
-  return left;
+  return gone_.first_gone(ranks);
 }
 
 void world_core::member_lost(int rank) noexcept {
-  std::vector<std::function<void(const std::string&, int)>> callbacks;
-  {
-    std::lock_guard guard{lost_mutex};
-    callbacks = lost_callbacks_;
-  }
   const auto at = static_cast<std::size_t>(rank);
-  const std::string name = at < names.size() ? names[at] : std::string{};
-  for (auto& callback : callbacks) {
-    try {
-      callback(name, rank);
-    } catch (const std::exception& e) {
-      std::cerr << "troupe: an on_member_lost callback threw: " << e.what() << "\n";
-    } catch (...) {
-      std::cerr << "troupe: an on_member_lost callback threw\n";
-    }
-  }
+  gone_.tell_lost(at < names.size() ? names[at] : std::string{}, rank);
 }
 
 } // namespace troupe::detail

@@ -3,23 +3,22 @@
 #pragma once
 
 #include "call_answer.hpp"
+#include "call_executor.hpp"
+#include "call_host.hpp"
 #include "direct_calls.hpp"
+#include "group_names.hpp"
+#include "held_values.hpp"
 #include "hosted_actors.hpp"
 #include "member_messages.hpp"
+#include "member_roll.hpp"
 #include "service_owners.hpp"
 
 #include "troupe/actors/network.hpp"
 #include "troupe/world/world_options.hpp"
 
-#include <boost/asio/thread_pool.hpp>
-
 #include <atomic>
-#include <condition_variable>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <shared_mutex>
 #include <string>
 #include <tuple>
@@ -32,36 +31,6 @@ namespace troupe::detail {
 /// once, as local_devices() names them (no '@', ',' or spaces; 64 bytes at most): a member's
 /// own, and those another member sends when it joins.
 void check_devices(const std::vector<std::string>& devices, const std::string& whose);
-
-/// A call from another member, as it arrived.
-struct incoming_call {
-  call_kind kind = call_kind::task;
-  std::string key, name, type;
-  wire_bytes payload;
-  int from = -1; // the caller's rank, as its connection (or inbox) says
-};
-
-/// An outcome kept for a remote reference, and the member it was kept for: freed when that
-/// member releases it, or is gone.
-struct kept_value {
-  int owner = -1;
-  bytes payload;
-};
-
-/// A served call's answer, before it travels.
-struct served {
-  reply_status status = reply_status::ok;
-  std::string text;
-  bytes payload;
-  /// The call is answered later, through the late answer it was given (an actor's call).
-  bool deferred = false;
-  /// A late answer's payload, made as it is sent: to a caller on this host, the large tensors
-  /// in it go into the caller's reply inbox (set instead of `payload`).
-  std::function<bytes()> encode;
-};
-
-/// How a call that ends after run() returned is answered, from whatever thread ends it.
-using late_answer = std::function<void(served)>;
 
 /// Tells the member actor to stop: fail what is pending, answer what is held, and quit. Local
 /// only, like every message this process's own threads send it: no peer can send it.
@@ -79,7 +48,9 @@ struct call_done {
 
 class local_channel;
 
-class world_core : public service, public std::enable_shared_from_this<world_core> {
+class world_core : public service,
+                   public call_host,
+                   public std::enable_shared_from_this<world_core> {
 public:
   world_core(runtime_state& rt, world_options options);
   ~world_core() override;
@@ -108,13 +79,11 @@ public:
   /// actor's call, the actor's thread does once it has run), then tells the member actor that
   /// call `id` is done.
   void serve(std::uint64_t id, std::string group, incoming_call request, call_answer answer);
-  /// Runs `work` on the executor (the threads that run other members' calls).
-  void post(std::function<void()> work);
-  /// Runs a call from another member; what it answers (or, deferred, what it will answer
-  /// through `later`).
-  served run(const std::string& group, incoming_call& request, const late_answer& later);
-  /// Answers call `id` of `rank`, made through the shared-memory inboxes, late.
-  void answer_local_call(int rank, std::uint64_t id, served outcome) noexcept;
+  // What the shared-memory channel needs (call_host.hpp).
+  void post(std::function<void()> work) override;
+  served run(const std::string& group, incoming_call& request, const late_answer& later) override;
+  late_answer late_local_answer(int rank, std::uint64_t id) override;
+  std::string label(int rank) const override;
 
   /// Sends a call through the shared-memory inbox of `rank` when it is on this host, its reply
   /// to arrive in `reply`; false (nothing sent) when `rank` is not reachable that way.
@@ -134,8 +103,6 @@ public:
   /// may have left because of the loss): what a wait that needs them all checks so that it
   /// fails with peer_lost instead of waiting out its timeout.
   std::optional<int> first_gone(const std::vector<int>& ranks);
-
-  std::string label(int rank) const;
 
   /// The address members on other hosts reach this one at: the local address of its
   /// connection to rank 0 (rank 0: of a member's connection to it). Empty if unknown.
@@ -157,13 +124,8 @@ public:
   /// The actor served calls' answers come from (call_answer.hpp says why).
   caf::strong_actor_ptr answerer() const;
 
-  // What this member keeps for others, by (group, key).
-  std::mutex tables_mutex;
-  std::map<std::pair<std::string, std::string>, paired_value> paired;
-  std::map<std::pair<std::string, std::string>, chunk_invoker> services;
-  std::map<std::string, kept_value> kept;
-  std::map<int, std::size_t> kept_by_owner; // how many of `kept` each member has
-  std::uint64_t next_kept = 0;
+  /// What this member holds for others, by (group, key).
+  held_values held;
 
   /// Who offers the services this member calls (asked of rank 0 once).
   detail::service_owners service_owners;
@@ -173,8 +135,7 @@ public:
 
   std::atomic<int> collective_groups{0}; // created so far, here as on every member
 
-  std::mutex groups_mutex;
-  std::set<std::string> groups; // created here and not destroyed
+  group_names groups; // created here and not destroyed
 
 private:
   served run_invoker(const std::string& group, const incoming_call& request);
@@ -191,30 +152,23 @@ private:
   void await_formation(std::chrono::steady_clock::time_point deadline);
   void open_inbox();
   void member_lost(int rank) noexcept;
+  /// Answers call `id` of `rank`, made through the shared-memory inboxes, late.
+  void answer_local_call(int rank, std::uint64_t id, served outcome) noexcept;
 
-  /// Whether the executor's work is done (queued and running), waiting until `limit` at most.
-  bool wait_idle(std::optional<std::chrono::milliseconds> limit);
   /// stop_grace is over with calls still running: stop returns, they finish on their own.
   void let_running_calls_finish() noexcept;
 
-  std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone
+  std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone (the only lock here)
   bool stopped_ = false;
   std::uint16_t port_ = 0;
   caf::node_id rank0_node_; // a member's: the process it joined through
-  std::mutex busy_mutex_;
-  std::condition_variable idle_;
-  int busy_ = 0; // work posted to the executor and not finished
   std::atomic<bool> dropping_queued_{false};
-  boost::asio::thread_pool executor_;
+  call_executor executor_;
   std::unique_ptr<caf::scoped_actor> answerer_; // its mailbox closed: nobody sends to it
   std::unique_ptr<local_channel> channel_;
   std::shared_ptr<result_state<int>> formation_ = std::make_shared<result_state<int>>();
-  std::mutex joined_mutex;
-  std::map<int, std::string> joined_; // rank 0: who has joined so far
-  std::vector<caf::node_id> joined_nodes_; // rank 0: their processes
-  std::mutex lost_mutex;
-  std::vector<std::function<void(const std::string&, int)>> lost_callbacks_;
-  std::map<int, bool> gone_; // rank, and whether it left (rather than was lost)
+  joined_members joined_; // rank 0: who has joined so far
+  gone_members gone_;
 };
 
 /// The member actor: one per member, published for the others to reach.

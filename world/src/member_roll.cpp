@@ -1,0 +1,66 @@
+#include "member_roll.hpp"
+
+#include <iostream>
+
+namespace troupe::detail {
+
+void joined_members::add(int rank, const std::string& name, const caf::node_id& node) {
+  std::lock_guard guard{mutex_};
+  names_[rank] = name;
+  nodes_.push_back(node);
+}
+
+std::string joined_members::missing(int world_size) const {
+  std::lock_guard guard{mutex_};
+  std::string missing;
+  for (int rank = 1; rank < world_size; ++rank)
+    if (!names_.contains(rank))
+      missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
+  return missing;
+}
+
+std::vector<caf::node_id> joined_members::nodes() const {
+  std::lock_guard guard{mutex_};
+  return nodes_;
+}
+
+void gone_members::add_lost_callback(lost_callback callback) {
+  std::lock_guard guard{mutex_};
+  callbacks_.push_back(std::move(callback));
+}
+
+void gone_members::gone(int rank, bool left) {
+  std::lock_guard guard{mutex_};
+  gone_.emplace(rank, left);
+}
+
+std::optional<int> gone_members::first_gone(const std::vector<int>& ranks) const {
+  std::lock_guard guard{mutex_};
+  std::optional<int> left;
+  for (int rank : ranks)
+    if (const auto at = gone_.find(rank); at != gone_.end()) {
+      if (!at->second)
+        return rank;
+      left = left ? left : rank;
+    }
+  return left;
+}
+
+void gone_members::tell_lost(const std::string& name, int rank) const noexcept {
+  std::vector<lost_callback> callbacks;
+  {
+    std::lock_guard guard{mutex_}; // copied: a callback may add another
+    callbacks = callbacks_;
+  }
+  for (auto& callback : callbacks) {
+    try {
+      callback(name, rank);
+    } catch (const std::exception& e) {
+      std::cerr << "troupe: an on_member_lost callback threw: " << e.what() << "\n";
+    } catch (...) {
+      std::cerr << "troupe: an on_member_lost callback threw\n";
+    }
+  }
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,53 @@
+// Who has come and who has gone, as this process's threads need to know it (the member actor
+// keeps its own view): rank 0's record of the joins while the world forms, and every member's of
+// the members gone and of the callbacks a loss runs. The member actor writes both while users'
+// threads read them: each owns its lock.
+#pragma once
+
+#include <caf/node_id.hpp>
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe::detail {
+
+/// Rank 0: the members that have joined so far, and their processes.
+class joined_members {
+public:
+  void add(int rank, const std::string& name, const caf::node_id& node);
+  /// The ranks 1..world_size-1 that have not joined, as "2, 5".
+  std::string missing(int world_size) const;
+  std::vector<caf::node_id> nodes() const;
+
+private:
+  mutable std::mutex mutex_;
+  std::map<int, std::string> names_;
+  std::vector<caf::node_id> nodes_;
+};
+
+/// The members that are gone (lost, or left on purpose), and what a loss runs.
+class gone_members {
+public:
+  using lost_callback = std::function<void(const std::string& name, int rank)>;
+
+  void add_lost_callback(lost_callback callback);
+  /// `rank` is gone; `left` if it said it was leaving.
+  void gone(int rank, bool left);
+  /// The first of `ranks` that is gone, if any, one that was lost before one that left (which
+  /// may have left because of the loss).
+  std::optional<int> first_gone(const std::vector<int>& ranks) const;
+  /// Runs every lost callback for member `name` of `rank`; a callback that throws is reported
+  /// on stderr and the others still run.
+  void tell_lost(const std::string& name, int rank) const noexcept;
+
+private:
+  mutable std::mutex mutex_;
+  std::vector<lost_callback> callbacks_;
+  std::map<int, bool> gone_; // rank, and whether it left (rather than was lost)
+};
+
+} // namespace troupe::detail
