@@ -49,7 +49,15 @@ struct actor_link : std::enable_shared_from_this<actor_link> {
   /// Under the lock: the member and incarnation to call, looked up again after a loss.
   void refresh(std::unique_lock<std::mutex>& guard);
   void lost(int lost_rank, std::uint64_t lost_incarnation);
+  /// The spawner's, on an executor thread: the actor's member `lost_rank` was lost; it is made
+  /// again where its policy allows, or stopped.
   void restart(int lost_rank);
+  /// Under the lock: counts one more restart for `why`; false (the actor stopped) when that is
+  /// past the policy.
+  bool count_restart(const std::string& why);
+  /// Without the lock: makes the actor again on the first candidate member that can; nullopt
+  /// if none could.
+  std::optional<actor_restart> make_again(int lost_rank, const std::string& why);
   /// Under the lock: the actor runs at `to` now, as incarnation `made`; a fresh count of calls.
   void move_to(int to, std::uint64_t made) {
     std::lock_guard guard{place_mutex};
@@ -300,64 +308,30 @@ std::vector<int> restart_candidates(const group_state& group, const restart_poli
 } // namespace
 
 void actor_link::restart(int lost_rank) {
+  std::unique_lock guard{mutex};
+  if (rank != lost_rank || stopped.load() || !supervisor) {
+    if (supervisor)
+      supervisor->restarting = false;
+    restarted.notify_all();
+    return;
+  }
+  stale = true;
+  const auto why = member_label(*group, lost_rank) + " was lost";
   std::optional<actor_restart> done;
-  {
-    std::unique_lock guard{mutex};
-    if (rank != lost_rank || stopped.load() || !supervisor) {
-      if (supervisor)
-        supervisor->restarting = false;
-      restarted.notify_all();
-      return;
-    }
-    stale = true;
-    auto& sup = *supervisor;
-    const auto& policy = sup.options.restart;
-    const auto now = clock::now();
-    while (!sup.restarts.empty() && now - sup.restarts.front() > policy.within)
-      sup.restarts.pop_front();
-    const auto why = member_label(*group, lost_rank) + " was lost";
-    if (sup.restarts.size() >= policy.max_restarts) {
-      cause = why + (policy.max_restarts == 0
-                       ? ", and its restart_policy allows no restart"
-                       : ", past its restart_policy of " + std::to_string(policy.max_restarts) +
-                           " restarts within " + std::to_string(policy.within.count()) + " ms");
-      stopped = true;
-      sup.restarting = false;
-      restarted.notify_all();
-      guard.unlock();
-      bound.wake_all();
-      return;
-    }
-    sup.restarts.push_back(now);
+  if (count_restart(why)) {
     guard.unlock();
-    std::exception_ptr failure;
-    for (const int next : restart_candidates(*group, policy, lost_rank)) {
-      if (group->core->first_gone({next}))
-        continue;
-      try {
-        const auto made =
-          spawn_there(*group, next, *name, type, sup.constructor, sup.options, lost_rank);
-        guard.lock();
-        move_to(next, made);
-        stale = false;
-        done = actor_restart{*name, ++sup.restarted, why};
-        guard.unlock();
-        failure = nullptr;
-        break;
-      } catch (...) {
-        failure = std::current_exception();
-      }
-    }
+    done = make_again(lost_rank, why);
     guard.lock();
-    sup.restarting = false;
+    supervisor->restarting = false;
     if (!done) {
       cause = why + ", and it could not be made again on " +
-              (policy.members.empty() ? std::string{"another member"}
-                                      : "a member its restart_policy names");
+              (supervisor->options.restart.members.empty() ? std::string{"another member"}
+                                                           : "a member its restart_policy names");
       stopped = true;
     }
     restarted.notify_all();
   }
+  guard.unlock();
   bound.wake_all();
   if (done && supervisor->options.on_restart) {
     try {
@@ -366,6 +340,45 @@ void actor_link::restart(int lost_rank) {
       report_escaped_exception("the on_restart of actor '" + *name + "'");
     }
   }
+}
+
+bool actor_link::count_restart(const std::string& why) {
+  auto& sup = *supervisor;
+  const auto& policy = sup.options.restart;
+  const auto now = clock::now();
+  while (!sup.restarts.empty() && now - sup.restarts.front() > policy.within)
+    sup.restarts.pop_front();
+  if (sup.restarts.size() < policy.max_restarts) {
+    sup.restarts.push_back(now);
+    return true;
+  }
+  cause = why + (policy.max_restarts == 0
+                   ? ", and its restart_policy allows no restart"
+                   : ", past its restart_policy of " + std::to_string(policy.max_restarts) +
+                       " restarts within " + std::to_string(policy.within.count()) + " ms");
+  stopped = true;
+  sup.restarting = false;
+  restarted.notify_all();
+  return false;
+}
+
+std::optional<actor_restart> actor_link::make_again(int lost_rank, const std::string& why) {
+  auto& sup = *supervisor;
+  for (const int next : restart_candidates(*group, sup.options.restart, lost_rank)) {
+    if (group->core->first_gone({next}))
+      continue;
+    try {
+      const auto made =
+        spawn_there(*group, next, *name, type, sup.constructor, sup.options, lost_rank);
+      std::lock_guard guard{mutex};
+      move_to(next, made);
+      stale = false;
+      return actor_restart{*name, ++sup.restarted, why};
+    } catch (...) {
+      // that member could not: the next one is tried
+    }
+  }
+  return std::nullopt;
 }
 
 /// What handles hold: the link, shared by all copies in this process.

@@ -23,6 +23,8 @@ constexpr std::size_t batch_budget = 8 << 20;
 /// What a request adds to its calls' bytes (id, task name, framing), at most, for size checks.
 constexpr std::size_t request_overhead = 4096;
 
+} // namespace
+
 /// A batch being put together: its requests, and the segments their large tensors went to,
 /// which the message holds once it is sent.
 struct outgoing_batch {
@@ -38,8 +40,6 @@ struct outgoing_batch {
   }
   bool empty() const { return requests.chunks.empty(); }
 };
-
-} // namespace
 
 worker_driver::worker_driver(std::size_t slot, std::shared_ptr<const process_settings> settings,
                              std::shared_ptr<worker_link> node,
@@ -147,66 +147,76 @@ bool worker_driver::send_more(lease& work, process_job& job) {
   const auto limit = settings_->max_message_bytes;
   const auto budget = limit == 0 ? batch_budget : std::min(batch_budget, limit - request_overhead);
   outgoing_batch batch;
-  const auto flush = [&] {
-    if (batch.empty())
-      return true;
-    if (remote_ && !context_sent_) {
-      batch.requests.slot = slot_;
-      if (!settings_->context_factory.empty())
-        batch.requests.context = context_setup{settings_->context_factory, "", {}, slot_};
-    }
-    context_sent_ = true;
-    for (auto& held : batch.segments)
-      held->hold_for_queue();
-    const bool sent = link_->send(batch.requests);
-    if (!sent)
-      for (auto& held : batch.segments)
-        held->release_for_queue();
-    batch = outgoing_batch{};
-    return sent;
-  };
   std::size_t chunk = 0;
   while (in_flight_.size() < settings_->in_flight && work.claim(chunk)) {
-    chunk_request request{next_request_++, job.task_name(), job.with_context(), {}};
     std::unique_ptr<segment_store> held;
-    try {
-      // Local workers: large tensors travel through their queues' segments. Remote: inline.
-      std::optional<segment_store> results;
-      std::optional<crossing_store> crossing;
-      if (auto requests = link_->request_segments()) {
-        held = std::make_unique<segment_store>(std::move(*requests));
-        results.emplace(std::move(*link_->reply_segments()));
-        crossing.emplace(*held, *results);
-      }
-      std::optional<tensor_store_scope> scope;
-      if (crossing)
-        scope.emplace(*crossing);
-      request.calls = job.encode_chunk(chunk);
-    } catch (...) {
-      fail(*work.job(), chunk, std::current_exception());
+    auto request = encode(work, job, chunk, held);
+    if (!request)
       continue;
-    }
-    if (limit != 0 && request.calls.size() + request_overhead > limit) {
-      // Made in its own statement: the temporary error shares its message with the copy the
-      // consumer reads, and must be gone before fail() hands that copy over.
-      const auto too_big = std::make_exception_ptr(capacity_error(
-        "the arguments of this chunk take " + std::to_string(request.calls.size()) +
-        " bytes encoded, more than the pool's max_message_bytes (" + std::to_string(limit) + ")"));
-      fail(*work.job(), chunk, too_big);
-      continue;
-    }
-    if (!batch.empty() && batch.bytes + request.calls.size() > budget && !flush()) {
+    if (!batch.empty() && batch.bytes + request->calls.size() > budget && !flush(batch)) {
       // This chunk is claimed but never left: the dispatcher runs it elsewhere (lose() only
       // settles what is in flight, and the lease no longer has it to take back).
       give_back_(work.job(), chunk, chunk + 1, work.attempts());
       return false;
     }
-    in_flight_.emplace(request.id, chunk);
-    batch.add(std::move(request), std::move(held));
-    if (batch.requests.chunks.size() >= settings_->batch && !flush())
+    in_flight_.emplace(request->id, chunk);
+    batch.add(std::move(*request), std::move(held));
+    if (batch.requests.chunks.size() >= settings_->batch && !flush(batch))
       return false;
   }
-  return flush();
+  return flush(batch);
+}
+
+std::optional<chunk_request> worker_driver::encode(lease& work, process_job& job, std::size_t chunk,
+                                                   std::unique_ptr<segment_store>& held) {
+  chunk_request request{next_request_++, job.task_name(), job.with_context(), {}};
+  try {
+    // Local workers: large tensors travel through their queues' segments. Remote: inline.
+    std::optional<segment_store> results;
+    std::optional<crossing_store> crossing;
+    if (auto requests = link_->request_segments()) {
+      held = std::make_unique<segment_store>(std::move(*requests));
+      results.emplace(std::move(*link_->reply_segments()));
+      crossing.emplace(*held, *results);
+    }
+    std::optional<tensor_store_scope> scope;
+    if (crossing)
+      scope.emplace(*crossing);
+    request.calls = job.encode_chunk(chunk);
+  } catch (...) {
+    fail(*work.job(), chunk, std::current_exception());
+    return std::nullopt;
+  }
+  const auto limit = settings_->max_message_bytes;
+  if (limit != 0 && request.calls.size() + request_overhead > limit) {
+    // Made in its own statement: the temporary error shares its message with the copy the
+    // consumer reads, and must be gone before fail() hands that copy over.
+    const auto too_big = std::make_exception_ptr(capacity_error(
+      "the arguments of this chunk take " + std::to_string(request.calls.size()) +
+      " bytes encoded, more than the pool's max_message_bytes (" + std::to_string(limit) + ")"));
+    fail(*work.job(), chunk, too_big);
+    return std::nullopt;
+  }
+  return request;
+}
+
+bool worker_driver::flush(outgoing_batch& batch) {
+  if (batch.empty())
+    return true;
+  if (remote_ && !context_sent_) {
+    batch.requests.slot = slot_;
+    if (!settings_->context_factory.empty())
+      batch.requests.context = context_setup{settings_->context_factory, "", {}, slot_};
+  }
+  context_sent_ = true;
+  for (auto& held : batch.segments)
+    held->hold_for_queue();
+  const bool sent = link_->send(batch.requests);
+  if (!sent)
+    for (auto& held : batch.segments)
+      held->release_for_queue();
+  batch = outgoing_batch{};
+  return sent;
 }
 
 void worker_driver::settle(const chunk_reply& reply, process_job& job) {
@@ -216,7 +226,7 @@ void worker_driver::settle(const chunk_reply& reply, process_job& job) {
   const auto chunk = it->second;
   in_flight_.erase(it);
   if (!reply.error.empty()) {
-    // Made before fail() hands it over, like the capacity error in send_more().
+    // Made before fail() hands it over, like the capacity error in encode().
     const auto why = reply.error_type.empty()
                        ? std::make_exception_ptr(serialization_error(reply.error))
                        : rebuild_exception(reply.error_type, reply.error, label());

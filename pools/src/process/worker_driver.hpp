@@ -19,9 +19,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace troupe::detail {
+
+struct outgoing_batch; // worker_driver.cpp
 
 class worker_driver {
 public:
@@ -58,7 +61,16 @@ private:
   void start_process();
   /// Hands the calls the worker relayed to actors of this process on (relay_host.hpp).
   void relay(reply_batch& replies);
+  /// Sends the worker chunks of `work` while it has room for more in flight; false if the
+  /// link refused a batch (the worker is gone).
   bool send_more(lease& work, process_job& job);
+  /// Encodes chunk `chunk` of `job` as a request, its large tensors into segments `held` keeps
+  /// (a local worker's); nullopt, the chunk failed, if it cannot travel.
+  std::optional<chunk_request> encode(lease& work, process_job& job, std::size_t chunk,
+                                      std::unique_ptr<segment_store>& held);
+  /// Sends `batch` (with the context setup before a node's first) and empties it; false if the
+  /// link refused it.
+  bool flush(outgoing_batch& batch);
   /// Completes a chunk from its reply.
   void settle(const chunk_reply& reply, process_job& job);
   /// Ends a chunk in failure (counted as one failure of this worker).

@@ -29,21 +29,15 @@
 
 #include "troupe/actors/actor_type.hpp"
 #include "troupe/actors/async_result.hpp"
+#include "troupe/actors/detail/typed_actor_call.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/runtime.hpp"
-#include "troupe/actors/task.hpp"
 
 #include <chrono>
 #include <cstddef>
-#include <cstdint>
-#include <exception>
 #include <functional>
 #include <memory>
-#include <optional>
-#include <span>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -97,196 +91,10 @@ inline constexpr idempotent_t idempotent{};
 
 namespace detail {
 
-/// One call to an actor. Destroyed unrun (its actor stopped first), it settles its result with
-/// actor_stopped: no caller waits for ever.
-class actor_call {
-public:
-  virtual ~actor_call() = default;
-  /// Runs the call on the actor's object, in this process, and settles its result.
-  virtual void run(void* object) noexcept = 0;
-  /// Settles the result with `why` without running.
-  virtual void fail(std::exception_ptr why) noexcept = 0;
-  /// For an actor in another process: the registered method's key, and the arguments as they
-  /// travel (one call, as encode_calls makes it). invalid_argument or serialization_error if
-  /// they cannot travel.
-  virtual std::string method_key() const = 0;
-  virtual std::vector<std::byte> encode() const = 0;
-  /// Settles the result from the outcomes of the call's chunk, run at `where`.
-  virtual void settle(std::span<const std::byte> outcomes, const std::string& where) noexcept = 0;
-
-  bool idempotent = false;
-  std::size_t retries = 0; // times it was sent again after its actor's process died
-};
-
-/// Where a handle that travels finds its actor: a world actor's group, name and registered
-/// type, the member (world rank) it runs on, which incarnation of it, whether its spawner makes
-/// it again when that member is lost (else a handle need not wait for that), and how often an
-/// idempotent call may go again then. An actor outside a world (`process` set) is found by its
-/// number in the process that holds its mailbox, from the worker processes of that process's
-/// pools, whose calls it relays (pools/src/process/relay_*.cpp).
-struct actor_address {
-  std::string group, name, type;
-  std::int32_t rank = -1;
-  std::uint64_t incarnation = 0;
-  bool restartable = false;
-  std::uint32_t max_call_retries = 0;
-  std::int32_t process = 0; // the pid holding the mailbox of an actor outside a world
-  std::uint64_t number = 0; // its number there
-
-  template <class Archive>
-  void serialize(Archive& ar) {
-    ar(group, name, type, rank, incarnation, restartable, max_call_retries, process, number);
-  }
-};
-
-/// Where an actor's calls go: its thread in this process, or another process.
-class actor_core {
-public:
-  virtual ~actor_core() = default;
-  /// Puts `call` in the actor's mailbox, waiting for room (capacity_error past the timeout);
-  /// actor_stopped if the actor no longer takes calls.
-  virtual void enqueue(std::shared_ptr<actor_call> call) = 0;
-  virtual bool alive() const noexcept = 0;
-  virtual void stop() noexcept = 0;
-  /// Shared with the calls, which keep it (a count up, not a copy of the text).
-  virtual const std::shared_ptr<const std::string>& name() const noexcept = 0;
-  /// Where a world actor is reached from another process; none for an actor outside a world
-  /// (whose handle, when it travels, is numbered in its process: travelled_address).
-  virtual std::optional<actor_address> address() const { return std::nullopt; }
-};
-
-/// A handle's core from its address, in the process that decodes it (the world installs how
-/// for world actors, a pool's worker process for actors of the process that started it:
-/// serialization_error where none can reach it).
-std::shared_ptr<actor_core> resolve_actor(const actor_address& address);
-using actor_resolver = std::shared_ptr<actor_core> (*)(const actor_address& address);
-/// Installs (or, with nullptr, removes) the resolver; the world does, for its lifetime.
-void set_actor_resolver(actor_resolver resolver) noexcept;
-/// The same for actors outside a world, in a pool's worker process (installed for its life).
-void set_relay_resolver(actor_resolver resolver) noexcept;
-/// The address of an actor outside a world, of registered type `type`, whose handle travels:
-/// numbered in this process (weakly: the number does not keep it alive).
-actor_address travelled_address(const std::shared_ptr<actor_core>& core, const std::string& type);
-/// What saving a handle without an address throws.
-[[noreturn]] void cannot_travel(const std::string& actor);
-
 /// Starts an actor in this process for `object` (owned from here on, destroyed by `destroy` on
 /// the actor's thread when it stops) on `rt`'s actor system.
 std::shared_ptr<actor_core> start_actor(runtime& rt, actor_options options, void* object,
                                         void (*destroy)(void*));
-/// The error of a call that never ran because its actor stopped.
-std::exception_ptr stopped_before_running(const std::string& actor) noexcept;
-
-template <class Method>
-struct method_traits;
-template <class T, class R, class... P>
-struct method_traits<R (T::*)(P...)> {
-  using result = std::remove_cvref_t<R>;
-  using args = std::tuple<std::decay_t<P>...>;
-};
-template <class T, class R, class... P>
-struct method_traits<R (T::*)(P...) const> : method_traits<R (T::*)(P...)> {};
-
-/// A call of `Method` on a T, its arguments held as the method's parameter types, and the
-/// result it settles (none for a tell).
-template <class T, class Method>
-class typed_actor_call final : public actor_call {
-  using R = typename method_traits<Method>::result;
-  using args_type = typename method_traits<Method>::args;
-
-public:
-  template <class... A>
-  typed_actor_call(Method method, std::shared_ptr<result_state<R>> result,
-                   std::shared_ptr<const std::string> actor, A&&... args)
-    : method_(method), args_(std::forward<A>(args)...), result_(std::move(result)),
-      actor_(std::move(actor)) {}
-  ~typed_actor_call() override {
-    if (!settled_ && result_)
-      result_->set_error(stopped_before_running(*actor_));
-  }
-
-  void run(void* object) noexcept override {
-    settled_ = true;
-    auto& self = *static_cast<T*>(object);
-    try {
-      if constexpr (std::is_void_v<R>) {
-        std::apply([&](auto&... args) { (self.*method_)(std::move(args)...); }, args_);
-        if (result_)
-          result_->set_value({});
-      } else {
-        auto value = std::apply(
-          [&](auto&... args) -> R { return (self.*method_)(std::move(args)...); }, args_);
-        if (result_)
-          result_->set_value(std::move(value));
-      }
-    } catch (...) {
-      if (result_)
-        result_->set_error(std::current_exception());
-      else
-        report_escaped_exception("a tell to actor '" + *actor_ + "'");
-    }
-  }
-
-  void fail(std::exception_ptr why) noexcept override {
-    settled_ = true;
-    if (result_)
-      result_->set_error(std::move(why));
-  }
-
-  std::string method_key() const override {
-    if constexpr (registered_actor<T>)
-      return detail::method_key<T>(method_);
-    else
-      throw invalid_argument("actor '" + *actor_ + "' lives in another process, but its type is " +
-                             "not registered with TROUPE_ACTOR");
-  }
-
-  std::vector<std::byte> encode() const override {
-    if constexpr (all_serializable<args_type>)
-      return encode_calls(std::vector<args_type>{args_});
-    else
-      throw serialization_error("a call to actor '" + *actor_ +
-                                "' cannot travel: a parameter of its method is not serializable");
-  }
-
-  void settle(std::span<const std::byte> outcomes, const std::string& where) noexcept override {
-    settled_ = true;
-    try {
-      if constexpr (serializable<wire_value<R>>) {
-        auto decoded = deserialize<chunk_outcomes<R>>(outcomes);
-        if (!decoded.second.empty()) {
-          auto why = rebuild_exception(decoded.second[0].type, decoded.second[0].message, where);
-          if (!result_)
-            std::rethrow_exception(why); // reported below
-          result_->set_error(std::move(why));
-        } else if (decoded.first.size() != 1) {
-          throw serialization_error("the answer of actor '" + *actor_ + "' at " + where +
-                                    " holds " + std::to_string(decoded.first.size()) +
-                                    " results for one call");
-        } else if (result_) {
-          if constexpr (std::is_void_v<R>)
-            result_->set_value({});
-          else
-            result_->set_value(std::move(decoded.first[0]));
-        }
-      } else {
-        throw serialization_error("actor '" + *actor_ + "': the method's result cannot travel");
-      }
-    } catch (...) {
-      if (result_)
-        result_->set_error(std::current_exception());
-      else
-        report_escaped_exception("a tell to actor '" + *actor_ + "' at " + where);
-    }
-  }
-
-private:
-  Method method_;
-  args_type args_;
-  std::shared_ptr<result_state<R>> result_;
-  std::shared_ptr<const std::string> actor_;
-  bool settled_ = false;
-};
 
 struct actor_access;
 
@@ -325,11 +133,11 @@ public:
   /// Calls `method` without waiting for, or receiving, its result.
   template <class R, class... Params, class... Args>
   void tell(R (T::*method)(Params...), Args&&... args) const {
-    post(false, method, nullptr, std::forward<Args>(args)...);
+    detail::send_actor_call<T>(core(), false, method, nullptr, std::forward<Args>(args)...);
   }
   template <class R, class... Params, class... Args>
   void tell(R (T::*method)(Params...) const, Args&&... args) const {
-    post(false, method, nullptr, std::forward<Args>(args)...);
+    detail::send_actor_call<T>(core(), false, method, nullptr, std::forward<Args>(args)...);
   }
 
   /// Whether the actor still takes calls.
@@ -350,25 +158,14 @@ public:
   /// TROUPE_ACTOR does not register, or (when decoded) in a process that cannot reach it.
   template <class Archive>
   void save(Archive& ar) const {
-    auto address = core().address();
-    if (!address) {
-      if constexpr (detail::registered_actor<T>)
-        address = detail::travelled_address(core_, detail::actor_type_key<T>());
-      if (!address)
-        detail::cannot_travel(name());
-    }
-    ar(*address);
+    (void)core(); // state_error for an empty handle
+    ar(detail::travelling_address<T>(core_));
   }
   template <class Archive>
   void load(Archive& ar) {
     detail::actor_address address;
     ar(address);
-    if constexpr (detail::registered_actor<T>)
-      if (address.type != detail::actor_type_key<T>())
-        throw serialization_error("a handle to actor '" + address.name + "' of type " +
-                                  address.type + " was read as a handle to " +
-                                  detail::actor_type_key<T>());
-    core_ = detail::resolve_actor(address);
+    core_ = detail::resolve_typed_actor<T>(address);
   }
 
 private:
@@ -387,22 +184,8 @@ private:
   auto ask(bool idempotent, Method method, Args&&... args) const {
     using result_type = typename detail::method_traits<Method>::result;
     auto result = std::make_shared<detail::result_state<result_type>>();
-    post(idempotent, method, result, std::forward<Args>(args)...);
+    detail::send_actor_call<T>(core(), idempotent, method, result, std::forward<Args>(args)...);
     return async_result<result_type>{std::move(result)};
-  }
-
-  template <class Method, class... Args>
-  void
-  post(bool idempotent, Method method,
-       std::shared_ptr<detail::result_state<typename detail::method_traits<Method>::result>> result,
-       Args&&... args) const {
-    static_assert(std::is_constructible_v<typename detail::method_traits<Method>::args, Args&&...>,
-                  "these arguments do not convert to the method's parameters");
-    auto& to = core();
-    auto call = std::make_shared<detail::typed_actor_call<T, Method>>(
-      method, std::move(result), to.name(), std::forward<Args>(args)...);
-    call->idempotent = idempotent;
-    to.enqueue(std::move(call));
   }
 
   std::shared_ptr<detail::actor_core> core_;

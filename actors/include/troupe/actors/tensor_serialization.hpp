@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace troupe::detail {
 
@@ -47,11 +48,9 @@ void save_tensor(byte_output_archive& ar, const Tensor& tensor) {
   ar(cereal::binary_data(tensor.data(), bytes));
 }
 
+/// A tensor's layout byte, checked against what `Tensor` can hold.
 template <class Tensor>
-void load_tensor(byte_input_archive& ar, Tensor& tensor) {
-  using value_type = typename Tensor::value_type;
-  using shape_type = typename Tensor::shape_type;
-
+xt::layout_type load_layout(byte_input_archive& ar) {
   std::uint8_t layout_byte = 0;
   ar(layout_byte);
   const auto layout = static_cast<xt::layout_type>(layout_byte);
@@ -61,7 +60,14 @@ void load_tensor(byte_input_archive& ar, Tensor& tensor) {
     if (layout != Tensor::static_layout)
       throw serialization_error("corrupted tensor: layout differs from " + type_name<Tensor>());
   }
+  return layout;
+}
 
+/// A tensor's shape, and the bytes of its elements: serialization_error for a rank `Tensor`
+/// cannot have or extents whose products overflow.
+template <class Tensor>
+std::pair<typename Tensor::shape_type, std::uint64_t> load_shape(byte_input_archive& ar) {
+  using shape_type = typename Tensor::shape_type;
   std::uint64_t rank = 0;
   ar(cereal::make_size_tag(rank));
   shape_type shape{};
@@ -71,9 +77,9 @@ void load_tensor(byte_input_archive& ar, Tensor& tensor) {
     throw serialization_error("corrupted tensor: rank " + std::to_string(rank) + " for " +
                               type_name<Tensor>());
   }
-
   // The strides are products of the extents, zero or not, so a zero extent that empties the
   // tensor must not hide huge others: the product of the non-zero extents must fit them.
+  using value_type = typename Tensor::value_type;
   std::uint64_t count = 1, strided = 1;
   for (auto& extent : shape) {
     std::uint64_t e = 0;
@@ -84,7 +90,12 @@ void load_tensor(byte_input_archive& ar, Tensor& tensor) {
       throw serialization_error("corrupted tensor: shape overflows");
     extent = static_cast<typename shape_type::value_type>(e);
   }
-  const std::uint64_t bytes = count * sizeof(value_type);
+  return {std::move(shape), count * sizeof(value_type)};
+}
+
+/// Where a tensor's `bytes` of elements are: the handle of a tensor store's copy, or empty when
+/// they follow inline (checked to be there before anything is allocated for them).
+inline std::string load_storage(byte_input_archive& ar, std::uint64_t bytes) {
   std::uint8_t storage = 0;
   ar(storage);
   std::string handle;
@@ -102,7 +113,14 @@ void load_tensor(byte_input_archive& ar, Tensor& tensor) {
     // Checked before resize, so a forged shape cannot make us allocate.
     ar.require(bytes, "tensor elements");
   }
+  return handle;
+}
 
+template <class Tensor>
+void load_tensor(byte_input_archive& ar, Tensor& tensor) {
+  const auto layout = load_layout<Tensor>(ar);
+  const auto [shape, bytes] = load_shape<Tensor>(ar);
+  const auto handle = load_storage(ar, bytes);
   if constexpr (Tensor::static_layout == xt::layout_type::dynamic)
     tensor.resize(shape, layout);
   else
@@ -113,7 +131,7 @@ void load_tensor(byte_input_archive& ar, Tensor& tensor) {
     active_tensor_store()->fetch(handle, first, bytes);
   else
     ar.load_bytes(first, bytes);
-  if constexpr (std::is_same_v<value_type, bool>) {
+  if constexpr (std::is_same_v<typename Tensor::value_type, bool>) {
     // Validate the raw bytes before anything reads them as bool (other values are UB).
     if (std::any_of(first, first + bytes, [](unsigned char b) { return b > 1; })) {
       std::fill(first, first + bytes, 0);
