@@ -54,4 +54,10 @@ std::exception_ptr rebuild_exception(const std::string& type, const std::string&
   return std::make_exception_ptr(task_error(type, message, worker));
 }
 
+std::exception_ptr failure::exception(const std::string& origin) const {
+  if (type.empty())
+    return std::make_exception_ptr(serialization_error(message));
+  return rebuild_exception(type, message, origin);
+}
+
 } // namespace troupe::detail

@@ -1,4 +1,6 @@
 #include "troupe/actors/error.hpp"
+#include "troupe/actors/remote_exception.hpp"
+#include "troupe/actors/serialization.hpp"
 
 #include <gtest/gtest.h>
 
@@ -46,6 +48,34 @@ TEST(errors, task_error_carries_type_message_and_worker) {
   EXPECT_NE(what.find("std::domain_error"), std::string::npos);
   EXPECT_NE(what.find("unlucky 13"), std::string::npos);
   EXPECT_NE(what.find("worker 1"), std::string::npos);
+}
+
+/// Rethrows `why`, for the test to catch as what it should be.
+[[noreturn]] void rethrow(const std::exception_ptr& why) { std::rethrow_exception(why); }
+
+TEST(errors, a_failure_from_another_process_becomes_the_exception_its_type_names) {
+  using troupe::detail::failure;
+  EXPECT_FALSE((failure{"std::out_of_range", ""}.failed())); // no message: no failure
+  const failure registered{troupe::detail::type_name<troupe::capacity_error>(), "too big"};
+  ASSERT_TRUE(registered.failed());
+  try {
+    rethrow(registered.exception("worker 2"));
+  } catch (const troupe::capacity_error& e) {
+    EXPECT_EQ(std::string{e.what()}, "too big");
+    const auto* origin = dynamic_cast<const troupe::remote_origin*>(&e);
+    ASSERT_NE(origin, nullptr);
+    EXPECT_EQ(origin->worker(), "worker 2");
+  }
+  try {
+    rethrow(failure{"my::unregistered", "odd"}.exception("worker 3"));
+  } catch (const troupe::task_error& e) {
+    EXPECT_EQ(e.type_name(), "my::unregistered");
+    EXPECT_EQ(e.message(), "odd");
+    EXPECT_EQ(e.worker(), "worker 3");
+  }
+  // Without a type, the request itself could not be read or run.
+  EXPECT_THROW(rethrow(failure{"", "no task named 'f'"}.exception("worker 4")),
+               troupe::serialization_error);
 }
 
 } // namespace

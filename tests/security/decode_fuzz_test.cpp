@@ -149,7 +149,7 @@ target actor_found_target() {
 target relayed_call_target() {
   using namespace troupe::detail;
   reply_batch batch;
-  batch.chunks.push_back({1, {}, {}, {std::byte{1}, std::byte{2}}});
+  batch.chunks.push_back({1, {}, {std::byte{1}, std::byte{2}}});
   batch.relayed.push_back({5, 1, tag_key, tag_arguments()});
   return {"call relayed from a worker process", serialize(batch),
           [](std::span<const std::byte> bytes) {

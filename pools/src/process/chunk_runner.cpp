@@ -53,7 +53,7 @@ chunk_reply chunk_runner::run(const chunk_request& request) {
   chunk_reply reply;
   reply.id = request.id;
   const auto failed = [&](const std::pair<std::string, std::string>& why) {
-    std::tie(reply.error_type, reply.error) = why;
+    reply.why = {why.first, why.second};
     return reply;
   };
   if (!init_failure_.first.empty())
@@ -78,7 +78,7 @@ chunk_reply chunk_runner::run(const chunk_request& request) {
       reply.outcomes = (*task)(request.calls);
     }
   } catch (...) {
-    reply.error = describe_current_exception().second;
+    reply.why.message = describe_current_exception().second;
   }
   return reply;
 }

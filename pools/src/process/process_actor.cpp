@@ -255,10 +255,8 @@ private:
     const auto where = label_;
     guard.unlock();
     settle_all(failed);
-    if (!reply.error.empty()) {
-      call->fail(reply.error_type.empty()
-                   ? std::make_exception_ptr(serialization_error(reply.error))
-                   : rebuild_exception(reply.error_type, reply.error, where));
+    if (reply.why.failed()) {
+      call->fail(reply.why.exception(where));
     } else {
       tensor_store_scope scope{*results};
       call->settle(reply.outcomes, where);

@@ -96,10 +96,8 @@ private:
       pending_.erase(at);
     }
     const std::string where = "the process that started this worker";
-    if (!answer.error.empty())
-      call->fail(answer.error_type.empty()
-                   ? std::make_exception_ptr(serialization_error(answer.error))
-                   : rebuild_exception(answer.error_type, answer.error, where));
+    if (answer.why.failed())
+      call->fail(answer.why.exception(where));
     else
       call->settle(answer.outcomes, where);
   }

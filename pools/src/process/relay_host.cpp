@@ -33,7 +33,7 @@ public:
       if (invoker == nullptr)
         throw invalid_argument("no actor method " + call_.method + " in this program");
       tensor_store_pause inline_tensors; // the answer travels in the message
-      answer({call_.id, {}, {}, (*invoker)(object, call_.arguments)});
+      answer({call_.id, {}, (*invoker)(object, call_.arguments)});
     } catch (...) {
       fail(std::current_exception());
     }
@@ -43,7 +43,7 @@ public:
       std::rethrow_exception(why);
     } catch (...) {
       auto [type, message] = describe_current_exception();
-      answer({call_.id, std::move(message), std::move(type), {}});
+      answer({call_.id, {std::move(type), std::move(message)}, {}});
     }
   }
   /// An actor in another worker process answered: its outcomes go on, re-encoded inline.
@@ -52,7 +52,7 @@ public:
       const auto* transcode = task_registry::instance().find_outcome_transcoder(call_.method);
       if (transcode == nullptr)
         throw invalid_argument("no actor method " + call_.method + " in this program");
-      answer({call_.id, {}, {}, (*transcode)(outcomes)});
+      answer({call_.id, {}, (*transcode)(outcomes)});
     } catch (...) {
       fail(std::current_exception());
     }

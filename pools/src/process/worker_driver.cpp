@@ -225,11 +225,9 @@ void worker_driver::settle(const chunk_reply& reply, process_job& job) {
     return;
   const auto chunk = it->second;
   in_flight_.erase(it);
-  if (!reply.error.empty()) {
+  if (reply.why.failed()) {
     // Made before fail() hands it over, like the capacity error in encode().
-    const auto why = reply.error_type.empty()
-                       ? std::make_exception_ptr(serialization_error(reply.error))
-                       : rebuild_exception(reply.error_type, reply.error, label());
+    const auto why = reply.why.exception(label());
     fail(job, chunk, why);
     return;
   }

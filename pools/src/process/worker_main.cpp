@@ -44,10 +44,10 @@ void send_replies(queue<reply_batch>& replies, reply_batch& batch, segment_store
       const auto bytes = reply.outcomes.size();
       if (limit != 0 && bytes < limit / 2)
         continue;
-      reply.error = "results of " + std::to_string(bytes) + " bytes cannot travel back: " +
-                    (limit != 0 ? "the pool's max_message_bytes is " + std::to_string(limit)
-                                : std::string{e.what()});
-      reply.error_type = type_name<capacity_error>();
+      reply.why = {type_name<capacity_error>(),
+                   "results of " + std::to_string(bytes) + " bytes cannot travel back: " +
+                     (limit != 0 ? "the pool's max_message_bytes is " + std::to_string(limit)
+                                 : std::string{e.what()})};
       reply.outcomes.clear();
     }
   }

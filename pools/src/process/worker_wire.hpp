@@ -2,6 +2,8 @@
 // batches of chunk requests one way, batches of replies the other.
 #pragma once
 
+#include "troupe/actors/remote_exception.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,14 +37,13 @@ struct context_setup {
 
 struct chunk_reply {
   std::uint64_t id = 0;
-  // Non-empty: the chunk could not be run, or its results could not travel. error_type names the
-  // exception's type (rebuilt as itself where it is registered, see task.hpp); without it, the
-  // fault is in the request's bytes or its task's name (a serialization_error).
-  std::string error, error_type;
+  // The chunk could not be run, or its results could not travel (remote_exception.hpp says
+  // what becomes of it); without a type, the fault is in the request's bytes or its task's name.
+  failure why;
   std::vector<std::byte> outcomes;
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(id, error, error_type, outcomes);
+    ar(id, why.message, why.type, outcomes);
   }
 };
 

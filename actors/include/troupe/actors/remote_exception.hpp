@@ -56,6 +56,19 @@ bool register_exception() {
 std::exception_ptr rebuild_exception(const std::string& type, const std::string& message,
                                      const std::string& worker);
 
+/// A failure as troupe carries it from another process (a worker's reply to a chunk, an answer
+/// relayed to an actor of this process): the exception's type as type_name names it, empty when
+/// the request itself could not be read or run (a serialization_error), and its message; no
+/// message, no failure.
+struct failure {
+  std::string type, message;
+
+  bool failed() const noexcept { return !message.empty(); }
+  /// The exception the caller catches, for a failure at `origin` (a worker, a process): its
+  /// type again (rebuild_exception), or serialization_error for a request that could not be run.
+  std::exception_ptr exception(const std::string& origin) const;
+};
+
 } // namespace troupe::detail
 
 #define TROUPE_EXCEPTION_CONCAT_(a, b) a##b

@@ -105,6 +105,16 @@ public:
       progress_->completed(items, failed);
   }
 
+  /// Chunks [first, last) of `chunks` end unrun, their items failed with `why`.
+  void abandon(const chunking& chunks, std::size_t first, std::size_t last,
+               std::exception_ptr why) noexcept {
+    if (first >= last)
+      return;
+    fail(chunks.begin(first), std::move(why));
+    const auto items = chunks.end(last - 1) - chunks.begin(first);
+    chunk_ended(items, items);
+  }
+
   /// After every chunk has ended.
   void deliver() noexcept {
     if (progress_)
@@ -251,11 +261,7 @@ public:
   }
 
   void abandon(std::size_t first, std::size_t last, std::exception_ptr why) noexcept override {
-    if (first >= last)
-      return;
-    results_.fail(chunks_.begin(first), std::move(why));
-    const auto items = chunks_.end(last - 1) - chunks_.begin(first);
-    results_.chunk_ended(items, items);
+    results_.abandon(chunks_, first, last, std::move(why));
   }
 
 private:

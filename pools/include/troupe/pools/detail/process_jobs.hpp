@@ -207,11 +207,7 @@ public:
     return failed;
   }
   void abandon(std::size_t first, std::size_t last, std::exception_ptr why) noexcept override {
-    if (first >= last)
-      return;
-    results_.fail(chunks_.begin(first), std::move(why));
-    const auto items = chunks_.end(last - 1) - chunks_.begin(first);
-    results_.chunk_ended(items, items);
+    results_.abandon(chunks_, first, last, std::move(why));
   }
 
 private:
