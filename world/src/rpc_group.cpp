@@ -94,7 +94,7 @@ void claim(group_state& group, key_table table, const std::string& key) {
   try {
     ask_keys(group, key_operation::add, table, key);
   } catch (...) {
-    group.live_core().held.remove(table, group.name, key);
+    group.live_core().calls.held.remove(table, group.name, key);
     throw;
   }
 }
@@ -102,18 +102,18 @@ void claim(group_state& group, key_table table, const std::string& key) {
 } // namespace
 
 void pair_value(group_state& group, const std::string& key, paired_value value) {
-  group.live_core().held.add_paired(group.name, key, std::move(value));
+  group.live_core().calls.held.add_paired(group.name, key, std::move(value));
   claim(group, key_table::paired, key);
 }
 
 void register_service(group_state& group, const std::string& key, chunk_invoker service) {
-  group.live_core().held.add_service(group.name, key, std::move(service));
+  group.live_core().calls.held.add_service(group.name, key, std::move(service));
   claim(group, key_table::services, key);
 }
 
 void remove_key(group_state& group, key_table table, const std::string& key) {
   ask_keys(group, key_operation::remove, table, key);
-  group.live_core().held.remove(table, group.name, key);
+  group.live_core().calls.held.remove(table, group.name, key);
 }
 
 void release_kept(group_state& group, int rank, const std::string& id) noexcept {

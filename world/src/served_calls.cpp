@@ -1,8 +1,6 @@
-// What this member does for a call from another (on an executor thread): run a task or a
-// service, keep an outcome, run a task on a paired value, hand out a kept value.
-#include "world_core.hpp"
+#include "served_calls.hpp"
 
-#include "coordinator.hpp"
+#include "actor_wire.hpp"
 
 #include "troupe/actors/serialization.hpp"
 
@@ -17,7 +15,8 @@ served fail(reply_status status, std::string text) { return {status, std::move(t
 
 } // namespace
 
-served world_core::run(const std::string& group, incoming_call& request, const late_answer& later) {
+served served_calls::run(const std::string& group, incoming_call& request,
+                         const late_answer& later) {
   try {
     switch (request.kind) {
     case call_kind::actor_spawn:
@@ -30,9 +29,9 @@ served world_core::run(const std::string& group, incoming_call& request, const l
     case call_kind::on_value: return run_invoker(group, request);
     case call_kind::keep: {
       if (!held.has_room_for(request.from))
-        return fail(reply_status::state_error, label(request.from) + " keeps " +
+        return fail(reply_status::state_error, label_(request.from) + " keeps " +
                                                  std::to_string(held_values::max_kept_per_member) +
-                                                 " outcomes at " + label(options.rank) +
+                                                 " outcomes at " + label_(rank_) +
                                                  " already: release some");
       auto outcome = run_invoker(group, request);
       if (outcome.status != reply_status::ok)
@@ -49,8 +48,8 @@ served world_core::run(const std::string& group, incoming_call& request, const l
       }
       if (auto kept = held.kept(request.key))
         return {reply_status::ok, {}, std::move(*kept)};
-      return fail(reply_status::key_error, "'" + request.key + "' not found on group '" + group +
-                                             "' at " + label(options.rank));
+      return fail(reply_status::key_error,
+                  "'" + request.key + "' not found on group '" + group + "' at " + label_(rank_));
     }
     case call_kind::release: held.release(request.key); return {};
     }
@@ -63,7 +62,7 @@ served world_core::run(const std::string& group, incoming_call& request, const l
 }
 
 /// Runs a task, a service, or a task on a paired value; its exceptions are in the outcome.
-served world_core::run_invoker(const std::string& group, const incoming_call& request) {
+served served_calls::run_invoker(const std::string& group, const incoming_call& request) {
   const auto& registry = task_registry::instance();
   if (request.kind == call_kind::on_value) {
     auto value = held.paired(group, request.key);
@@ -77,7 +76,7 @@ served world_core::run_invoker(const std::string& group, const incoming_call& re
     if (invoker == nullptr)
       return fail(reply_status::serialization_error, "no task '" + request.name +
                                                        "' taking a value first is registered at " +
-                                                       label(options.rank));
+                                                       label_(rank_));
     std::lock_guard one_at_a_time{*value->guard};
     return {reply_status::ok, {}, (*invoker)(value->object.get(), from_wire(request.payload))};
   }
@@ -85,13 +84,13 @@ served world_core::run_invoker(const std::string& group, const incoming_call& re
     const auto service = held.service(group, request.key);
     if (!service)
       return fail(reply_status::key_error, "service '" + request.key + "' not found on group '" +
-                                             group + "' at " + label(options.rank));
+                                             group + "' at " + label_(rank_));
     return {reply_status::ok, {}, (*service)(from_wire(request.payload))};
   }
   const auto* task = registry.find(request.name);
   if (task == nullptr)
     return fail(reply_status::serialization_error, "no task '" + request.name +
-                                                     "' is registered at " + label(options.rank) +
+                                                     "' is registered at " + label_(rank_) +
                                                      " (is it the same program?)");
   return {reply_status::ok, {}, (*task)(from_wire(request.payload))};
 }
@@ -121,8 +120,8 @@ served answer_of(Make&& make) {
 
 } // namespace
 
-served world_core::run_actor_call(const std::string& group, incoming_call& request,
-                                  const late_answer& later) {
+served served_calls::run_actor_call(const std::string& group, incoming_call& request,
+                                    const late_answer& later) {
   switch (request.kind) {
   case call_kind::actor_spawn: {
     const auto spawn = deserialize<actor_spawn_request>(from_wire(request.payload));
@@ -158,18 +157,12 @@ served world_core::run_actor_call(const std::string& group, incoming_call& reque
   }
 }
 
-void world_core::claim_actor_name(const std::string& group, const std::string& name, int replaces) {
-  const auto claim = [&](key_operation op) {
-    (void)await_call(send(
-      0,
-      key_message::make(static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(key_table::paired),
-                        group, actor_name_key(name), static_cast<std::int32_t>(options.rank)),
-      options.timeout));
-  };
-  const auto until = std::chrono::steady_clock::now() + options.timeout;
+void served_calls::claim_actor_name(const std::string& group, const std::string& name,
+                                    int replaces) {
+  const auto until = std::chrono::steady_clock::now() + timeout_;
   for (;;) {
     try {
-      claim(key_operation::add);
+      ask_rank0_(key_operation::add, group, actor_name_key(name));
       return;
     } catch (const key_error&) {
       // A restart's name is held for the lost member until rank 0 sees that loss too.
@@ -180,13 +173,8 @@ void world_core::claim_actor_name(const std::string& group, const std::string& n
   }
 }
 
-void world_core::withdraw_actor_name(const std::string& group, const std::string& name) {
-  (void)await_call(
-    send(0,
-         key_message::make(static_cast<std::uint8_t>(key_operation::remove),
-                           static_cast<std::uint8_t>(key_table::paired), group,
-                           actor_name_key(name), static_cast<std::int32_t>(options.rank)),
-         options.timeout));
+void served_calls::withdraw_actor_name(const std::string& group, const std::string& name) {
+  ask_rank0_(key_operation::remove, group, actor_name_key(name));
 }
 
 } // namespace troupe::detail

@@ -192,7 +192,7 @@ void world_core::let_running_calls_finish() noexcept {
 
 void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept {
   service_owners.forget_rank(rank);
-  held.forget_owner(rank);
+  calls.held.forget_owner(rank);
   if (channel_)
     channel_->lost(rank, why);
   gone_.gone(rank, left);
@@ -213,7 +213,7 @@ void world_core::stop() noexcept {
       send_from_outside(member, stop_request{});
     }
   }
-  actors.stop_all(); // outside the lock: the calls they held back are answered now
+  calls.actors.stop_all(); // outside the lock: the calls they held back are answered now
   dropping_queued_ = true;
   if (channel_)
     channel_->stop(); // its request reader is the only other one to post work: done here
@@ -330,6 +330,19 @@ void world_core::answer_local_call(int rank, std::uint64_t id, served outcome) n
   std::shared_lock guard{stop_mutex};
   if (channel_)
     channel_->answer_late(rank, id, std::move(outcome));
+}
+
+served world_core::run(const std::string& group, incoming_call& request, const late_answer& later) {
+  return calls.run(group, request, later);
+}
+
+void world_core::ask_rank0_keys(key_operation op, const std::string& group,
+                                const std::string& key) {
+  (void)await_call(send(0,
+                        key_message::make(static_cast<std::uint8_t>(op),
+                                          static_cast<std::uint8_t>(key_table::paired), group, key,
+                                          static_cast<std::int32_t>(options.rank)),
+                        options.timeout));
 }
 
 caf::strong_actor_ptr world_core::answerer() const {

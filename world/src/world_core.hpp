@@ -7,10 +7,9 @@
 #include "call_host.hpp"
 #include "direct_calls.hpp"
 #include "group_names.hpp"
-#include "held_values.hpp"
-#include "hosted_actors.hpp"
 #include "member_messages.hpp"
 #include "member_roll.hpp"
+#include "served_calls.hpp"
 #include "service_owners.hpp"
 
 #include "troupe/actors/network.hpp"
@@ -124,28 +123,24 @@ public:
   /// The actor served calls' answers come from (call_answer.hpp says why).
   caf::strong_actor_ptr answerer() const;
 
-  /// What this member holds for others, by (group, key).
-  held_values held;
+  /// What this member runs for the others, and holds for them.
+  served_calls calls{rt, options.rank, options.timeout, [this](int rank) { return label(rank); },
+                     [this](key_operation op, const std::string& group, const std::string& key) {
+                       ask_rank0_keys(op, group, key);
+                     }};
 
   /// Who offers the services this member calls (asked of rank 0 once).
   detail::service_owners service_owners;
-
-  /// The actors other members spawned here.
-  hosted_actors actors{rt};
 
   std::atomic<int> collective_groups{0}; // created so far, here as on every member
 
   group_names groups; // created here and not destroyed
 
 private:
-  served run_invoker(const std::string& group, const incoming_call& request);
   /// Served call `id` has been answered: the member actor stops counting it.
   void call_finished(std::uint64_t id) noexcept;
-  served run_actor_call(const std::string& group, incoming_call& request, const late_answer& later);
-  /// Adds an actor's name to rank 0's table of the group's keys; for the restart of an actor
-  /// whose member `replaces` was lost (-1: none), waits for rank 0 to let the name go.
-  void claim_actor_name(const std::string& group, const std::string& name, int replaces);
-  void withdraw_actor_name(const std::string& group, const std::string& name);
+  /// Asks rank 0 for `op` on the group's paired keys, waiting for its answer (calls' use).
+  void ask_rank0_keys(key_operation op, const std::string& group, const std::string& key);
   void join_rank0(std::chrono::steady_clock::time_point deadline);
   reply_bytes ask_while_forming(int rank, const caf::actor& peer, caf::message message,
                                 std::chrono::steady_clock::time_point deadline);
