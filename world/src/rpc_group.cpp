@@ -53,13 +53,7 @@ namespace {
 
 reply_bytes ask_keys(group_state& group, key_operation op, key_table table,
                      const std::string& key) {
-  auto& core = group.live_core();
-  // Rank 0 answers from its tables at once; the world's timeout bounds a rank 0 that froze.
-  return await_call(
-    core.send(0,
-              key_message::make(static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(table),
-                                group.name, key, static_cast<std::int32_t>(core.options.rank)),
-              core.options.timeout));
+  return group.live_core().ask_keys(op, table, group.name, key);
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "world_actor.hpp"
 
 #include "local_channel.hpp"
+#include "roster.hpp"
 
 #include "troupe/actors/annotated.hpp"
 
@@ -121,13 +122,11 @@ void world_core::join_rank0(clock::time_point deadline) {
                        static_cast<std::int32_t>(options.world_size), port_, advertised, member,
                        to_wire(serialize(options.devices))),
     deadline);
-  auto [all_names, hosts, ports, devices, id] = deserialize<
-    std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::uint16_t>,
-               std::vector<std::vector<std::string>>, std::string>>(as_bytes(payload));
-  world_id = id;
+  auto members = read_roster(as_bytes(payload), options.world_size);
+  world_id = members.world_id;
   open_inbox();
-  send_from_outside(member, roster_adoption{std::move(all_names), std::move(hosts),
-                                            std::move(ports), std::move(devices)});
+  send_from_outside(member, roster_adoption{std::move(members.names), std::move(members.hosts),
+                                            std::move(members.ports), std::move(members.devices)});
 }
 
 link_policy world_core::link(std::string peer_name) const {
@@ -336,13 +335,13 @@ served world_core::run(const std::string& group, incoming_call& request, const l
   return calls.run(group, request, later);
 }
 
-void world_core::ask_rank0_keys(key_operation op, const std::string& group,
-                                const std::string& key) {
-  (void)await_call(send(0,
-                        key_message::make(static_cast<std::uint8_t>(op),
-                                          static_cast<std::uint8_t>(key_table::paired), group, key,
-                                          static_cast<std::int32_t>(options.rank)),
-                        options.timeout));
+reply_bytes world_core::ask_keys(key_operation op, key_table table, const std::string& group,
+                                 const std::string& key) {
+  return await_call(
+    send(0,
+         key_message::make(static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(table), group,
+                           key, static_cast<std::int32_t>(options.rank)),
+         options.timeout));
 }
 
 caf::strong_actor_ptr world_core::answerer() const {

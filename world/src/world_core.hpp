@@ -84,6 +84,11 @@ public:
   late_answer late_local_answer(int rank, std::uint64_t id) override;
   std::string label(int rank) const override;
 
+  /// Asks rank 0 for `op` on `table` of `group`'s keys, waiting for its answer (the world's
+  /// timeout bounds a rank 0 that froze); throws what it answers.
+  reply_bytes ask_keys(key_operation op, key_table table, const std::string& group,
+                       const std::string& key);
+
   /// Sends a call through the shared-memory inbox of `rank` when it is on this host, its reply
   /// to arrive in `reply`; false (nothing sent) when `rank` is not reachable that way.
   bool local_call(int rank, const std::string& group, call_request& request,
@@ -126,7 +131,7 @@ public:
   /// What this member runs for the others, and holds for them.
   served_calls calls{rt, options.rank, options.timeout, [this](int rank) { return label(rank); },
                      [this](key_operation op, const std::string& group, const std::string& key) {
-                       ask_rank0_keys(op, group, key);
+                       (void)ask_keys(op, key_table::paired, group, key);
                      }};
 
   /// Who offers the services this member calls (asked of rank 0 once).
@@ -139,8 +144,6 @@ public:
 private:
   /// Served call `id` has been answered: the member actor stops counting it.
   void call_finished(std::uint64_t id) noexcept;
-  /// Asks rank 0 for `op` on the group's paired keys, waiting for its answer (calls' use).
-  void ask_rank0_keys(key_operation op, const std::string& group, const std::string& key);
   void join_rank0(std::chrono::steady_clock::time_point deadline);
   reply_bytes ask_while_forming(int rank, const caf::actor& peer, caf::message message,
                                 std::chrono::steady_clock::time_point deadline);
