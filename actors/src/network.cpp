@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include <charconv>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -38,20 +39,49 @@ endpoint parse_endpoint(std::string_view address, std::string_view what) {
   return {std::string{address.substr(0, colon)}, static_cast<std::uint16_t>(port)};
 }
 
-std::uint16_t free_loopback_port() {
+namespace {
+
+/// Binds a socket on 127.0.0.1 at `port` (0: any) and releases it; the port it had, or 0.
+std::uint16_t try_loopback_port(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
   socklen_t length = sizeof address;
-  const bool found = fd >= 0 &&
+  const bool bound = fd >= 0 &&
                      ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
                      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
   if (fd >= 0)
     ::close(fd);
-  if (!found)
-    throw network_error("no free TCP port on 127.0.0.1");
-  return ntohs(address.sin_port);
+  return bound ? ntohs(address.sin_port) : 0;
+}
+
+/// The first port the kernel hands out on its own (to port-0 binds and to connects' source
+/// ends), from /proc; 32768 if unreadable.
+std::uint16_t first_ephemeral_port() {
+  std::ifstream range{"/proc/sys/net/ipv4/ip_local_port_range"};
+  int low = 0;
+  return range >> low && low > 1024 && low <= 65535 ? static_cast<std::uint16_t>(low) : 32768;
+}
+
+} // namespace
+
+std::uint16_t free_loopback_port() {
+  // Below the ephemeral range: a port the kernel hands out itself (to another test's listener
+  // or outgoing connection) could be taken between this release and the listener's bind.
+  constexpr std::uint16_t lowest = 10'000;
+  const auto ceiling = first_ephemeral_port();
+  if (ceiling > lowest) {
+    thread_local std::minstd_rand random{std::random_device{}()};
+    std::uniform_int_distribution<int> pick{lowest, ceiling - 1};
+    for (int attempt = 0; attempt < 64; ++attempt)
+      if (const auto port = try_loopback_port(static_cast<std::uint16_t>(pick(random))))
+        return port;
+  }
+  if (const auto port = try_loopback_port(0))
+    return port;
+  throw network_error("no free TCP port on 127.0.0.1");
 }
 
 bool is_loopback(std::string_view host) {

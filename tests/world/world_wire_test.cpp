@@ -9,7 +9,13 @@
 
 #include <caf/all.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -171,6 +177,28 @@ TEST(world_wire, a_rendezvous_gathers_its_members_payloads_and_bounds_them) {
   EXPECT_EQ(all[0], troupe::detail::wire_bytes(88, 'x'));
   EXPECT_EQ(rendezvous_with(rt, port, troupe::detail::wire_bytes(4097, 'x')).first,
             troupe::detail::reply_status::invalid_argument);
+}
+
+TEST(world_wire, test_ports_come_from_below_the_ephemeral_range_and_are_free) {
+  // A port the kernel hands out itself (to a listener on port 0 or a connect's source end)
+  // could be taken between free_loopback_port's release and the listener's bind.
+  std::ifstream range{"/proc/sys/net/ipv4/ip_local_port_range"};
+  int low = 0;
+  ASSERT_TRUE(range >> low) << "no ephemeral range to compare with";
+  for (int i = 0; i < 20; ++i) {
+    const auto port = troupe::detail::free_loopback_port();
+    if (low > 10'000)
+      EXPECT_LT(port, low);
+    EXPECT_GE(port, 1024);
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(port);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0)
+      << "port " << port << " was handed out taken";
+    ::close(fd);
+  }
 }
 
 } // namespace

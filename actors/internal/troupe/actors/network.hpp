@@ -30,8 +30,9 @@ struct endpoint {
 };
 endpoint parse_endpoint(std::string_view address, std::string_view what);
 
-/// A TCP port free on 127.0.0.1 now (bound, read and released): for tests and benchmarks that
-/// start a listener and its peers at once.
+/// A TCP port free on 127.0.0.1 now (bound, read and released), below the kernel's ephemeral
+/// range where one is free there: for tests and benchmarks that start a listener and its peers
+/// at once.
 std::uint16_t free_loopback_port();
 
 /// 127.0.0.0/8, ::1 and "localhost".
