@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 
 namespace troupe::detail {
@@ -33,31 +34,19 @@ const bool standard_types_registered =
 
 } // namespace
 
+std::optional<exception_rebuilder> registered_rebuilder(const std::string& type) {
+  (void)standard_types_registered;
+  auto& types = registry();
+  std::lock_guard guard{types.mutex};
+  if (const auto it = types.rebuilders.find(type); it != types.rebuilders.end())
+    return it->second;
+  return std::nullopt;
+}
+
 void add_exception_type(const std::string& type, exception_rebuilder rebuild) {
   auto& types = registry();
   std::lock_guard guard{types.mutex};
   types.rebuilders.emplace(type, rebuild);
-}
-
-std::exception_ptr rebuild_exception(const std::string& type, const std::string& message,
-                                     const std::string& worker) {
-  (void)standard_types_registered;
-  exception_rebuilder rebuild = nullptr;
-  {
-    auto& types = registry();
-    std::lock_guard guard{types.mutex};
-    if (const auto it = types.rebuilders.find(type); it != types.rebuilders.end())
-      rebuild = it->second;
-  }
-  if (rebuild != nullptr)
-    return rebuild(message, type, worker);
-  return std::make_exception_ptr(task_error(type, message, worker));
-}
-
-std::exception_ptr failure::exception(const std::string& origin) const {
-  if (type.empty())
-    return std::make_exception_ptr(serialization_error(message));
-  return rebuild_exception(type, message, origin);
 }
 
 } // namespace troupe::detail

@@ -2,11 +2,6 @@
 
 #include "troupe/actors/error.hpp"
 
-#include <cxxabi.h>
-
-#include <exception>
-#include <typeinfo>
-
 namespace troupe::detail {
 
 task_registry& task_registry::instance() {
@@ -93,22 +88,6 @@ const context_maker* task_registry::find_context_factory(const std::string& name
 
 const context_decoder* task_registry::find_context_type(const std::string& type) const {
   return find_in(context_types_, type);
-}
-
-std::pair<std::string, std::string> describe_current_exception() {
-  try {
-    throw;
-  } catch (const task_error& e) {
-    // Came from another process and goes on: as the type it was there, with its own message.
-    return {e.type_name(), e.message()};
-  } catch (const std::exception& e) {
-    if (const auto* origin = origin_of(e)) // rebuilt here as itself, and goes on as itself
-      return {origin->type_name(), e.what()};
-    return {demangle(typeid(e).name()), e.what()};
-  } catch (...) {
-    const auto* type = abi::__cxa_current_exception_type();
-    return {type != nullptr ? demangle(type->name()) : "unknown", ""};
-  }
 }
 
 } // namespace troupe::detail

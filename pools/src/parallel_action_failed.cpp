@@ -13,8 +13,8 @@ std::string describe(const std::pair<std::size_t, std::exception_ptr>& failure) 
   try {
     std::rethrow_exception(failure.second);
   } catch (...) {
-    const auto [type, message] = detail::describe_current_exception();
-    return what + type + ": " + message;
+    const auto why = detail::current_failure();
+    return what + why.type + ": " + why.message;
   }
 }
 

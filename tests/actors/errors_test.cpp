@@ -55,7 +55,8 @@ TEST(errors, task_error_carries_type_message_and_worker) {
 
 TEST(errors, a_failure_from_another_process_becomes_the_exception_its_type_names) {
   using troupe::detail::failure;
-  EXPECT_FALSE((failure{"std::out_of_range", ""}.failed())); // no message: no failure
+  EXPECT_FALSE(failure{}.failed());
+  EXPECT_TRUE((failure{"int", ""}.failed())); // `throw 42` has a type and no message
   const failure registered{troupe::detail::type_name<troupe::capacity_error>(), "too big"};
   ASSERT_TRUE(registered.failed());
   try {
@@ -76,6 +77,43 @@ TEST(errors, a_failure_from_another_process_becomes_the_exception_its_type_names
   // Without a type, the request itself could not be read or run.
   EXPECT_THROW(rethrow(failure{"", "no task named 'f'"}.exception("worker 4")),
                troupe::serialization_error);
+}
+
+TEST(errors, a_failure_of_this_process_becomes_its_type_plainly) {
+  using troupe::detail::failure;
+  const auto lost = failure::of<troupe::worker_lost>("worker 1 died").with(" while running this");
+  EXPECT_EQ(lost.type, troupe::detail::type_name<troupe::worker_lost>());
+  try {
+    rethrow(lost.exception());
+  } catch (const troupe::worker_lost& e) {
+    EXPECT_EQ(std::string{e.what()}, "worker 1 died while running this");
+    EXPECT_EQ(troupe::origin_of(e), nullptr); // it happened here: no other process to name
+  }
+  try {
+    rethrow(failure{"my::unregistered", "odd"}.exception());
+  } catch (const troupe::task_error& e) {
+    EXPECT_EQ(e.type_name(), "my::unregistered");
+    EXPECT_EQ(e.worker(), "");
+  }
+  EXPECT_THROW(rethrow(failure{"", "unreadable"}.exception()), troupe::serialization_error);
+}
+
+TEST(errors, the_exception_being_handled_is_described_as_a_failure) {
+  using troupe::detail::current_failure;
+  try {
+    throw troupe::key_error("no key 'k'");
+  } catch (...) {
+    const auto why = current_failure();
+    EXPECT_EQ(why.type, troupe::detail::type_name<troupe::key_error>());
+    EXPECT_EQ(why.message, "no key 'k'");
+  }
+  try {
+    throw 42;
+  } catch (...) {
+    const auto why = current_failure();
+    EXPECT_EQ(why.type, "int");
+    EXPECT_TRUE(why.failed());
+  }
 }
 
 } // namespace

@@ -88,6 +88,7 @@ TROUPE_TASK(tag_with_context, [](int& ctx, int x) { return std::pair<int, int>{c
 TROUPE_TASK(add_with_context, [](int& ctx, int a, int b) { return ctx + a + b; });
 TROUPE_TASK(read_initialised, [](int) { return initialised; });
 TROUPE_TASK(initialiser_fails, []() { throw std::runtime_error("no device"); });
+TROUPE_TASK(initialiser_throws_no_exception_class, []() { throw 42; });
 
 namespace {
 
@@ -260,6 +261,15 @@ TEST_F(process_pool_test, the_initializer_task_runs_in_each_worker_and_its_failu
     EXPECT_STREQ(e.what(), "no device");
     ASSERT_NE(troupe::origin_of(e), nullptr);
     EXPECT_EQ(troupe::origin_of(e)->type_name(), "std::runtime_error");
+  }
+  // A failure is its type as well as its message: `throw 42` has no message and still fails.
+  troupe::process_pool odd{rt,
+                           {.workers = 1, .initializer = "initialiser_throws_no_exception_class"}};
+  try {
+    (void)odd.apply(square, 1);
+    FAIL() << "expected the initializer's int, as a task_error";
+  } catch (const troupe::task_error& e) {
+    EXPECT_EQ(e.type_name(), "int");
   }
 }
 

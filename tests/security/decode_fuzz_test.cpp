@@ -125,7 +125,7 @@ target actor_answer_target() {
                                                       std::string{}, std::vector<double>{}};
             const auto answer = deserialize<actor_reply>(bytes);
             if (answer.failure)
-              call.fail(rebuild_exception(answer.failure->type, answer.failure->message, "peer"));
+              call.fail(answer.failure->why.exception("peer"));
             else
               call.settle(answer.outcomes, "peer");
             (void)result->value(); // what the caller's get() gives or throws
@@ -198,7 +198,7 @@ std::vector<target> targets(const troupe::actor<fuzz_actor>& here) {
   message.key = "k";
   message.name = "fuzz_scalar";
   message.payload = {'a', 'b', 'c'};
-  chunk_outcomes<int> outcomes{{1, 2, 3}, {call_failure{1, "std::out_of_range", "no"}}};
+  chunk_outcomes<int> outcomes{{1, 2, 3}, {call_failure{1, {"std::out_of_range", "no"}}}};
   return {
     {"task of one int", encode_calls(std::vector<std::tuple<int>>{{1}, {2}, {3}}),
      invoker_of("fuzz_scalar")},

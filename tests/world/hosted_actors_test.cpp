@@ -53,7 +53,7 @@ public:
     EXPECT_TRUE(eventually([&] { return has(seq); })) << "call " << seq;
     std::lock_guard guard{mutex_};
     const auto& reply = got_.at(seq);
-    return reply.failure ? reply.failure->type + ": " + reply.failure->message : "none";
+    return reply.failure ? reply.failure->why.type + ": " + reply.failure->why.message : "none";
   }
 
 private:

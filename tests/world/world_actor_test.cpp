@@ -73,8 +73,9 @@ protected:
     world.reset();
     // Each member leaves once this one has, and takes its inboxes with it.
     EXPECT_EQ(rank0.exit_code(30s), 0);
-    if (!host_killed)
+    if (!host_killed) {
       EXPECT_EQ(host.exit_code(30s), 0);
+    }
   }
   void kill_host() {
     host.kill_and_collect();

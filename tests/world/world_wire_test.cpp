@@ -187,8 +187,9 @@ TEST(world_wire, test_ports_come_from_below_the_ephemeral_range_and_are_free) {
   ASSERT_TRUE(range >> low) << "no ephemeral range to compare with";
   for (int i = 0; i < 20; ++i) {
     const auto port = troupe::detail::free_loopback_port();
-    if (low > 10'000)
+    if (low > 10'000) {
       EXPECT_LT(port, low);
+    }
     EXPECT_GE(port, 1024);
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};

@@ -90,8 +90,7 @@ call_failure failure_of(const std::exception_ptr& why) {
   try {
     std::rethrow_exception(why);
   } catch (...) {
-    auto [type, message] = describe_current_exception();
-    return {0, std::move(type), std::move(message)};
+    return {0, current_failure()};
   }
 }
 

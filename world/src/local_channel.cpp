@@ -173,9 +173,8 @@ void local_channel::settle(local_message& reply) {
     waiting = std::move(at->second.second);
     pending_.erase(at);
   }
-  const auto status = static_cast<reply_status>(reply.status);
-  if (status != reply_status::ok) {
-    waiting->set_error(exception_for(status, reply.text));
+  if (const auto why = reply_failure(reply.status, reply.text); why.failed()) {
+    waiting->set_error(why.exception());
     return;
   }
   // An outcome's large tensors wait in this inbox's segments; the call's decoding (typed_call
@@ -325,7 +324,7 @@ void local_channel::answer_late(int rank, std::uint64_t id, served outcome) noex
       tensors->release_for_queue();
       tensors.reset();
       outcome.status = reply_status::state_error;
-      outcome.text = "the answer could not be sent: " + describe_current_exception().second;
+      outcome.text = "the answer could not be sent: " + current_failure().message;
       outcome.payload.clear();
     }
   }

@@ -79,7 +79,8 @@ void release(barrier_progress& barrier, reply_status status, const std::string& 
   if (status == reply_status::ok)
     barrier.waiting_here->set_value({});
   else
-    barrier.waiting_here->set_error(exception_for(status, text));
+    barrier.waiting_here->set_error(
+      reply_failure(static_cast<std::uint8_t>(status), text).exception());
 }
 
 /// Sends this member's arrival (or, with `failed`, the barrier's failure) to its parent in the

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "troupe/actors/annotated.hpp"
+#include "troupe/actors/detail/failure.hpp"
 #include "troupe/world/detail/group_calls.hpp"
 
 #include <caf/all.hpp>
@@ -33,6 +34,8 @@ using barrier_atom = caf::atom_constant<caf::atom("barrier")>; // to a parent in
 /// misread each other later.
 inline constexpr std::uint32_t wire_version = 7;
 
+/// A reply's status on the wire: which of troupe's errors a failed reply is, its text the
+/// message (CAF's sec is the same: a code on the wire, one error value on either side).
 enum class reply_status : std::uint8_t {
   ok,
   invalid_argument,
@@ -42,8 +45,8 @@ enum class reply_status : std::uint8_t {
   peer_lost,
 };
 
-/// The exception a failed reply stands for.
-std::exception_ptr exception_for(reply_status status, const std::string& text);
+/// The failure a reply of `status` with `text` stands for; none (failed() false) for ok.
+failure reply_failure(std::uint8_t status, std::string text);
 
 using wire_bytes = std::vector<char>;
 using reply_promise = caf::typed_response_promise<std::uint8_t, std::string, wire_bytes>;

@@ -2,16 +2,17 @@
 
 namespace troupe::detail {
 
-std::exception_ptr exception_for(reply_status status, const std::string& text) {
-  switch (status) {
-  case reply_status::ok: break;
-  case reply_status::invalid_argument: return std::make_exception_ptr(invalid_argument(text));
-  case reply_status::key_error: return std::make_exception_ptr(key_error(text));
-  case reply_status::state_error: return std::make_exception_ptr(state_error(text));
-  case reply_status::serialization_error: return std::make_exception_ptr(serialization_error(text));
-  case reply_status::peer_lost: return std::make_exception_ptr(peer_lost(text));
+failure reply_failure(std::uint8_t status, std::string text) {
+  switch (static_cast<reply_status>(status)) {
+  case reply_status::ok: return {};
+  case reply_status::invalid_argument: return failure::of<invalid_argument>(std::move(text));
+  case reply_status::key_error: return failure::of<key_error>(std::move(text));
+  case reply_status::state_error: return failure::of<state_error>(std::move(text));
+  case reply_status::serialization_error: return failure::of<serialization_error>(std::move(text));
+  case reply_status::peer_lost: return failure::of<peer_lost>(std::move(text));
   }
-  return std::make_exception_ptr(state_error("unexpected reply status: " + text));
+  return failure::of<state_error>("unexpected reply status " + std::to_string(status) + ": " +
+                                  text);
 }
 
 wire_bytes to_wire(const bytes& payload) {

@@ -213,7 +213,7 @@ void actor_link::answered(actor_call& call, const reply_bytes& payload, int from
   try {
     auto answer = deserialize<actor_reply>(as_bytes(payload));
     if (answer.failure)
-      call.fail(rebuild_exception(answer.failure->type, answer.failure->message, where(from)));
+      call.fail(answer.failure->why.exception(where(from)));
     else
       call.settle(answer.outcomes, where(from));
   } catch (...) {

@@ -283,7 +283,7 @@ void encode_inline(served& outcome) noexcept {
     outcome.payload = outcome.encode();
   } catch (...) {
     outcome.status = reply_status::state_error;
-    outcome.text = "the answer could not be sent: " + describe_current_exception().second;
+    outcome.text = "the answer could not be sent: " + current_failure().message;
     outcome.payload.clear();
   }
 }

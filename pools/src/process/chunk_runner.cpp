@@ -22,9 +22,9 @@ chunk_runner::chunk_runner(std::size_t index, std::string label, const std::stri
     const auto outcomes =
       deserialize<chunk_outcomes<void>>((*init)(encode_calls(std::vector<std::tuple<>>(1))));
     if (!outcomes.second.empty())
-      init_failure_ = {outcomes.second[0].type, outcomes.second[0].message};
+      init_failure_ = outcomes.second[0].why;
   } catch (...) {
-    init_failure_ = describe_current_exception();
+    init_failure_ = current_failure();
   }
 }
 
@@ -44,7 +44,7 @@ void chunk_runner::install(const context_setup& setup) {
       context_ = (*decode)(setup.value);
     }
   } catch (...) {
-    context_failure_ = describe_current_exception();
+    context_failure_ = current_failure();
   }
 }
 
@@ -52,15 +52,15 @@ chunk_reply chunk_runner::run(const chunk_request& request) {
   const worker_scope identity{index_};
   chunk_reply reply;
   reply.id = request.id;
-  const auto failed = [&](const std::pair<std::string, std::string>& why) {
-    reply.why = {why.first, why.second};
+  const auto failed = [&](const failure& why) {
+    reply.why = why;
     return reply;
   };
-  if (!init_failure_.first.empty())
+  if (init_failure_.failed())
     return failed(init_failure_);
   try {
     if (request.with_context) {
-      if (!context_failure_.first.empty())
+      if (context_failure_.failed())
         return failed(context_failure_);
       if (!context_)
         throw serialization_error(label_ + " has no context for context task '" + request.task +
@@ -78,7 +78,8 @@ chunk_reply chunk_runner::run(const chunk_request& request) {
       reply.outcomes = (*task)(request.calls);
     }
   } catch (...) {
-    reply.why.message = describe_current_exception().second;
+    // The request's bytes or its task's name are at fault, whatever was thrown: no type.
+    reply.why = {std::string{}, current_failure().message};
   }
   return reply;
 }

@@ -22,7 +22,7 @@ public:
 private:
   std::size_t index_;
   std::string label_;
-  std::pair<std::string, std::string> init_failure_, context_failure_; // type, message
+  failure init_failure_, context_failure_;
   std::shared_ptr<void> context_;
 };
 

@@ -61,7 +61,7 @@ process_link::process_link(std::size_t index, std::shared_ptr<const process_sett
                                                       : settings_->context_values.at(index),
                     index};
     if (!send(setup))
-      throw worker_lost(label_ + " " + lost_reason_ + " before it took its context");
+      std::rethrow_exception(loss().with(" before it took its context").exception());
   }
 }
 

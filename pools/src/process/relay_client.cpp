@@ -3,8 +3,8 @@
 #include "process/worker_wire.hpp"
 
 #include "troupe/actors/actor.hpp"
+#include "troupe/actors/detail/failure.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/tensor_store.hpp"
 #include "troupe/queues/queue.hpp"
 

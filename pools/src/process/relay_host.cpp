@@ -42,8 +42,7 @@ public:
     try {
       std::rethrow_exception(why);
     } catch (...) {
-      auto [type, message] = describe_current_exception();
-      answer({call_.id, {std::move(type), std::move(message)}, {}});
+      answer({call_.id, current_failure(), {}});
     }
   }
   /// An actor in another worker process answered: its outcomes go on, re-encoded inline.
@@ -124,10 +123,10 @@ void relay_calls(std::vector<relay_call>& calls, const std::shared_ptr<queue<rep
     try {
       relay_one(std::move(call), answers, worker);
     } catch (...) { // memory ran out, say: the worker still hears, rather than waits for ever
-      auto [type, message] = describe_current_exception();
+      auto why = current_failure();
       try {
         reply_batch batch;
-        batch.chunks.push_back({id, std::move(message), std::move(type), {}});
+        batch.chunks.push_back({id, std::move(why), {}});
         answers->put(batch, answer_wait);
       } catch (...) {
         report_escaped_exception("relaying a call from " + worker);

@@ -19,7 +19,7 @@ slot_link::slot_link(std::size_t slot, std::shared_ptr<const process_settings> s
   setup.context = std::move(actor);
   if (!send(setup)) {
     placements_->remove(id_);
-    throw worker_lost(label_ + " " + lost_reason_ + " before it was made");
+    std::rethrow_exception(loss().with(" before it was made").exception());
   }
 }
 

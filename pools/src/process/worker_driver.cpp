@@ -3,8 +3,8 @@
 #include "process/process_link.hpp"
 #include "process/relay_host.hpp"
 
+#include "troupe/actors/detail/failure.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/actors/remote_exception.hpp"
 #include "troupe/queues/detail/segment_store.hpp"
 
 #include <memory>
@@ -78,7 +78,7 @@ bool worker_driver::run(lease& work) {
   }
   for (;;) {
     if (!place_actors() || !send_more(work, *job)) {
-      lose(work, link_->lost_reason());
+      lose(work, link_->loss());
       return false;
     }
     if (in_flight_.empty())
@@ -102,7 +102,7 @@ bool worker_driver::run(lease& work) {
       return false;
     }
     if (!link_->alive()) {
-      lose(work, link_->lost_reason());
+      lose(work, link_->loss());
       return false;
     }
   }
@@ -245,10 +245,9 @@ void worker_driver::fail(job& target, std::size_t chunk, std::exception_ptr why)
   fail_chunks(target, chunk, chunk + 1, std::move(why));
 }
 
-void worker_driver::lose(lease& work, const std::string& why) {
+void worker_driver::lose(lease& work, const failure& why) {
   link_->kill();
-  const auto lost =
-    std::make_exception_ptr(worker_lost(label() + " " + why + " while running this work"));
+  const auto lost = why.with(" while running this work").exception();
   for (const auto& [id, chunk] : in_flight_)
     retry_or_fail(work, chunk, settings_->max_retries, lost, give_back_, meter_);
   in_flight_.clear();

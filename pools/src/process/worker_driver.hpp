@@ -76,7 +76,7 @@ private:
   /// Ends a chunk in failure (counted as one failure of this worker).
   void fail(job& target, std::size_t chunk, std::exception_ptr why) noexcept;
   /// The worker is gone: what it held is given back or failed.
-  void lose(lease& work, const std::string& why);
+  void lose(lease& work, const failure& why);
 
   std::size_t slot_;
   std::shared_ptr<const process_settings> settings_;

@@ -41,8 +41,11 @@ public:
   virtual std::optional<reply_batch> receive(std::chrono::milliseconds wait) = 0;
   /// False once the worker has gone, never started, or its heartbeat has been still too long.
   virtual bool alive() = 0;
-  /// Why alive() turned false, for the worker_lost that follows.
+  /// Why alive() turned false, as a phrase ("died: killed by signal 9") after the worker's name.
   virtual std::string lost_reason() const = 0;
+  /// The loss as a failure: a worker_lost naming the worker and why; `.with(" while ...")` says
+  /// what it took with it.
+  failure loss() const { return failure::of<worker_lost>(label() + " " + lost_reason()); }
   /// Why the worker's owner ended it on purpose (a pool closed or terminated), or empty. Once
   /// set, the worker's end is a stop, not a loss: nothing restarts.
   virtual std::string ended_by_owner() const { return {}; }

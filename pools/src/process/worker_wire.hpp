@@ -2,7 +2,7 @@
 // batches of chunk requests one way, batches of replies the other.
 #pragma once
 
-#include "troupe/actors/remote_exception.hpp"
+#include "troupe/actors/detail/failure.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -37,7 +37,7 @@ struct context_setup {
 
 struct chunk_reply {
   std::uint64_t id = 0;
-  // The chunk could not be run, or its results could not travel (remote_exception.hpp says
+  // The chunk could not be run, or its results could not travel (failure.hpp says
   // what becomes of it); without a type, the fault is in the request's bytes or its task's name.
   failure why;
   std::vector<std::byte> outcomes;

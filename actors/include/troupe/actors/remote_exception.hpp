@@ -15,10 +15,12 @@
 // rebuilt from its message alone: other members it carries do not travel.
 #pragma once
 
+#include "troupe/actors/detail/failure.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/serialization.hpp"
 
 #include <exception>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -32,42 +34,33 @@ public:
     : E(message), remote_origin(type, worker) {}
 };
 
-using exception_rebuilder = std::exception_ptr (*)(const std::string& message,
-                                                   const std::string& type,
-                                                   const std::string& worker);
+/// How an exception type named in a failure is thrown again: `remote` for one that came from
+/// elsewhere (`origin` names where), `local` for one of this process's own.
+struct exception_rebuilder {
+  std::exception_ptr (*remote)(const std::string& message, const std::string& type,
+                               const std::string& origin);
+  std::exception_ptr (*local)(const std::string& message);
+};
 
 /// Registers how to rebuild exceptions whose type is named `type`.
 void add_exception_type(const std::string& type, exception_rebuilder rebuild);
+
+/// How exceptions whose type is named `type` are rebuilt, if that type is registered.
+std::optional<exception_rebuilder> registered_rebuilder(const std::string& type);
 
 template <class E>
 bool register_exception() {
   static_assert(std::is_constructible_v<E, const std::string&> && !std::is_final_v<E>,
                 "TROUPE_EXCEPTION needs an exception type constructible from its message (a "
                 "std::string) and not final");
-  add_exception_type(type_name<E>(), [](const std::string& message, const std::string& type,
-                                        const std::string& worker) {
-    return std::make_exception_ptr(rebuilt_exception<E>(message, type, worker));
-  });
+  add_exception_type(
+    type_name<E>(),
+    {[](const std::string& message, const std::string& type, const std::string& origin) {
+       return std::make_exception_ptr(rebuilt_exception<E>(message, type, origin));
+     },
+     [](const std::string& message) { return std::make_exception_ptr(E(message)); }});
   return true;
 }
-
-/// What a task that threw `type` with `message` on `worker` throws here: that type again when
-/// it is registered, else task_error.
-std::exception_ptr rebuild_exception(const std::string& type, const std::string& message,
-                                     const std::string& worker);
-
-/// A failure as troupe carries it from another process (a worker's reply to a chunk, an answer
-/// relayed to an actor of this process): the exception's type as type_name names it, empty when
-/// the request itself could not be read or run (a serialization_error), and its message; no
-/// message, no failure.
-struct failure {
-  std::string type, message;
-
-  bool failed() const noexcept { return !message.empty(); }
-  /// The exception the caller catches, for a failure at `origin` (a worker, a process): its
-  /// type again (rebuild_exception), or serialization_error for a request that could not be run.
-  std::exception_ptr exception(const std::string& origin) const;
-};
 
 } // namespace troupe::detail
 

@@ -9,6 +9,7 @@
 // and its parameters concrete (not `auto`). Names must be unique within a program.
 #pragma once
 
+#include "troupe/actors/detail/failure.hpp"
 #include "troupe/actors/serialization.hpp"
 #include "troupe/actors/tensor_store.hpp"
 
@@ -60,11 +61,11 @@ using chunk_invoker = std::function<std::vector<std::byte>(std::span<const std::
 /// An item of a chunk whose call threw: which, and what the exception was.
 struct call_failure {
   std::uint64_t index = 0;
-  std::string type, message;
+  failure why;
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(index, type, message);
+    ar(index, why.type, why.message);
   }
 };
 
@@ -126,9 +127,6 @@ private:
   std::map<std::string, context_maker> context_factories_;
   std::map<std::string, context_decoder> context_types_;
 };
-
-/// Describes the exception being handled (inside a catch block).
-std::pair<std::string, std::string> describe_current_exception();
 
 } // namespace detail
 
@@ -223,8 +221,7 @@ auto run_calls(const F& fn, ForEach&& for_each, void* context) {
         out.first.push_back(call(a...));
       }
     } catch (...) {
-      auto [type, message] = describe_current_exception();
-      out.second.push_back({index, std::move(type), std::move(message)});
+      out.second.push_back({index, current_failure()});
     }
     ++index;
   });

@@ -6,8 +6,8 @@
 #include "troupe/actors/actor_type.hpp"
 #include "troupe/actors/async_result.hpp"
 #include "troupe/actors/detail/actor_core.hpp"
+#include "troupe/actors/detail/failure.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/task.hpp"
 
 #include <exception>
@@ -100,7 +100,7 @@ public:
       if constexpr (serializable<wire_value<R>>) {
         auto decoded = deserialize<chunk_outcomes<R>>(outcomes);
         if (!decoded.second.empty()) {
-          auto why = rebuild_exception(decoded.second[0].type, decoded.second[0].message, where);
+          auto why = decoded.second[0].why.exception(where);
           if (!result_)
             std::rethrow_exception(why); // reported below
           result_->set_error(std::move(why));

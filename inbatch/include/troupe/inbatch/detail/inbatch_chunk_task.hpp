@@ -5,7 +5,7 @@
 // that the worker (the same program) knows it too.
 #pragma once
 
-#include "troupe/actors/remote_exception.hpp"
+#include "troupe/actors/detail/failure.hpp"
 #include "troupe/actors/task.hpp"
 #include "troupe/inbatch/detail/inbatch_batch_transfer.hpp"
 #include "troupe/pools/outcome.hpp"
@@ -42,8 +42,7 @@ struct inbatch_chunk_result {
     auto failure = failures.begin();
     for (std::size_t i = 0; i < count; ++i) {
       if (failure != failures.end() && failure->index == i) {
-        outcome_writer::error(out, first + i,
-                              rebuild_exception(failure->type, failure->message, worker));
+        outcome_writer::error(out, first + i, failure->why.exception(worker));
         ++failure;
       } else if constexpr (std::is_void_v<R>) {
         outcome_writer::value(out, first + i);
@@ -149,8 +148,7 @@ private:
           out.values.push_back(std::apply(method, args));
         }
       } catch (...) {
-        auto [type, message] = describe_current_exception();
-        out.failures.push_back({i, std::move(type), std::move(message)});
+        out.failures.push_back({i, current_failure()});
       }
     }
     return out;

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "troupe/actors/async_result.hpp"
+#include "troupe/actors/detail/failure.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/actors/remote_exception.hpp"
 #include "troupe/actors/task.hpp"
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
@@ -98,7 +98,7 @@ struct task_calls {
   }
 
   /// Per item: the value, or the exception to rethrow (the task's own type where it is
-  /// registered to travel, else task_error; see remote_exception.hpp).
+  /// registered to travel, else task_error; see troupe/actors/remote_exception.hpp).
   template <class R>
   static std::vector<std::pair<std::optional<stored_t<R>>, std::exception_ptr>>
   decode(std::span<const std::byte> bytes, std::size_t count, const std::string& worker) {
@@ -112,7 +112,7 @@ struct task_calls {
       for (auto& f : failures) {
         if (f.index >= count || out[f.index].second)
           throw serialization_error(worker + " answered a bad item index");
-        out[f.index].second = rebuild_exception(f.type, f.message, worker);
+        out[f.index].second = f.why.exception(worker);
       }
       std::size_t next = 0;
       for (auto& o : out)

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "troupe/actors/async_result.hpp"
-#include "troupe/actors/remote_exception.hpp"
+#include "troupe/actors/detail/failure.hpp"
 #include "troupe/actors/task.hpp"
 
 #include <chrono>
@@ -103,8 +103,7 @@ template <class R>
 R decode_outcome(std::span<const std::byte> payload, const std::string& origin) {
   auto outcome = deserialize<chunk_outcomes<R>>(payload);
   if (!outcome.second.empty()) {
-    const auto& failure = outcome.second.front();
-    std::rethrow_exception(rebuild_exception(failure.type, failure.message, origin));
+    std::rethrow_exception(outcome.second.front().why.exception(origin));
   }
   if (outcome.first.size() != 1)
     throw serialization_error("a call's reply holds " + std::to_string(outcome.first.size()) +
