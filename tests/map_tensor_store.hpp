@@ -2,8 +2,8 @@
 // travel by handle through it, as through shared-memory segments.
 #pragma once
 
+#include "troupe/actors/detail/tensor_store.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/actors/tensor_store.hpp"
 
 #include <cstddef>
 #include <cstring>

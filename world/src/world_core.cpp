@@ -7,10 +7,10 @@
 
 #include "troupe/actors/annotated.hpp"
 
+#include "troupe/actors/detail/tensor_store.hpp"
 #include "troupe/actors/peer_proof.hpp"
 #include "troupe/actors/serialization.hpp"
 #include "troupe/actors/task.hpp"
-#include "troupe/actors/tensor_store.hpp"
 
 #include <algorithm>
 #include <iostream>

@@ -4,8 +4,8 @@
 
 #include "troupe/actors/actor.hpp"
 #include "troupe/actors/detail/failure.hpp"
+#include "troupe/actors/detail/tensor_store.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/actors/tensor_store.hpp"
 #include "troupe/queues/queue.hpp"
 
 #include <atomic>

@@ -1,8 +1,8 @@
 #include "process/relay_host.hpp"
 
 #include "troupe/actors/async_result.hpp"
+#include "troupe/actors/detail/tensor_store.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/actors/tensor_store.hpp"
 #include "troupe/actors/travelled_actors.hpp"
 
 #include <atomic>

@@ -2,8 +2,8 @@
 // to shared-memory segments that the message holds in the queue's name.
 #pragma once
 
+#include "troupe/actors/detail/tensor_store.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/actors/tensor_store.hpp"
 #include "troupe/queues/detail/byte_queue.hpp"
 #include "troupe/queues/shm_segment.hpp"
 
