@@ -29,15 +29,18 @@ TYPED_TEST(named_args_get, converts_what_fits_and_names_what_does_not) {
     EXPECT_EQ(args.template get<T>("negative"), T(-1));
   } else {
     EXPECT_THROW((void)args.template get<T>("scale"), invalid_argument) << "0.5 is no integer";
-    if constexpr (std::is_signed_v<T>)
+    if constexpr (std::is_signed_v<T>) {
       EXPECT_EQ(args.template get<T>("negative"), T(-1));
-    else
+    } else {
       EXPECT_THROW((void)args.template get<T>("negative"), invalid_argument);
+    }
   }
-  if constexpr (sizeof(T) < 8 && !std::is_floating_point_v<T>)
+  if constexpr (sizeof(T) < 8 && !std::is_floating_point_v<T>) {
     EXPECT_THROW((void)args.template get<T>("huge"), invalid_argument);
-  if constexpr (std::is_same_v<T, float>)
+  }
+  if constexpr (std::is_same_v<T, float>) {
     EXPECT_EQ(args.template get<T>("huge"), T(std::int64_t{1} << 62)) << "a power of two is exact";
+  }
 }
 
 TEST(named_args, an_integer_a_float_cannot_hold_exactly_is_refused) {
