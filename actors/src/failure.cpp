@@ -8,21 +8,26 @@
 
 namespace troupe::detail {
 
-std::exception_ptr failure::exception(const std::string& origin) const {
-  if (type.empty())
-    return std::make_exception_ptr(serialization_error(message));
-  if (const auto rebuild = registered_rebuilder(type))
-    return rebuild->remote(message, type, origin);
-  return std::make_exception_ptr(task_error(type, message, origin));
+namespace {
+
+/// The exception `why` stands for: from `origin` when it came from elsewhere, else of this
+/// process (null origin).
+std::exception_ptr rebuild(const failure& why, const std::string* origin) {
+  if (why.type.empty())
+    return std::make_exception_ptr(serialization_error(why.message));
+  const auto rebuilder = registered_rebuilder(why.type);
+  if (!rebuilder)
+    return std::make_exception_ptr(task_error(why.type, why.message, origin ? *origin : ""));
+  return origin ? rebuilder->remote(why.message, why.type, *origin) : rebuilder->local(why.message);
 }
 
-std::exception_ptr failure::exception() const {
-  if (type.empty())
-    return std::make_exception_ptr(serialization_error(message));
-  if (const auto rebuild = registered_rebuilder(type))
-    return rebuild->local(message);
-  return std::make_exception_ptr(task_error(type, message, std::string{}));
+} // namespace
+
+std::exception_ptr failure::exception(const std::string& origin) const {
+  return rebuild(*this, &origin);
 }
+
+std::exception_ptr failure::exception() const { return rebuild(*this, nullptr); }
 
 failure current_failure() {
   try {

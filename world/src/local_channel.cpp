@@ -173,8 +173,8 @@ void local_channel::settle(local_message& reply) {
     waiting = std::move(at->second.second);
     pending_.erase(at);
   }
-  if (const auto why = reply_failure(reply.status, reply.text); why.failed()) {
-    waiting->set_error(why.exception());
+  if (reply.status != static_cast<std::uint8_t>(reply_status::ok)) {
+    waiting->set_error(reply_failure(reply.status, reply.text).exception());
     return;
   }
   // An outcome's large tensors wait in this inbox's segments; the call's decoding (typed_call

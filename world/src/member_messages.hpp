@@ -46,7 +46,7 @@ enum class reply_status : std::uint8_t {
 };
 
 /// The failure a reply of `status` with `text` stands for; none (failed() false) for ok.
-failure reply_failure(std::uint8_t status, std::string text);
+failure reply_failure(std::uint8_t status, const std::string& text);
 
 using wire_bytes = std::vector<char>;
 using reply_promise = caf::typed_response_promise<std::uint8_t, std::string, wire_bytes>;

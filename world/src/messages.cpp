@@ -2,14 +2,14 @@
 
 namespace troupe::detail {
 
-failure reply_failure(std::uint8_t status, std::string text) {
+failure reply_failure(std::uint8_t status, const std::string& text) {
   switch (static_cast<reply_status>(status)) {
   case reply_status::ok: return {};
-  case reply_status::invalid_argument: return failure::of<invalid_argument>(std::move(text));
-  case reply_status::key_error: return failure::of<key_error>(std::move(text));
-  case reply_status::state_error: return failure::of<state_error>(std::move(text));
-  case reply_status::serialization_error: return failure::of<serialization_error>(std::move(text));
-  case reply_status::peer_lost: return failure::of<peer_lost>(std::move(text));
+  case reply_status::invalid_argument: return failure::of<invalid_argument>(text);
+  case reply_status::key_error: return failure::of<key_error>(text);
+  case reply_status::state_error: return failure::of<state_error>(text);
+  case reply_status::serialization_error: return failure::of<serialization_error>(text);
+  case reply_status::peer_lost: return failure::of<peer_lost>(text);
   }
   return failure::of<state_error>("unexpected reply status " + std::to_string(status) + ": " +
                                   text);
