@@ -17,17 +17,16 @@ call_answer::call_answer(caf::actor self, caf::strong_actor_ptr caller, std::uin
   owed_->id = id;
 }
 
-void call_answer::deliver(reply_status status, std::string text, wire_bytes payload) {
+void call_answer::deliver(const failure& why, wire_bytes payload) {
   if (!owed_ || owed_->answered.exchange(true))
     return;
   if (owed_->promise.pending()) {
-    owed_->promise.deliver(static_cast<std::uint8_t>(status), std::move(text), std::move(payload));
+    owed_->promise.deliver(wire_status(why), why.message, std::move(payload));
     return;
   }
   if (owed_->caller)
     answer_message::send_from_outside(owed_->self, caf::actor_cast<caf::actor>(owed_->caller),
-                                      owed_->id, static_cast<std::uint8_t>(status), std::move(text),
-                                      std::move(payload));
+                                      owed_->id, wire_status(why), why.message, std::move(payload));
   owed_->self = nullptr; // handles held past the world's stop would keep CAF from shutting down
   owed_->caller = nullptr;
 }

@@ -26,8 +26,8 @@ public:
   /// name of this member's actor `self`, which the caller checks.
   call_answer(caf::actor self, caf::strong_actor_ptr caller, std::uint64_t id);
 
-  /// Sends (status, text, payload) unless answered already; from any thread.
-  void deliver(reply_status status, std::string text, wire_bytes payload);
+  /// Sends `why`, or (nothing failed) `payload`, unless answered already; from any thread.
+  void deliver(const failure& why, wire_bytes payload = {});
 
 private:
   struct owed {

@@ -24,14 +24,31 @@ struct incoming_call {
 
 /// A served call's answer, before it travels.
 struct served {
-  reply_status status = reply_status::ok;
-  std::string text;
+  /// Why the call failed; nothing (failed() false) when it ran: a task's own exception is in
+  /// its outcome, in `payload`.
+  failure why;
   bytes payload;
   /// The call is answered later, through the late answer it was given (an actor's call).
   bool deferred = false;
   /// A late answer's payload, made as it is sent: to a caller on this host, the large tensors
   /// in it go into the caller's reply inbox (set instead of `payload`).
   std::function<bytes()> encode;
+
+  /// The call ran, and `outcome` is what it answers.
+  static served ran(bytes outcome) { return {{}, std::move(outcome)}; }
+  /// The call could not run: `why`.
+  static served refused(failure why) { return {std::move(why), {}}; }
+  /// The call answers later, through its late answer.
+  static served later() { return {{}, {}, true}; }
+  /// A late answer, encoded as it is sent.
+  static served encoded_later(std::function<bytes()> encode) {
+    return {{}, {}, false, std::move(encode)};
+  }
+  /// The answer could not be sent (`why`, the exception being handled): the caller hears that.
+  void unsendable() {
+    why = failure::of<state_error>("the answer could not be sent: " + current_failure().message);
+    payload.clear();
+  }
 };
 
 /// How a call that ends after run() returned is answered, from whatever thread ends it.

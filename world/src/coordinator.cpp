@@ -6,35 +6,18 @@
 
 namespace troupe::detail {
 
-reply_result ok_reply(wire_bytes payload) {
-  return reply_result{static_cast<std::uint8_t>(reply_status::ok), std::string{},
-                      std::move(payload)};
-}
-
-reply_result failed_reply(reply_status status, std::string text) {
-  return reply_result{static_cast<std::uint8_t>(status), std::move(text), wire_bytes{}};
-}
-
-namespace {
-
-void answer(reply_promise& promise, reply_status status, const std::string& text) {
-  promise.deliver(static_cast<std::uint8_t>(status), text, wire_bytes{});
-}
-
-} // namespace
-
 void coordinator::arrive(const std::string& what, const std::vector<int>& ranks, int rank,
                          reply_promise promise, wire_bytes payload) {
   for (int rank : ranks)
     if (auto gone = gone_.find(rank); gone != gone_.end()) {
-      answer(promise, reply_status::peer_lost, what + ": " + gone->second);
+      deliver(promise, failure::of<peer_lost>(what + ": " + gone->second));
       return;
     }
   auto [at, fresh] = waiting_.try_emplace(what, rendezvous{ranks, {}});
   auto& meeting = at->second;
   if (meeting.ranks != ranks) {
-    answer(promise, reply_status::invalid_argument,
-           what + " is being created with other members elsewhere");
+    deliver(promise,
+            failure::of<invalid_argument>(what + " is being created with other members elsewhere"));
     return;
   }
   meeting.arrived.insert_or_assign(rank, std::move(promise));
@@ -50,7 +33,7 @@ void coordinator::arrive(const std::string& what, const std::vector<int>& ranks,
     gathered = to_wire(serialize(in_order));
   }
   for (auto& [_, waiting] : meeting.arrived)
-    waiting.deliver(static_cast<std::uint8_t>(reply_status::ok), std::string{}, gathered);
+    deliver(waiting, {}, gathered);
   waiting_.erase(at);
 }
 
@@ -62,36 +45,35 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
   switch (op) {
   case key_operation::add:
     if (at != owners_.end())
-      return failed_reply(reply_status::key_error,
-                          what + " already " +
-                            (table == key_table::paired ? "paired to" : "registered on") +
-                            " group '" + group + "'");
+      return failed_reply(failure::of<key_error>(
+        what + " already " + (table == key_table::paired ? "paired to" : "registered on") +
+        " group '" + group + "'"));
     owners_.emplace(std::tuple{table, group, key}, rank);
     orphaned_.erase({table, group, key});
     return ok_reply();
   case key_operation::remove:
     if (at == owners_.end() || at->second != rank)
-      return failed_reply(reply_status::key_error,
-                          what + " not found" + where +
-                            (at == owners_.end() ? "" : " from this member (another has it)"));
+      return failed_reply(failure::of<key_error>(
+        what + " not found" + where +
+        (at == owners_.end() ? "" : " from this member (another has it)")));
     owners_.erase(at);
     return ok_reply();
   case key_operation::holds:
     if (at == owners_.end())
-      return failed_reply(reply_status::key_error, what + " not found" + where);
+      return failed_reply(failure::of<key_error>(what + " not found" + where));
     return ok_reply();
   case key_operation::lookup:
     if (auto orphan = orphaned_.find({table, group, key});
         at == owners_.end() && orphan != orphaned_.end())
-      return failed_reply(reply_status::peer_lost,
-                          what + where + " went with its member: " + gone_[orphan->second]);
+      return failed_reply(
+        failure::of<peer_lost>(what + where + " went with its member: " + gone_[orphan->second]));
     if (at == owners_.end())
-      return failed_reply(reply_status::key_error, what + " not found" + where);
+      return failed_reply(failure::of<key_error>(what + " not found" + where));
     auto owner = serialize(at->second);
     return ok_reply(wire_bytes(reinterpret_cast<const char*>(owner.data()),
                                reinterpret_cast<const char*>(owner.data()) + owner.size()));
   }
-  return failed_reply(reply_status::invalid_argument, "unknown key operation");
+  return failed_reply(failure::of<invalid_argument>("unknown key operation"));
 }
 
 void coordinator::lost(int rank, const std::string& why) {
@@ -103,7 +85,7 @@ void coordinator::lost(int rank, const std::string& why) {
       continue;
     }
     for (auto& [_, waiting] : meeting.arrived)
-      answer(waiting, reply_status::peer_lost, at->first + ": " + why);
+      deliver(waiting, failure::of<peer_lost>(at->first + ": " + why));
     at = waiting_.erase(at);
   }
   for (auto at = owners_.begin(); at != owners_.end();) {
@@ -116,10 +98,10 @@ void coordinator::lost(int rank, const std::string& why) {
   }
 }
 
-void coordinator::fail_all(reply_status status, const std::string& why) {
+void coordinator::fail_all(const failure& why) {
   for (auto& [_, meeting] : waiting_)
     for (auto& [__, waiting] : meeting.arrived)
-      answer(waiting, status, why);
+      deliver(waiting, why);
   waiting_.clear();
 }
 

@@ -34,7 +34,7 @@ public:
   void lost(int rank, const std::string& why);
 
   /// Answers every held promise with `why` (when rank 0 stops).
-  void fail_all(reply_status status, const std::string& why);
+  void fail_all(const failure& why);
 
 private:
   struct rendezvous {
@@ -49,8 +49,5 @@ private:
   std::map<std::tuple<key_table, std::string, std::string>, int> orphaned_;
   std::map<int, std::string> gone_; // members lost, and how
 };
-
-reply_result ok_reply(wire_bytes payload = {});
-reply_result failed_reply(reply_status status, std::string text);
 
 } // namespace troupe::detail

@@ -173,8 +173,8 @@ void local_channel::settle(local_message& reply) {
     waiting = std::move(at->second.second);
     pending_.erase(at);
   }
-  if (reply.status != static_cast<std::uint8_t>(reply_status::ok)) {
-    waiting->set_error(reply_failure(reply.status, reply.text).exception());
+  if (const auto why = reply_failure(reply.status, reply.text); why.failed()) {
+    waiting->set_error(why.exception());
     return;
   }
   // An outcome's large tensors wait in this inbox's segments; the call's decoding (typed_call
@@ -240,14 +240,14 @@ void local_channel::read_request() {
     answer(*request);
   } catch (const std::exception& e) {
     // Nothing may leave an executor's job, and the caller, who has no timeout, must hear.
-    local_message failure;
-    failure.is_reply = true;
-    failure.id = request->id;
-    failure.from = rank_;
-    failure.status = static_cast<std::uint8_t>(reply_status::state_error);
-    failure.text = std::string{"the call could not be answered: "} + e.what();
+    local_message refusal;
+    refusal.is_reply = true;
+    refusal.id = request->id;
+    refusal.from = rank_;
+    refusal.set_failure(
+      failure::of<state_error>(std::string{"the call could not be answered: "} + e.what()));
     if (auto* caller = peer_of(request->from))
-      (void)reply_to(*caller, request->from, failure);
+      (void)reply_to(*caller, request->from, refusal);
   }
 }
 
@@ -290,11 +290,10 @@ void local_channel::answer(local_message& request) {
   reply.is_reply = true;
   reply.id = request.id;
   reply.from = rank_;
-  reply.status = static_cast<std::uint8_t>(outcome.status);
-  reply.text = std::move(outcome.text);
+  reply.set_failure(outcome.why);
   reply.payload = to_wire(outcome.payload);
   // A failed call's answer carries no outcome: segments its encoding may have begun go now.
-  const bool carries_tensors = outcome_tensors && outcome.status == reply_status::ok;
+  const bool carries_tensors = outcome_tensors && !outcome.why.failed();
   if (carries_tensors) {
     try {
       outcome_tensors->hold_for_queue();
@@ -323,17 +322,14 @@ void local_channel::answer_late(int rank, std::uint64_t id, served outcome) noex
     } catch (...) {
       tensors->release_for_queue();
       tensors.reset();
-      outcome.status = reply_status::state_error;
-      outcome.text = "the answer could not be sent: " + current_failure().message;
-      outcome.payload.clear();
+      outcome.unsendable();
     }
   }
   local_message reply;
   reply.is_reply = true;
   reply.id = id;
   reply.from = rank_;
-  reply.status = static_cast<std::uint8_t>(outcome.status);
-  reply.text = std::move(outcome.text);
+  reply.set_failure(outcome.why);
   reply.payload = to_wire(outcome.payload);
   if (!reply_to(*caller, rank, reply) && tensors)
     tensors->release_for_queue();
@@ -344,12 +340,12 @@ bool local_channel::reply_to(peer& caller, int rank, local_message& reply) {
     return put(caller, rank, true, reply); // a caller that is gone has no use for it
   } catch (const std::exception& e) {
     // An answer too large for the shared memory left: the caller gets that, not silence.
-    local_message failure = std::move(reply);
-    failure.status = static_cast<std::uint8_t>(reply_status::state_error);
-    failure.text = std::string{"the answer could not be sent: "} + e.what();
-    failure.payload.clear();
+    local_message unsent = std::move(reply);
+    unsent.set_failure(
+      failure::of<state_error>(std::string{"the answer could not be sent: "} + e.what()));
+    unsent.payload.clear();
     try {
-      (void)put(caller, rank, true, failure);
+      (void)put(caller, rank, true, unsent);
     } catch (...) {
     }
     return false;

@@ -43,6 +43,12 @@ struct local_message {
   std::string text;
   std::vector<char> payload;
 
+  /// A reply's `why` (nothing failed: ok), as status and text.
+  void set_failure(const failure& why) {
+    status = wire_status(why);
+    text = why.message;
+  }
+
   template <class Archive>
   void serialize(Archive& ar) {
     ar(is_reply, id, from, kind, group, key, name, type, status, text, payload);

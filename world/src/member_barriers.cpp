@@ -50,37 +50,37 @@ std::optional<std::string> lost_among(member_actor* self, const key& at,
   return std::nullopt;
 }
 
-/// A failed request as a reply: its status and text.
-std::pair<reply_status, std::string> status_of(const std::exception_ptr& why) {
+/// What a parent's failed answer says, as this member passes it on: troupe's member errors as
+/// themselves (a remote one too, by what it derives from), any other as a state_error.
+failure parent_failure(const std::exception_ptr& why) {
   try {
     std::rethrow_exception(why);
   } catch (const peer_lost& e) {
-    return {reply_status::peer_lost, e.what()};
+    return failure::of<peer_lost>(e.what());
   } catch (const invalid_argument& e) {
-    return {reply_status::invalid_argument, e.what()};
+    return failure::of<invalid_argument>(e.what());
   } catch (const serialization_error& e) {
-    return {reply_status::serialization_error, e.what()};
+    return failure::of<serialization_error>(e.what());
   } catch (const key_error& e) {
-    return {reply_status::key_error, e.what()};
+    return failure::of<key_error>(e.what());
   } catch (const std::exception& e) {
-    return {reply_status::state_error, e.what()};
+    return failure::of<state_error>(e.what());
   } catch (...) {
-    return {reply_status::state_error, "a barrier's parent failed"};
+    return failure::of<state_error>("a barrier's parent failed");
   }
 }
 
-/// The barrier ends: its children and this member's caller hear `status`.
-void release(barrier_progress& barrier, reply_status status, const std::string& text) {
+/// The barrier ends: its children and this member's caller hear `why` (nothing failed: go on).
+void release(barrier_progress& barrier, const failure& why) {
   for (auto& child : barrier.children)
-    child.deliver(static_cast<std::uint8_t>(status), text, wire_bytes{});
+    deliver(child, why);
   barrier.children.clear();
   if (!barrier.waiting_here)
     return;
-  if (status == reply_status::ok)
+  if (!why.failed())
     barrier.waiting_here->set_value({});
   else
-    barrier.waiting_here->set_error(
-      reply_failure(static_cast<std::uint8_t>(status), text).exception());
+    barrier.waiting_here->set_error(why.exception());
 }
 
 /// Sends this member's arrival (or, with `failed`, the barrier's failure) to its parent in the
@@ -89,16 +89,12 @@ void tell_parent(member_actor* self, const key& at, const std::vector<int>& rank
                  const std::string& failed) {
   auto reply = std::make_shared<result_state<reply_bytes>>();
   const auto home = caf::actor_cast<caf::actor_addr>(self); // weakly: the reply waits in here
-  const auto tell = [home, at](reply_status status, std::string text) {
+  const auto tell = [home, at](failure why) {
     if (auto member = caf::actor_cast<caf::actor>(home))
-      send_from_outside(member,
-                        barrier_answer{at, static_cast<std::uint8_t>(status), std::move(text)});
+      send_from_outside(member, barrier_answer{at, std::move(why)});
   };
-  reply->on_value([tell](const reply_bytes&) { tell(reply_status::ok, {}); });
-  reply->on_error([tell](std::exception_ptr why) {
-    auto [status, text] = status_of(why);
-    tell(status, std::move(text));
-  });
+  reply->on_value([tell](const reply_bytes&) { tell({}); });
+  reply->on_error([tell](std::exception_ptr why) { tell(parent_failure(why)); });
   outgoing_request request{
     parent, barrier_message::make(at.first, at.second, to_wire(serialize(ranks)), failed),
     std::nullopt, std::move(reply), true};
@@ -115,7 +111,7 @@ void fail(member_actor* self, const key& at, std::vector<int> ranks, const std::
   bool told_parent = false;
   if (auto barrier = st.barriers.take(at)) {
     told_parent = barrier->told_parent;
-    release(*barrier, reply_status::peer_lost, why);
+    release(*barrier, failure::of<peer_lost>(why));
   }
   const auto position = position_of(st.core->options.rank, ranks);
   if (!position || told_parent)
@@ -125,12 +121,12 @@ void fail(member_actor* self, const key& at, std::vector<int> ranks, const std::
       tell_parent(self, at, ranks, ranks[*parent], why);
 }
 
-void end(member_actor* self, const key& at, reply_status status, const std::string& text) {
+void end(member_actor* self, const key& at, const failure& why) {
   auto& st = self->state;
-  if (status != reply_status::ok)
-    st.barriers.remember_failure(at, text);
+  if (why.failed())
+    st.barriers.remember_failure(at, why.message);
   if (auto barrier = st.barriers.take(at))
-    release(*barrier, status, text);
+    release(*barrier, why);
 }
 
 /// Tells the parent once this member and all its children have arrived; at the root, releases.
@@ -144,7 +140,7 @@ void advance(member_actor* self, const key& at) {
   if (barrier->children.size() < place.children)
     return;
   if (!place.parent)
-    return end(self, at, reply_status::ok, {});
+    return end(self, at, {});
   barrier->told_parent = true;
   tell_parent(self, at, barrier->ranks, barrier->ranks[*place.parent], {});
 }
@@ -216,32 +212,32 @@ reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t
   try {
     ranks = deserialize<std::vector<int>>(from_wire(encoded_ranks));
   } catch (const serialization_error& e) {
-    return failed_reply(reply_status::serialization_error, e.what());
+    return failed_reply(failure::of<serialization_error>(e.what()));
   }
   const auto mine = position_of(st.core->options.rank, ranks);
   const auto theirs = position_of(from, ranks);
   if (from < 0 || !mine || !theirs || place_in_tree(*theirs, ranks.size()).parent != *mine)
-    return failed_reply(reply_status::invalid_argument,
-                        barrier_label(at) + ": an arrival from a member that is not a child of " +
-                          st.core->label(st.core->options.rank) + " in its tree");
+    return failed_reply(failure::of<invalid_argument>(
+      barrier_label(at) + ": an arrival from a member that is not a child of " +
+      st.core->label(st.core->options.rank) + " in its tree"));
   if (!failed.empty()) { // it failed below that child: it fails here, and above
     fail(self, at, ranks, failed);
-    return failed_reply(reply_status::peer_lost, failed);
+    return failed_reply(failure::of<peer_lost>(failed));
   }
   if (const auto* known = st.barriers.failure(at))
-    return failed_reply(reply_status::peer_lost, *known);
+    return failed_reply(failure::of<peer_lost>(*known));
   if (auto lost = lost_among(self, at, ranks)) {
     fail(self, at, ranks, *lost);
-    return failed_reply(reply_status::peer_lost, *lost);
+    return failed_reply(failure::of<peer_lost>(*lost));
   }
   std::string refused;
   auto* barrier = progress_of(self, at, ranks, refused);
   if (barrier == nullptr)
-    return failed_reply(reply_status::state_error, refused);
+    return failed_reply(failure::of<state_error>(refused));
   if (std::find(barrier->arrived_children.begin(), barrier->arrived_children.end(), from) !=
       barrier->arrived_children.end())
-    return failed_reply(reply_status::state_error,
-                        barrier_label(at) + ": " + st.core->label(from) + " arrived twice");
+    return failed_reply(
+      failure::of<state_error>(barrier_label(at) + ": " + st.core->label(from) + " arrived twice"));
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   barrier->arrived_children.push_back(from);
   barrier->children.push_back(promise);
@@ -250,7 +246,7 @@ reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t
 }
 
 void parent_answered(member_actor* self, barrier_answer& answer) {
-  end(self, answer.at, static_cast<reply_status>(answer.status), answer.text);
+  end(self, answer.at, answer.why);
 }
 
 void barriers_lost(member_actor* self, int rank, const std::string& why, bool left) {
@@ -273,7 +269,7 @@ void barriers_stopped(member_actor* self, const std::string& why) {
     if (barrier->waiting_here)
       std::exchange(barrier->waiting_here, nullptr)
         ->set_error(std::make_exception_ptr(state_error("the world has stopped")));
-    release(*barrier, reply_status::peer_lost, why);
+    release(*barrier, failure::of<peer_lost>(why));
   }
 }
 

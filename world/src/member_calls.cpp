@@ -17,15 +17,15 @@ constexpr std::size_t max_calls_in_flight = 16'384;
 
 /// The answer to a call from no member: peer_lost to a member this one has lost (it does not
 /// rejoin, even when its connection comes back), state_error to anyone else.
-std::pair<reply_status, std::string> refusal(member_actor* self) {
+failure refusal(member_actor* self) {
   auto& st = self->state;
   const auto proven = proven_name(self);
   const auto& names = st.core->names;
   const auto at = proven ? std::find(names.begin(), names.end(), *proven) : names.end();
   if (at != names.end() && st.lost[static_cast<std::size_t>(at - names.begin())])
-    return {reply_status::peer_lost, st.core->label(static_cast<int>(at - names.begin())) +
-                                       " was lost to this world and does not rejoin it"};
-  return {reply_status::state_error, "calls are taken from this world's members only"};
+    return failure::of<peer_lost>(st.core->label(static_cast<int>(at - names.begin())) +
+                                  " was lost to this world and does not rejoin it");
+  return failure::of<state_error>("calls are taken from this world's members only");
 }
 
 /// Runs member `from`'s call on the executor, which answers it through `answer`; refused at
@@ -35,11 +35,9 @@ void accept_call(member_actor* self, int from, call_answer answer, std::string g
   auto& st = self->state;
   auto& in_flight = st.serving_from[static_cast<std::size_t>(from)];
   if (in_flight >= max_calls_in_flight) {
-    answer.deliver(reply_status::state_error,
-                   st.core->label(from) + " has " + std::to_string(in_flight) +
-                     " calls waiting or running at " + st.core->label(st.core->options.rank) +
-                     " already: wait for some to finish",
-                   {});
+    answer.deliver(failure::of<state_error>(
+      st.core->label(from) + " has " + std::to_string(in_flight) + " calls waiting or running at " +
+      st.core->label(st.core->options.rank) + " already: wait for some to finish"));
     return;
   }
   ++in_flight;
@@ -54,8 +52,7 @@ void accept_call(member_actor* self, int from, call_answer answer, std::string g
 reply_result on_call(member_actor* self, call_fields call) {
   const int from = sender_rank(self);
   if (from < 0) {
-    auto [status, why] = refusal(self);
-    return failed_reply(status, std::move(why));
+    return failed_reply(refusal(self));
   }
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   accept_call(self, from, call_answer{promise, self->state.core->answerer()}, std::move(call.group),
@@ -68,8 +65,7 @@ void on_one_way_call(member_actor* self, one_way_call_fields call) {
   const int from = sender_rank(self);
   call_answer answer{caf::actor_cast<caf::actor>(self), self->current_sender(), call.id};
   if (from < 0) {
-    auto [status, why] = refusal(self);
-    answer.deliver(status, std::move(why), {});
+    answer.deliver(refusal(self));
     return;
   }
   accept_call(self, from, std::move(answer), std::move(call.group),

@@ -57,7 +57,7 @@ void complete_formation(member_actor* self) {
   auto joins = std::move(st.joins);
   st.joins.clear();
   for (auto& [rank, join] : joins) {
-    join.promise.deliver(static_cast<std::uint8_t>(reply_status::ok), std::string{}, roster);
+    deliver(join.promise, {}, roster);
     add_peer(self, rank, join.handle);
   }
 }
@@ -68,11 +68,10 @@ reply_result refuse_both(member_actor* self, std::map<int, pending_join>::iterat
                          const std::string& second) {
   const auto why = "world: rank " + std::to_string(first->first) + " is claimed by both '" +
                    first->second.name + "' and '" + second + "'";
-  first->second.promise.deliver(static_cast<std::uint8_t>(reply_status::invalid_argument), why,
-                                wire_bytes{});
+  deliver(first->second.promise, failure::of<invalid_argument>(why));
   self->state.joins.erase(first);
   self->state.core->formation_failed(std::make_exception_ptr(invalid_argument(why)));
-  return failed_reply(reply_status::invalid_argument, why);
+  return failed_reply(failure::of<invalid_argument>(why));
 }
 
 /// Rank 0: tells the roster once every member has joined and every address is known.
@@ -122,20 +121,20 @@ reply_result accept_join(member_actor* self, std::string name, int rank, int siz
   if (st.roster_known) {
     const auto& names = st.core->names;
     const bool held = rank > 0 && static_cast<std::size_t>(rank) < names.size();
-    return failed_reply(reply_status::invalid_argument,
-                        "world: the world has formed already; '" + name + "' is too late" +
-                          (held ? ": rank " + std::to_string(rank) + " is held by '" +
-                                    names[static_cast<std::size_t>(rank)] + "'"
-                                : std::string{}));
+    return failed_reply(failure::of<invalid_argument>(
+      "world: the world has formed already; '" + name + "' is too late" +
+      (held ? ": rank " + std::to_string(rank) + " is held by '" +
+                names[static_cast<std::size_t>(rank)] + "'"
+            : std::string{})));
   }
   if (auto at = st.joins.find(rank); at != st.joins.end())
     return refuse_both(self, at, name);
   if (auto refusal = join_refusal(self, name, rank, size))
-    return failed_reply(reply_status::invalid_argument, "world: " + *refusal);
+    return failed_reply(failure::of<invalid_argument>("world: " + *refusal));
   std::string why;
   auto devices = joined_devices(name, encoded_devices, why);
   if (!devices)
-    return failed_reply(reply_status::invalid_argument, why);
+    return failed_reply(failure::of<invalid_argument>(why));
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   st.core->joined(rank, name, handle.node());
   st.joins.emplace(rank, pending_join{name, host, port, std::move(*devices), handle, promise});
@@ -171,9 +170,9 @@ reply_result accept_join(member_actor* self, std::string name, int rank, int siz
 
 reply_result on_join(member_actor* self, join_fields join) {
   if (self->state.core->options.rank != 0)
-    return failed_reply(reply_status::state_error, "only rank 0 accepts joins");
+    return failed_reply(failure::of<state_error>("only rank 0 accepts joins"));
   if (auto refusal = door_refusal(self, join))
-    return failed_reply(reply_status::invalid_argument, std::move(*refusal));
+    return failed_reply(failure::of<invalid_argument>(std::move(*refusal)));
   return accept_join(self, std::move(join.name), join.rank, join.size, join.port,
                      std::move(join.host), std::move(join.handle), join.devices);
 }

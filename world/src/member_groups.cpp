@@ -16,20 +16,18 @@ constexpr std::size_t max_rendezvous_payload = 4096;
 reply_result arrive(member_actor* self, std::string what, const wire_bytes& ranks, int rank,
                     wire_bytes payload) {
   if (rank != sender_rank(self))
-    return failed_reply(reply_status::invalid_argument, "a group request for rank " +
-                                                          std::to_string(rank) +
-                                                          " must come from that member");
+    return failed_reply(failure::of<invalid_argument>(
+      "a group request for rank " + std::to_string(rank) + " must come from that member"));
   if (payload.size() > max_rendezvous_payload)
-    return failed_reply(reply_status::invalid_argument,
-                        "a rendezvous payload of " + std::to_string(payload.size()) +
-                          " bytes, over the limit of " + std::to_string(max_rendezvous_payload));
+    return failed_reply(failure::of<invalid_argument>(
+      "a rendezvous payload of " + std::to_string(payload.size()) + " bytes, over the limit of " +
+      std::to_string(max_rendezvous_payload)));
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   try {
     self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank, promise,
                               std::move(payload));
   } catch (const serialization_error& e) {
-    promise.deliver(static_cast<std::uint8_t>(reply_status::serialization_error),
-                    std::string{e.what()}, wire_bytes{});
+    deliver(promise, failure::of<serialization_error>(e.what()));
   }
   return promise;
 }

@@ -20,15 +20,16 @@ void stop(member_actor* self) {
   for (auto& reply : st.core->direct.stop())
     reply->set_error(std::make_exception_ptr(state_error("the world has stopped")));
   st.awaiting_peer.clear(); // their requests were in `pending`
-  const auto gone = st.core->label(st.core->options.rank) + " has stopped";
+  const auto label = st.core->label(st.core->options.rank) + " has stopped";
+  const auto gone = failure::of<peer_lost>(label);
   for (auto& [_, call] : st.serving)
-    call.answer.deliver(reply_status::peer_lost, gone, {});
+    call.answer.deliver(gone);
   st.serving.clear();
   for (auto& [_, join] : st.joins)
-    join.promise.deliver(static_cast<std::uint8_t>(reply_status::peer_lost), gone, wire_bytes{});
+    deliver(join.promise, gone);
   st.joins.clear();
-  st.groups.fail_all(reply_status::peer_lost, gone);
-  barriers_stopped(self, gone);
+  st.groups.fail_all(gone);
+  barriers_stopped(self, label);
   st.peers.clear(); // handles kept in state would keep this actor's system from shutting down
   self->quit();
 }

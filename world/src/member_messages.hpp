@@ -48,9 +48,20 @@ enum class reply_status : std::uint8_t {
 /// The failure a reply of `status` with `text` stands for; none (failed() false) for ok.
 failure reply_failure(std::uint8_t status, const std::string& text);
 
+/// The status `why` travels as (reply_failure's inverse): ok when nothing failed; a failure of
+/// another type than the five above travels as a state_error, its message saying what it was.
+std::uint8_t wire_status(const failure& why);
+
 using wire_bytes = std::vector<char>;
 using reply_promise = caf::typed_response_promise<std::uint8_t, std::string, wire_bytes>;
 using reply_result = caf::result<std::uint8_t, std::string, wire_bytes>;
+
+/// A handler's answer: `payload`, nothing having failed.
+reply_result ok_reply(wire_bytes payload = {});
+/// A handler's answer: `why`.
+reply_result failed_reply(const failure& why);
+/// Answers a promise held for later: `why`, or (nothing failed) `payload`.
+void deliver(reply_promise& promise, const failure& why, wire_bytes payload = {});
 
 wire_bytes to_wire(const bytes& payload);
 std::span<const std::byte> from_wire(const wire_bytes& payload);
@@ -182,8 +193,7 @@ struct barrier_arrival {
 /// it ended. Local only: the member actor tells itself.
 struct barrier_answer {
   std::pair<std::string, std::uint64_t> at;
-  std::uint8_t status = 0;
-  std::string text;
+  failure why;
 };
 
 /// Rank 0, reached by a joining member: monitored from now on.

@@ -124,8 +124,8 @@ void dispatch(member_actor* self, int to, std::uint64_t id, caf::message message
 
 void complete(const bytes_result& reply, std::uint8_t status, const std::string& text,
               wire_bytes& payload) {
-  if (status != static_cast<std::uint8_t>(reply_status::ok))
-    reply->set_error(reply_failure(status, text).exception());
+  if (const auto why = reply_failure(status, text); why.failed())
+    reply->set_error(why.exception());
   else
     reply->set_value(std::move(payload));
 }

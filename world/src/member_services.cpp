@@ -24,9 +24,8 @@ void tell_withdrawn(member_actor* self, const std::string& group, const std::str
 reply_result on_key(member_actor* self, std::uint8_t op, std::uint8_t table, std::string& group,
                     std::string& key, std::int32_t rank) {
   if (rank != sender_rank(self))
-    return failed_reply(reply_status::invalid_argument, "a key request for rank " +
-                                                          std::to_string(rank) +
-                                                          " must come from that member");
+    return failed_reply(failure::of<invalid_argument>(
+      "a key request for rank " + std::to_string(rank) + " must come from that member"));
   const auto operation = static_cast<key_operation>(op);
   const auto which = static_cast<key_table>(table);
   auto reply = self->state.groups.keys(operation, which, group, key, rank);

@@ -15,6 +15,33 @@ failure reply_failure(std::uint8_t status, const std::string& text) {
                                   text);
 }
 
+std::uint8_t wire_status(const failure& why) {
+  const auto as = [](reply_status status) { return static_cast<std::uint8_t>(status); };
+  if (!why.failed())
+    return as(reply_status::ok);
+  if (why.type == type_name<invalid_argument>())
+    return as(reply_status::invalid_argument);
+  if (why.type == type_name<key_error>())
+    return as(reply_status::key_error);
+  if (why.type == type_name<serialization_error>() || why.type.empty())
+    return as(reply_status::serialization_error);
+  if (why.type == type_name<peer_lost>())
+    return as(reply_status::peer_lost);
+  return as(reply_status::state_error);
+}
+
+reply_result ok_reply(wire_bytes payload) {
+  return reply_result{wire_status({}), std::string{}, std::move(payload)};
+}
+
+reply_result failed_reply(const failure& why) {
+  return reply_result{wire_status(why), why.message, wire_bytes{}};
+}
+
+void deliver(reply_promise& promise, const failure& why, wire_bytes payload) {
+  promise.deliver(wire_status(why), why.message, std::move(payload));
+}
+
 wire_bytes to_wire(const bytes& payload) {
   const auto* data = reinterpret_cast<const char*>(payload.data());
   return wire_bytes(data, data + payload.size());

@@ -9,12 +9,6 @@
 
 namespace troupe::detail {
 
-namespace {
-
-served fail(reply_status status, std::string text) { return {status, std::move(text), {}}; }
-
-} // namespace
-
 served served_calls::run(const std::string& group, incoming_call& request,
                          const late_answer& later) {
   try {
@@ -29,35 +23,34 @@ served served_calls::run(const std::string& group, incoming_call& request,
     case call_kind::on_value: return run_invoker(group, request);
     case call_kind::keep: {
       if (!held.has_room_for(request.from))
-        return fail(reply_status::state_error, label_(request.from) + " keeps " +
-                                                 std::to_string(held_values::max_kept_per_member) +
-                                                 " outcomes at " + label_(rank_) +
-                                                 " already: release some");
+        return served::refused(failure::of<state_error>(
+          label_(request.from) + " keeps " + std::to_string(held_values::max_kept_per_member) +
+          " outcomes at " + label_(rank_) + " already: release some"));
       auto outcome = run_invoker(group, request);
-      if (outcome.status != reply_status::ok)
+      if (outcome.why.failed())
         return outcome;
-      return {reply_status::ok, {}, serialize(held.keep(request.from, std::move(outcome.payload)))};
+      return served::ran(serialize(held.keep(request.from, std::move(outcome.payload))));
     }
     case call_kind::fetch: {
       if (auto value = held.paired(group, request.key)) {
         if (value->type != request.type)
-          return fail(reply_status::invalid_argument,
-                      "'" + request.key + "' holds a " + value->type + ", not a " + request.type);
+          return served::refused(failure::of<invalid_argument>(
+            "'" + request.key + "' holds a " + value->type + ", not a " + request.type));
         std::lock_guard one_at_a_time{*value->guard};
-        return {reply_status::ok, {}, value->encode()};
+        return served::ran(value->encode());
       }
       if (auto kept = held.kept(request.key))
-        return {reply_status::ok, {}, std::move(*kept)};
-      return fail(reply_status::key_error,
-                  "'" + request.key + "' not found on group '" + group + "' at " + label_(rank_));
+        return served::ran(std::move(*kept));
+      return served::refused(failure::of<key_error>("'" + request.key + "' not found on group '" +
+                                                    group + "' at " + label_(rank_)));
     }
     case call_kind::release: held.release(request.key); return {};
     }
-    return fail(reply_status::invalid_argument, "unknown call kind");
+    return served::refused(failure::of<invalid_argument>("unknown call kind"));
   } catch (const serialization_error& e) {
-    return fail(reply_status::serialization_error, e.what());
+    return served::refused(failure::of<serialization_error>(e.what()));
   } catch (const std::exception& e) {
-    return fail(reply_status::state_error, e.what());
+    return served::refused(failure::of<state_error>(e.what()));
   }
 }
 
@@ -67,32 +60,31 @@ served served_calls::run_invoker(const std::string& group, const incoming_call& 
   if (request.kind == call_kind::on_value) {
     auto value = held.paired(group, request.key);
     if (!value)
-      return fail(reply_status::key_error,
-                  "'" + request.key + "' not found on group '" + group + "'");
+      return served::refused(
+        failure::of<key_error>("'" + request.key + "' not found on group '" + group + "'"));
     if (value->type != request.type)
-      return fail(reply_status::invalid_argument,
-                  "'" + request.key + "' holds a " + value->type + ", not a " + request.type);
+      return served::refused(failure::of<invalid_argument>(
+        "'" + request.key + "' holds a " + value->type + ", not a " + request.type));
     const auto* invoker = registry.find_context_task(request.name);
     if (invoker == nullptr)
-      return fail(reply_status::serialization_error, "no task '" + request.name +
-                                                       "' taking a value first is registered at " +
-                                                       label_(rank_));
+      return served::refused(failure::of<serialization_error>(
+        "no task '" + request.name + "' taking a value first is registered at " + label_(rank_)));
     std::lock_guard one_at_a_time{*value->guard};
-    return {reply_status::ok, {}, (*invoker)(value->object.get(), from_wire(request.payload))};
+    return served::ran((*invoker)(value->object.get(), from_wire(request.payload)));
   }
   if (request.kind == call_kind::service || !request.key.empty()) {
     const auto service = held.service(group, request.key);
     if (!service)
-      return fail(reply_status::key_error, "service '" + request.key + "' not found on group '" +
-                                             group + "' at " + label_(rank_));
-    return {reply_status::ok, {}, (*service)(from_wire(request.payload))};
+      return served::refused(failure::of<key_error>(
+        "service '" + request.key + "' not found on group '" + group + "' at " + label_(rank_)));
+    return served::ran((*service)(from_wire(request.payload)));
   }
   const auto* task = registry.find(request.name);
   if (task == nullptr)
-    return fail(reply_status::serialization_error, "no task '" + request.name +
-                                                     "' is registered at " + label_(rank_) +
-                                                     " (is it the same program?)");
-  return {reply_status::ok, {}, (*task)(from_wire(request.payload))};
+    return served::refused(failure::of<serialization_error>("no task '" + request.name +
+                                                            "' is registered at " + label_(rank_) +
+                                                            " (is it the same program?)"));
+  return served::ran((*task)(from_wire(request.payload)));
 }
 
 namespace {
@@ -112,9 +104,9 @@ template <class Make>
 served answer_of(Make&& make) {
   using value = std::invoke_result_t<Make&>;
   try {
-    return {reply_status::ok, {}, outcome_of(make())};
+    return served::ran(outcome_of(make()));
   } catch (...) {
-    return {reply_status::ok, {}, failed_as<value>(std::current_exception())};
+    return served::ran(failed_as<value>(std::current_exception()));
   }
 }
 
@@ -141,10 +133,8 @@ served served_calls::run_actor_call(const std::string& group, incoming_call& req
   case call_kind::actor_call:
     actors.call(group, request.key, request.name, request.from,
                 deserialize<actor_call_envelope>(from_wire(request.payload)),
-                [later](reply_encoder encode) {
-                  later({reply_status::ok, {}, {}, false, std::move(encode)});
-                });
-    return {reply_status::ok, {}, {}, true};
+                [later](reply_encoder encode) { later(served::encoded_later(std::move(encode))); });
+    return served::later();
   case call_kind::actor_stop:
     actors.stop(group, request.key, deserialize<std::uint64_t>(from_wire(request.payload)));
     try {
@@ -153,7 +143,7 @@ served served_calls::run_actor_call(const std::string& group, incoming_call& req
       // withdrawn already
     }
     return {};
-  default: return {reply_status::ok, {}, serialize(std::uint64_t{actors.count()})};
+  default: return served::ran(serialize(std::uint64_t{actors.count()}));
   }
 }
 

@@ -282,9 +282,7 @@ void encode_inline(served& outcome) noexcept {
     tensor_store_pause inline_tensors;
     outcome.payload = outcome.encode();
   } catch (...) {
-    outcome.status = reply_status::state_error;
-    outcome.text = "the answer could not be sent: " + current_failure().message;
-    outcome.payload.clear();
+    outcome.unsendable();
   }
 }
 
@@ -300,14 +298,14 @@ void world_core::serve(std::uint64_t id, std::string group, incoming_call reques
     if (request.kind == call_kind::actor_call)
       later = [weak = weak_from_this(), id, answer](served outcome) mutable {
         encode_inline(outcome);
-        answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
+        answer.deliver(outcome.why, to_wire(outcome.payload));
         if (auto core = weak.lock())
           core->call_finished(id);
       };
     auto outcome = run(group, request, later);
     if (outcome.deferred)
       return;
-    answer.deliver(outcome.status, std::move(outcome.text), to_wire(outcome.payload));
+    answer.deliver(outcome.why, to_wire(outcome.payload));
     call_finished(id);
   });
 }
