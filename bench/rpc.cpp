@@ -266,5 +266,10 @@ int lead(int rounds) {
 int main(int argc, char** argv) {
   if (const char* port = std::getenv("TROUPE_RPC_BENCH_PORT"))
     return serve(std::atoi(port));
-  return lead(argc > 1 ? std::max(1, std::atoi(argv[1])) : 5);
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 5;
+  if (rounds < 1) {
+    std::fprintf(stderr, "usage: rpc [rounds, at least 1; default 5]\n");
+    return 2;
+  }
+  return lead(rounds);
 }

@@ -128,8 +128,9 @@ figures run_world(int size) {
       formed_at = clock_type::now();
       return formed;
     });
-    while (!listening_on(port))
-      std::this_thread::sleep_for(1ms);
+    // Rank 0 that failed before it listened says why at forming.get(), not by a wait for ever.
+    while (!listening_on(port) && forming.wait_for(1ms) != std::future_status::ready) {
+    }
     const auto start = clock_type::now();
     for (int rank = 1; rank < size; ++rank)
       members.push_back(troupe::bench::spawn_self("TROUPE_BENCH_WORLD=" + std::to_string(rank) +
@@ -169,8 +170,14 @@ int main(int argc, char** argv) {
   if (const char* spec = std::getenv("TROUPE_BENCH_WORLD"))
     return member(spec);
   std::vector<int> sizes{16, 64, 256};
-  if (argc > 1)
-    sizes = {std::atoi(argv[1])};
+  if (argc > 1) {
+    const int size = std::atoi(argv[1]);
+    if (size < 2) {
+      std::fprintf(stderr, "usage: world [members, at least 2; default 16, 64 and 256]\n");
+      return 2;
+    }
+    sizes = {size};
+  }
   std::map<int, figures> results;
   for (int size : sizes) {
     results[size] = run_world(size);
