@@ -144,7 +144,8 @@ void unpublish(runtime_state& rt, const caf::actor& whom, std::uint16_t port) {
 
 namespace {
 
-std::string context_of(const caf::error& e) {
+/// The text CAF put in an error's context (why a connect failed), if any.
+std::string caf_error_context(const caf::error& e) {
   const auto& context = e.context();
   return context.match_elements<std::string>() ? context.get_as<std::string>(0) : std::string{};
 }
@@ -181,7 +182,7 @@ std::optional<caf::actor> try_connect(runtime_state& rt, const endpoint& at, caf
       [&](caf::error& e) { failure = std::move(e); });
   if (found)
     return found;
-  last = context_of(failure);
+  last = caf_error_context(failure);
   if (failure == caf::sec::cannot_connect_to_node || failure == caf::sec::connection_timeout)
     return std::nullopt;
   if (failure == caf::sec::request_timeout)
@@ -238,7 +239,7 @@ void connect_async(runtime_state& rt, caf::event_based_actor* self, const endpoi
           on_failed("nothing is published at " + at.to_string());
       },
       [&rt, at, on_failed](caf::error& e) {
-        const auto why = context_of(e);
+        const auto why = caf_error_context(e);
         on_failed("cannot connect to " + at.to_string() + ": " +
                   (why.empty() ? rt.system->render(e) : why));
       });

@@ -1,3 +1,4 @@
+#include "troupe/actors/detail/worker_mains.hpp"
 #include "troupe/actors/runtime_state.hpp"
 
 #include "troupe/actors/error.hpp"

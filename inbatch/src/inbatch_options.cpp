@@ -1,6 +1,6 @@
 #include "troupe/inbatch/inbatch_options.hpp"
 
-#include "troupe/inbatch/inbatch_parallel.hpp" // check_inbatch_settings, available_cpus
+#include "troupe/inbatch/detail/inbatch_pools.hpp" // check_inbatch_settings, available_cpus
 
 #include <sched.h>
 

@@ -1,4 +1,4 @@
-#include "troupe/pools/progress.hpp"
+#include "troupe/pools/detail/progress_tracker.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "troupe/pools/this_worker.hpp"
+#include "troupe/pools/detail/worker_scope.hpp"
 
 #include <unistd.h>
 

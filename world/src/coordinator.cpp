@@ -53,9 +53,9 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
     return ok_reply();
   case key_operation::remove:
     if (at == owners_.end() || at->second != rank)
-      return failed_reply(failure::of<key_error>(
-        what + " not found" + where +
-        (at == owners_.end() ? "" : " from this member (another has it)")));
+      return failed_reply(
+        failure::of<key_error>(what + " not found" + where +
+                               (at == owners_.end() ? "" : " from this member (another has it)")));
     owners_.erase(at);
     return ok_reply();
   case key_operation::holds:

@@ -2,7 +2,7 @@
 
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/task.hpp"
-#include "troupe/pools/this_worker.hpp"
+#include "troupe/pools/detail/worker_scope.hpp"
 
 #include <tuple>
 #include <vector>

@@ -2,6 +2,7 @@
 
 #include "process/worker_spec.hpp"
 
+#include "troupe/actors/detail/worker_mains.hpp"
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/runtime.hpp"
 

@@ -4,6 +4,7 @@
 #include "remote/pieces.hpp"
 
 #include "troupe/actors/annotated.hpp"
+#include "troupe/actors/detail/worker_mains.hpp"
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/peer_proof.hpp"
 #include "troupe/actors/serialization.hpp"

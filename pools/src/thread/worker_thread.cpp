@@ -8,7 +8,7 @@
 #include "troupe/actors/async_result.hpp"
 #include "troupe/actors/detail/idle_cores.hpp"
 #include "troupe/actors/error.hpp"
-#include "troupe/pools/this_worker.hpp"
+#include "troupe/pools/detail/worker_scope.hpp"
 
 #include <chrono>
 

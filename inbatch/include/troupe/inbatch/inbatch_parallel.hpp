@@ -37,7 +37,9 @@
 #pragma once
 
 #include "troupe/actors/runtime.hpp"
+#include "troupe/inbatch/detail/inbatch_calls.hpp"
 #include "troupe/inbatch/detail/inbatch_items.hpp"
+#include "troupe/inbatch/detail/inbatch_pools.hpp"
 #include "troupe/inbatch/detail/inbatch_targets.hpp"
 #include "troupe/inbatch/inbatch_inits.hpp"
 #include "troupe/inbatch/inbatch_options.hpp"
@@ -60,57 +62,6 @@ namespace troupe {
 
 /// The post of an action without one.
 struct no_post_t {};
-
-namespace detail {
-
-/// The pools an action made for itself, kept for its later calls.
-class inbatch_pools {
-public:
-  explicit inbatch_pools(runtime& rt) : rt_(&rt) {}
-  /// A thread pool of at least `workers` threads (a larger one replaces a smaller).
-  std::shared_ptr<thread_pool> threads(std::size_t workers);
-  /// A process pool of `workers` processes, made once.
-  std::shared_ptr<process_pool> processes(std::size_t workers);
-  /// Where the processes target encodes its batches.
-  inbatch_segments& segments() noexcept { return segments_; }
-
-private:
-  runtime* rt_;
-  std::mutex mutex_;
-  std::shared_ptr<thread_pool> threads_;
-  std::shared_ptr<process_pool> processes_;
-  inbatch_segments segments_;
-};
-
-/// Checks a target, debug and n_workers together; throws invalid_argument naming the culprit.
-void check_inbatch_settings(inbatch_target target, bool debug, std::size_t n_workers);
-std::size_t available_cpus();
-
-/// Whether std::apply(f, tuple) is well-formed (std::apply itself is not SFINAE-friendly).
-template <class F, class Tuple>
-struct applicable;
-template <class F, class... A>
-struct applicable<F, std::tuple<A...>> : std::is_invocable<F&, A...> {};
-
-/// Calls f(required..., extras..., named), f(required..., extras...) or f(required...),
-/// whichever f takes (init: required = the batch; post: the batch and the outcomes).
-template <class F, class Required, class... Extra>
-decltype(auto) call_with_what_it_takes(F& f, Required required, const named_args& named,
-                                       const Extra&... extra) {
-  const auto all = std::tuple_cat(required, std::forward_as_tuple(extra..., named));
-  const auto without_named = std::tuple_cat(required, std::forward_as_tuple(extra...));
-  if constexpr (applicable<F, std::remove_const_t<decltype(all)>>::value)
-    return std::apply(f, all);
-  else if constexpr (applicable<F, std::remove_const_t<decltype(without_named)>>::value)
-    return std::apply(f, without_named);
-  else
-    return std::apply(f, required);
-}
-
-template <class T>
-concept task_object = is_task<std::remove_cvref_t<T>>::value;
-
-} // namespace detail
 
 template <class Init, class Method, class Post>
 class inbatch_action {

@@ -20,20 +20,4 @@ struct worker_identity {
 /// The pool worker running the calling task; nullopt when called outside a pool's task.
 std::optional<worker_identity> this_worker() noexcept;
 
-namespace detail {
-
-/// Makes `index` the calling thread's worker for its lifetime (set by the pools' workers).
-class worker_scope {
-public:
-  explicit worker_scope(std::size_t index) noexcept;
-  ~worker_scope();
-  worker_scope(const worker_scope&) = delete;
-  worker_scope& operator=(const worker_scope&) = delete;
-
-private:
-  std::optional<worker_identity> previous_;
-};
-
-} // namespace detail
-
 } // namespace troupe

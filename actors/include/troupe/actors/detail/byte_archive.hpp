@@ -34,9 +34,11 @@ namespace troupe::detail {
 /// Human-readable (demangled) name of a type, for error messages.
 std::string demangle(const char* mangled_name);
 
+/// T's name, demangled once per type: failures name their type on every reply that carries one.
 template <class T>
-std::string type_name() {
-  return demangle(typeid(T).name());
+const std::string& type_name() {
+  static const std::string name = demangle(typeid(T).name());
+  return name;
 }
 
 /// Stable tag of a type within one build of a program (all processes of a pool run the same

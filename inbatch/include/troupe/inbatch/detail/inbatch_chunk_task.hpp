@@ -8,6 +8,7 @@
 #include "troupe/actors/detail/failure.hpp"
 #include "troupe/actors/task.hpp"
 #include "troupe/inbatch/detail/inbatch_batch_transfer.hpp"
+#include "troupe/pools/detail/outcome_writer.hpp"
 #include "troupe/pools/outcome.hpp"
 #include "troupe/pools/this_worker.hpp"
 

@@ -5,6 +5,7 @@
 
 #include "troupe/actors/async_result.hpp"
 #include "troupe/inbatch/detail/inbatch_chunk_task.hpp"
+#include "troupe/pools/detail/outcome_writer.hpp"
 #include "troupe/pools/outcome.hpp"
 #include "troupe/pools/process_pool.hpp"
 #include "troupe/pools/thread_pool.hpp"

@@ -12,7 +12,7 @@
 #include "troupe/pools/detail/job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
 #include "troupe/pools/detail/pool_core.hpp"
-#include "troupe/pools/progress.hpp"
+#include "troupe/pools/detail/progress_tracker.hpp"
 
 #include <chrono>
 #include <condition_variable>

@@ -4,7 +4,7 @@
 
 #include "troupe/actors/async_result.hpp"
 #include "troupe/pools/detail/job.hpp"
-#include "troupe/pools/progress.hpp"
+#include "troupe/pools/detail/progress_tracker.hpp"
 
 #include <algorithm>
 #include <mutex>

@@ -12,6 +12,7 @@
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
 #include "troupe/pools/detail/pool_core.hpp"
+#include "troupe/pools/detail/progress_tracker.hpp"
 #include "troupe/pools/imap_stream.hpp"
 #include "troupe/pools/map_options.hpp"
 #include "troupe/pools/worker_stats.hpp"

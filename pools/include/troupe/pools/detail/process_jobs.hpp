@@ -8,7 +8,7 @@
 #include "troupe/actors/task.hpp"
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
-#include "troupe/pools/progress.hpp"
+#include "troupe/pools/detail/progress_tracker.hpp"
 
 #include <optional>
 #include <utility>

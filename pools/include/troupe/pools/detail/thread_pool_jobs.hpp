@@ -7,6 +7,7 @@
 #include "troupe/pools/detail/imap_job.hpp"
 #include "troupe/pools/detail/map_jobs.hpp"
 #include "troupe/pools/detail/pool_front.hpp"
+#include "troupe/pools/detail/progress_tracker.hpp"
 
 #include <algorithm>
 #include <functional>
