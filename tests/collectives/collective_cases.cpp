@@ -15,7 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-void require(bool condition, const std::string& what) {
+void check(bool condition, const std::string& what) {
   if (!condition)
     throw std::runtime_error("check failed: " + what);
 }
@@ -26,11 +26,11 @@ void require_throws(const std::string& what, const std::string& text, F&& call) 
   try {
     call();
   } catch (const E& e) {
-    require(std::string{e.what()}.find(text) != std::string::npos,
-            what + ": message '" + e.what() + "' lacks '" + text + "'");
+    check(std::string{e.what()}.find(text) != std::string::npos,
+          what + ": message '" + e.what() + "' lacks '" + text + "'");
     return;
   }
-  require(false, what + ": nothing thrown");
+  check(false, what + ": nothing thrown");
 }
 
 /// test_cc_send_recv: 0 sends to 1; then a ring where each sends to the next.
@@ -39,7 +39,7 @@ void send_recv(troupe::collective_group& g) {
     g.send(std::vector<float>{1, 1, 1}, 1);
   if (g.rank() == 1) {
     std::vector<float> t(3);
-    require(g.recv(t, 0) == 0 && t == std::vector<float>{1, 1, 1}, "recv from 0");
+    check(g.recv(t, 0) == 0 && t == std::vector<float>{1, 1, 1}, "recv from 0");
   }
   const int next = (g.rank() + 1) % g.size();
   const int previous = (g.rank() + g.size() - 1) % g.size();
@@ -47,9 +47,9 @@ void send_recv(troupe::collective_group& g) {
   mine.fill(g.rank());
   auto sent = g.isend(mine, next, 7);
   xt::xarray<double> theirs = xt::xarray<double>::from_shape({2, 2});
-  require(g.recv(theirs, previous, 7) == previous, "ring recv source");
+  check(g.recv(theirs, previous, 7) == previous, "ring recv source");
   sent.wait();
-  require(theirs(1, 1) == previous, "ring recv value");
+  check(theirs(1, 1) == previous, "ring recv value");
 }
 
 /// test_cc_isend_irecv: 0 sends to the others, which receive from any source.
@@ -60,12 +60,12 @@ void isend_irecv(troupe::collective_group& g) {
     auto b = g.isend(t, 2);
     a.wait(10s);
     b.wait(10s);
-    require(a.ready() && b.ready(), "isend ready after wait");
+    check(a.ready() && b.ready(), "isend ready after wait");
   } else {
     std::vector<std::int64_t> t(2);
     auto h = g.irecv(t);
-    require(h.wait(10s) == 0, "any-source irecv returns the sender 0");
-    require(t == std::vector<std::int64_t>{5, 6}, "irecv value");
+    check(h.wait(10s) == 0, "any-source irecv returns the sender 0");
+    check(t == std::vector<std::int64_t>{5, 6}, "irecv value");
   }
 }
 
@@ -74,10 +74,10 @@ void broadcast(troupe::collective_group& g) {
   if (g.rank() == 1)
     t.fill(4.5f);
   g.broadcast(t, 1);
-  require(t(1, 2) == 4.5f && t(0, 0) == 4.5f, "broadcast from 1");
+  check(t(1, 2) == 4.5f && t(0, 0) == 4.5f, "broadcast from 1");
   std::vector<int> v(4, g.rank());
   g.broadcast_async(v, 2).wait();
-  require(v == std::vector<int>(4, 2), "broadcast_async from 2");
+  check(v == std::vector<int>(4, 2), "broadcast_async from 2");
 }
 
 void all_reduce(troupe::collective_group& g) {
@@ -85,24 +85,24 @@ void all_reduce(troupe::collective_group& g) {
   xt::xarray<float> t = xt::xarray<float>::from_shape({2, 3});
   t.fill(r);
   g.all_reduce(t);
-  require(t(1, 1) == 6.0f, "all_reduce sum");
+  check(t(1, 1) == 6.0f, "all_reduce sum");
   for (auto [op, expected] :
        {std::pair{troupe::reduce_op::product, 6.0f}, std::pair{troupe::reduce_op::min, 1.0f},
         std::pair{troupe::reduce_op::max, 3.0f}}) {
     std::vector<float> v(5, r);
     g.all_reduce(v, op);
-    require(v[4] == expected, "all_reduce op " + std::to_string(static_cast<int>(op)));
+    check(v[4] == expected, "all_reduce op " + std::to_string(static_cast<int>(op)));
   }
   std::vector<double> a(3, r);
   auto h = g.all_reduce_async(a);
   h.wait(10s);
-  require(h.ready() && a[0] == 6.0, "all_reduce_async");
+  check(h.ready() && a[0] == 6.0, "all_reduce_async");
   // Around 1 KiB, where MPI's shape check stops carrying the tensor itself.
   for (const std::size_t n : {255, 256, 257}) {
     std::vector<float> around(n, r);
     g.all_reduce(around, troupe::reduce_op::max);
-    require(around.front() == 3.0f && around.back() == 3.0f,
-            "all_reduce of " + std::to_string(n) + " floats");
+    check(around.front() == 3.0f && around.back() == 3.0f,
+          "all_reduce of " + std::to_string(n) + " floats");
   }
 }
 
@@ -111,24 +111,24 @@ void reduce(troupe::collective_group& g) {
   std::vector<int> t(3, g.rank() + 1);
   g.reduce(t, 0);
   if (g.rank() == 0)
-    require(t == std::vector<int>(3, 6), "reduce at 0");
+    check(t == std::vector<int>(3, 6), "reduce at 0");
   std::vector<int> m(2, g.rank());
   g.reduce_async(m, 2, troupe::reduce_op::max).wait();
   if (g.rank() == 2)
-    require(m == std::vector<int>(2, 2), "reduce_async max at 2");
+    check(m == std::vector<int>(2, 2), "reduce_async max at 2");
 }
 
 void all_gather(troupe::collective_group& g) {
   std::vector<std::vector<float>> out(3, std::vector<float>(2));
   g.all_gather(out, std::vector<float>(2, static_cast<float>(g.rank())));
   for (int r = 0; r < 3; ++r)
-    require(out[r] == std::vector<float>(2, static_cast<float>(r)),
-            "all_gather slot " + std::to_string(r));
+    check(out[r] == std::vector<float>(2, static_cast<float>(r)),
+          "all_gather slot " + std::to_string(r));
   std::vector<xt::xarray<int>> xs(3, xt::xarray<int>::from_shape({2}));
   xt::xarray<int> mine = xt::xarray<int>::from_shape({2});
   mine.fill(g.rank() * 10);
   g.all_gather_async(xs, mine).wait();
-  require(xs[2](1) == 20 && xs[1](0) == 10, "all_gather_async");
+  check(xs[2](1) == 20 && xs[1](0) == 10, "all_gather_async");
 }
 
 void gather(troupe::collective_group& g) {
@@ -137,7 +137,7 @@ void gather(troupe::collective_group& g) {
     std::vector<std::vector<double>> out(3, std::vector<double>(2));
     g.gather(t, out, 0);
     for (int r = 0; r < 3; ++r)
-      require(out[r][1] == r + 0.5, "gather slot " + std::to_string(r));
+      check(out[r][1] == r + 0.5, "gather slot " + std::to_string(r));
   } else {
     g.gather(t, 0);
   }
@@ -151,7 +151,7 @@ void scatter(troupe::collective_group& g) {
   } else {
     g.scatter(t, 0);
   }
-  require(t == std::vector<std::int16_t>(2, static_cast<std::int16_t>(g.rank())), "scatter");
+  check(t == std::vector<std::int16_t>(2, static_cast<std::int16_t>(g.rank())), "scatter");
 }
 
 void barrier(troupe::collective_group& g) {
@@ -166,12 +166,12 @@ void round_trip(troupe::collective_group& g) {
   xt::xtensor<T, 2> t = xt::xtensor<T, 2>::from_shape({2, 2});
   t.fill(static_cast<T>(g.rank() == 0 ? 1 : 0));
   g.broadcast(t, 0);
-  require(t(1, 1) == static_cast<T>(1), name + " broadcast");
+  check(t(1, 1) == static_cast<T>(1), name + " broadcast");
   xt::xtensor<T, 1> v = xt::xtensor<T, 1>::from_shape({3}); // std::vector<bool> is not contiguous
   v.fill(static_cast<T>(1));
   g.all_reduce(v);
   const T expected = std::is_same_v<T, bool> ? static_cast<T>(true) : static_cast<T>(3);
-  require(v(2) == expected, name + " all_reduce");
+  check(v(2) == expected, name + " all_reduce");
 }
 
 void every_type(troupe::collective_group& g) {
@@ -228,7 +228,7 @@ void mismatches(troupe::collective_group& g, const troupe::collective_options& o
   }
   std::vector<int> t(1, 1);
   g.all_reduce(t);
-  require(t[0] == 3, "the group works after the mismatches");
+  check(t[0] == 3, "the group works after the mismatches");
 }
 
 void bad_arguments(troupe::world& world, troupe::collective_group& g) {
@@ -250,14 +250,14 @@ void bad_arguments(troupe::world& world, troupe::collective_group& g) {
 /// A group of a subset: the member outside gets none.
 void subset(troupe::world& world, const troupe::collective_options& options) {
   auto pair = troupe::create_collective_group(world, {2, 0}, options);
-  require(pair.has_value() == (world.rank() != 1), "membership of {0, 2}");
+  check(pair.has_value() == (world.rank() != 1), "membership of {0, 2}");
   if (!pair)
     return;
-  require(pair->size() == 2 && pair->rank() == (world.rank() == 0 ? 0 : 1), "relative rank");
-  require(pair->world_ranks() == std::vector<int>{0, 2}, "world ranks");
+  check(pair->size() == 2 && pair->rank() == (world.rank() == 0 ? 0 : 1), "relative rank");
+  check(pair->world_ranks() == std::vector<int>{0, 2}, "world ranks");
   std::vector<int> t(2, world.rank());
   pair->all_reduce(t);
-  require(t == std::vector<int>(2, 2), "all_reduce in the subset");
+  check(t == std::vector<int>(2, 2), "all_reduce in the subset");
   std::vector<int> never(1);
   auto waiting = pair->irecv(never, collective_group::any_source,
                              99); // nobody sends on 99
@@ -284,7 +284,7 @@ void two_groups_two_threads(troupe::world& world, const troupe::collective_optio
   std::thread other{[&] { work(*b, 1000.0f, b_ok); }};
   work(*a, 0.0f, a_ok);
   other.join();
-  require(a_ok && b_ok, "two groups from two threads");
+  check(a_ok && b_ok, "two groups from two threads");
 }
 
 /// A group and a handle moved from throw state_error naming their type; the ones moved to work.
@@ -307,7 +307,7 @@ void moved_from(troupe::collective_group& g) {
   g = std::move(kept);
   std::vector<int> t(3, 1);
   g.all_reduce(t);
-  require(t == std::vector<int>(3, 3), "the group moved back works");
+  check(t == std::vector<int>(3, 3), "the group moved back works");
 }
 
 /// A member that stays but never calls create_collective_group: the others time out, not hang.
@@ -327,8 +327,8 @@ void a_member_that_never_comes(troupe::world& world, const troupe::collective_op
 
 void run_collective_cases(troupe::world& world, const troupe::collective_options& options) {
   auto group = troupe::create_collective_group(world, {0, 1, 2}, options);
-  require(group.has_value() && group->size() == 3 && group->rank() == world.rank(), "group");
-  require(group->backend() == options.backend, "backend");
+  check(group.has_value() && group->size() == 3 && group->rank() == world.rank(), "group");
+  check(group->backend() == options.backend, "backend");
   auto& g = *group;
   send_recv(g);
   isend_irecv(g);

@@ -41,8 +41,6 @@ TROUPE_ACTOR(echo, std::string, &echo::say);
 namespace troupe::testing {
 namespace {
 
-const std::vector<std::string> everyone{"0", "1", "2"};
-
 /// Ranks 0 and 2: form the world and the group, then serve until the test's member leaves.
 TROUPE_ROLE(actor_member) {
   return as_member([](troupe::world& world) {

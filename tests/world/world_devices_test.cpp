@@ -30,8 +30,6 @@ namespace {
 
 TROUPE_TASK(pid_here, [] { return static_cast<int>(getpid()); });
 
-const std::vector<std::string> everyone{"0", "1", "2"};
-
 /// The environment of member `rank`, offering `devices` (comma-separated), NVML's stand-in its
 /// GPUs.
 std::map<std::string, std::string> member_with_devices(int rank, int port, std::string devices) {

@@ -41,7 +41,7 @@ private:
   std::shared_ptr<record> record_ = std::make_shared<record>();
 };
 
-std::vector<std::string> everyone(int size) {
+std::vector<std::string> members_of_size(int size) {
   std::vector<std::string> names;
   for (int rank = 0; rank < size; ++rank)
     names.push_back(std::to_string(rank));
@@ -51,14 +51,14 @@ std::vector<std::string> everyone(int size) {
 /// Joins, creates the group, then waits to be killed or frozen.
 TROUPE_ROLE(victim) {
   return as_member([](troupe::world& world) {
-    auto group = world.create_rpc_group("group", everyone(world.size()));
+    auto group = world.create_rpc_group("group", members_of_size(world.size()));
     std::this_thread::sleep_for(60s);
   });
 }
 
 /// The members but `lost`.
 std::vector<std::string> survivors(int size, const std::string& lost) {
-  auto names = everyone(size);
+  auto names = members_of_size(size);
   std::erase(names, lost);
   return names;
 }
@@ -68,7 +68,7 @@ std::vector<std::string> survivors(int size, const std::string& lost) {
 TROUPE_ROLE(observer) {
   return as_member([](troupe::world& world) {
     loss_recorder losses{world};
-    auto group = world.create_rpc_group("group", everyone(world.size()));
+    auto group = world.create_rpc_group("group", members_of_size(world.size()));
     const std::string lost = std::getenv("TROUPE_TEST_LOST");
     require(losses.wait(10s) == lost, "the loss was seen");
     if (lost != "0") {
@@ -103,7 +103,7 @@ void lose_member_during_call(int port, troupe::runtime& rt, int signal,
     options.shared_memory = shared_memory;
     troupe::world world{rt, options};
     loss_recorder losses{world};
-    auto group = world.create_rpc_group("group", everyone(3));
+    auto group = world.create_rpc_group("group", members_of_size(3));
     auto call = group.rpc_async("2", sleep_ms, 30'000);
     std::this_thread::sleep_for(200ms);
     victim.signal(signal);
@@ -136,7 +136,7 @@ TEST_F(world_failure, losing_rank_0_fails_every_pending_group_operation) {
   auto observer = observer_expecting(1, 3, port, "0");
   {
     troupe::world world{rt, member_options(2, 3, port)};
-    auto group = world.create_rpc_group("group", everyone(3));
+    auto group = world.create_rpc_group("group", members_of_size(3));
     auto barrier = std::async(std::launch::async, [&] { group.barrier(); });
     std::this_thread::sleep_for(200ms);
     rank0.signal(SIGKILL);
@@ -151,7 +151,7 @@ TEST_F(world_failure, losing_rank_0_fails_every_pending_group_operation) {
 /// Meets the group's barrier, which must fail within 10 s naming member 1 (killed meanwhile).
 TROUPE_ROLE(stranded_at_barrier) {
   return as_member([](troupe::world& world) {
-    auto group = world.create_rpc_group("group", everyone(world.size()));
+    auto group = world.create_rpc_group("group", members_of_size(world.size()));
     try {
       group.barrier(10s);
     } catch (const troupe::peer_lost& e) {
@@ -176,7 +176,7 @@ TEST_F(world_failure, a_member_lost_inside_the_barrier_tree_fails_the_barrier_ev
     auto options = member_options(0, size, port);
     options.timeout = 60s;
     troupe::world world{rt, options};
-    auto group = world.create_rpc_group("group", everyone(size));
+    auto group = world.create_rpc_group("group", members_of_size(size));
     auto barrier = std::async(std::launch::async, [&] { group.barrier(); });
     std::this_thread::sleep_for(1s); // the others arrive, 17 and 18 at rank 1
     victim.signal(SIGKILL);

@@ -34,8 +34,6 @@ TROUPE_TASK(scale_stored,
 namespace troupe::testing {
 namespace {
 
-const std::vector<std::string> everyone{"0", "1", "2"};
-
 std::string next_of(const troupe::world& world) {
   return std::to_string((world.rank() + 1) % world.size());
 }

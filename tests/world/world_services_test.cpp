@@ -12,8 +12,6 @@
 namespace troupe::testing {
 namespace {
 
-const std::vector<std::string> everyone{"0", "1", "2"};
-
 /// Rank 0: forms the world and the group, then waits for the test's member (rank 1) to leave.
 TROUPE_ROLE(services_rank0) {
   return as_member([](troupe::world& world) {

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 TROUPE_TASK(add_numbers, [](int a, int b) { return a + b; });
 TROUPE_TASK(greet, [](std::string who) { return "hello " + who; });
@@ -34,6 +35,9 @@ TROUPE_TASK(count_up, [](counter& c) { return ++c.count; });
 namespace troupe::testing {
 
 using namespace std::chrono_literals;
+
+/// The members of the three-member worlds most tests make, sorted.
+inline const std::vector<std::string> everyone{"0", "1", "2"};
 
 /// A failed check in a member process: its role exits non-zero with this message.
 inline void require(bool condition, const std::string& what) {

@@ -36,7 +36,7 @@ double elements(const shape_table& shapes, const std::string& tensor) {
 /// LSTM (4 gates), GRU (3) and RNN (1): each step of each direction multiplies the input and
 /// the hidden state into every gate, 2 * gates * hidden * (input + hidden), and spends 5 per
 /// gate element on activations and the state's update.
-double recurrent(const onnx::NodeProto& n, const shape_table& shapes) {
+double recurrent_flops(const onnx::NodeProto& n, const shape_table& shapes) {
   const auto& x = shapes.shape(n.input(0));
   if (x.size() != 3)
     return 0;
@@ -116,7 +116,7 @@ double flops_of(const onnx::NodeProto& n, const shape_table& shapes,
                  (bias ? out() : 0);
   }
   if (op == "LSTM" || op == "GRU" || op == "RNN")
-    return recurrent(n, shapes);
+    return recurrent_flops(n, shapes);
   if (op == "If" || op == "Loop" || op == "Scan")
     return control_flow(n, shapes, unknown);
   if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
