@@ -1,33 +1,52 @@
 #include "member_messages.hpp"
 
+#include <array>
+
 namespace troupe::detail {
 
+namespace {
+
+/// troupe's errors a member's reply may carry, each with the status it travels as: the one
+/// place the two are paired, read both ways below.
+struct member_error {
+  reply_status status;
+  const std::string& type;
+};
+
+const std::array<member_error, 5>& member_errors() {
+  static const std::array<member_error, 5> errors{{
+    {reply_status::invalid_argument, type_name<invalid_argument>()},
+    {reply_status::key_error, type_name<key_error>()},
+    {reply_status::state_error, type_name<state_error>()},
+    {reply_status::serialization_error, type_name<serialization_error>()},
+    {reply_status::peer_lost, type_name<peer_lost>()},
+  }};
+  return errors;
+}
+
+constexpr std::uint8_t code(reply_status status) { return static_cast<std::uint8_t>(status); }
+
+} // namespace
+
 failure reply_failure(std::uint8_t status, const std::string& text) {
-  switch (static_cast<reply_status>(status)) {
-  case reply_status::ok: return {};
-  case reply_status::invalid_argument: return failure::of<invalid_argument>(text);
-  case reply_status::key_error: return failure::of<key_error>(text);
-  case reply_status::state_error: return failure::of<state_error>(text);
-  case reply_status::serialization_error: return failure::of<serialization_error>(text);
-  case reply_status::peer_lost: return failure::of<peer_lost>(text);
-  }
+  if (status == code(reply_status::ok))
+    return {};
+  for (const auto& error : member_errors())
+    if (code(error.status) == status)
+      return {error.type, text};
   return failure::of<state_error>("unexpected reply status " + std::to_string(status) + ": " +
                                   text);
 }
 
 std::uint8_t wire_status(const failure& why) {
-  const auto as = [](reply_status status) { return static_cast<std::uint8_t>(status); };
   if (!why.failed())
-    return as(reply_status::ok);
-  if (why.type == type_name<invalid_argument>())
-    return as(reply_status::invalid_argument);
-  if (why.type == type_name<key_error>())
-    return as(reply_status::key_error);
-  if (why.type == type_name<serialization_error>() || why.type.empty())
-    return as(reply_status::serialization_error);
-  if (why.type == type_name<peer_lost>())
-    return as(reply_status::peer_lost);
-  return as(reply_status::state_error);
+    return code(reply_status::ok);
+  if (why.type.empty()) // the request could not be read (failure.hpp)
+    return code(reply_status::serialization_error);
+  for (const auto& error : member_errors())
+    if (error.type == why.type)
+      return code(error.status);
+  return code(reply_status::state_error);
 }
 
 reply_result ok_reply(wire_bytes payload) {
