@@ -2,6 +2,8 @@
 // starts members "1" and "2", which play the same role.
 #include "world_test_support.hpp"
 
+#include "world_access.hpp"
+
 #include "troupe/actors/actor_type.hpp"
 #include "troupe/actors/tensor_serialization.hpp"
 
@@ -232,28 +234,32 @@ protected:
   troupe::runtime rt;
 };
 
-/// The shared-memory inboxes of this world's members ("troupe.q.troupe.w.<world>.<rank>.q|r").
-std::set<std::string> member_inboxes() {
+/// The shared-memory inboxes of the members of the world `world_id` names
+/// ("troupe.q.troupe.w.<world>.<rank>.q|r"); other tests' worlds may run beside this one.
+std::set<std::string> member_inboxes(const std::string& world_id) {
+  const auto prefix = "troupe.q.troupe.w." + world_id + ".";
   std::set<std::string> found;
   for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"}) {
     const auto name = entry.path().filename().string();
-    if (name.starts_with("troupe.q.troupe.w."))
+    if (name.starts_with(prefix))
       found.insert(name.substr(name.size() - 4)); // ".0.q", ".2.r", ...
   }
   return found;
 }
 
 TEST_F(world_rpc, machin_test_world_cases_on_three_processes) {
+  std::string world_id;
   {
     troupe::world world{rt, member_options(0, 3, port)};
+    world_id = troupe::detail::world_access::core(world)->world_id;
     std::atomic<int> losses{0};
     world.on_member_lost([&losses](const std::string&, int) { ++losses; });
     // Members on one host call each other through shared-memory inboxes, two each (the others
     // make theirs as they learn the world's name, just after rank 0 has gathered them).
     const std::set<std::string> all_inboxes{".0.q", ".0.r", ".1.q", ".1.r", ".2.q", ".2.r"};
-    for (int i = 0; i < 500 && member_inboxes() != all_inboxes; ++i)
+    for (int i = 0; i < 500 && member_inboxes(world_id) != all_inboxes; ++i)
       std::this_thread::sleep_for(10ms);
-    EXPECT_EQ(member_inboxes(), all_inboxes);
+    EXPECT_EQ(member_inboxes(world_id), all_inboxes);
     EXPECT_NO_THROW(all_cases(world));
     expect_clean_exits(members);
     // They left on purpose: calls to them fail, and no loss is reported.
@@ -265,9 +271,9 @@ TEST_F(world_rpc, machin_test_world_cases_on_three_processes) {
       EXPECT_NE(std::string{e.what()}.find("has left the world"), std::string::npos) << e.what();
     }
     EXPECT_EQ(losses, 0);
-    EXPECT_EQ(member_inboxes(), (std::set<std::string>{".0.q", ".0.r"})) << "left behind";
+    EXPECT_EQ(member_inboxes(world_id), (std::set<std::string>{".0.q", ".0.r"})) << "left behind";
   }
-  EXPECT_TRUE(member_inboxes().empty()) << "left behind";
+  EXPECT_TRUE(member_inboxes(world_id).empty()) << "left behind";
 }
 
 /// This process's shared-memory segments (troupe.seg.<pid>.*).
@@ -350,14 +356,17 @@ TEST(world_shared_memory, what_a_task_serializes_itself_holds_its_tensors) {
 
 TEST(world_shared_memory, can_be_turned_off) {
   troupe::runtime rt;
+  std::vector<std::string> world_ids;
   for (const bool shared_memory : {true, false}) {
     auto options = member_options(0, 1, free_port());
     options.shared_memory = shared_memory;
     troupe::world world{rt, options};
-    EXPECT_EQ(member_inboxes().size(), shared_memory ? 2u : 0u);
+    world_ids.push_back(troupe::detail::world_access::core(world)->world_id);
+    EXPECT_EQ(member_inboxes(world_ids.back()).size(), shared_memory ? 2u : 0u);
     EXPECT_EQ(world.create_rpc_group("self", {"0"}).rpc_sync("0", add_numbers, 2, 2), 4);
   }
-  EXPECT_TRUE(member_inboxes().empty());
+  for (const auto& world_id : world_ids)
+    EXPECT_TRUE(member_inboxes(world_id).empty());
 }
 
 TEST(world_tcp_calls, time_out_naming_the_member_and_a_late_answer_is_dropped) {
