@@ -268,7 +268,7 @@ private:
                                     std::chrono::steady_clock::time_point deadline) {
     std::vector<std::string> names;
     for (int rank : setup.world_ranks)
-      names.push_back(world->names[static_cast<std::size_t>(rank)]);
+      names.push_back(world->member_name(rank));
     return create_group(world, setup.rendezvous, std::move(names),
                         std::chrono::duration_cast<std::chrono::milliseconds>(
                           deadline - std::chrono::steady_clock::now()));

@@ -397,7 +397,8 @@ std::unique_ptr<collective_engine> make_mpi_engine(const std::shared_ptr<world_c
                            std::to_string(mpi_rank) + " of " + std::to_string(mpi_size));
   // MPI_Comm_split waits for every MPI rank with no deadline: meet them all first at rank 0's
   // rendezvous, which has one (timeout_error, and nobody splits, if one does not come).
-  create_group(world, setup.rendezvous + ".mpi", world->names, setup.options.timeout).destroy();
+  create_group(world, setup.rendezvous + ".mpi", world->live_members(), setup.options.timeout)
+    .destroy();
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, member ? setup.rank : 0, &comm);
   if (!member)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# One case of the hosts tests: three hosts made of network namespaces (testbed.sh), a member
-# of host_roles on each (or a pool and two nodes), and the faults the case makes.
+# One case of the hosts tests: three hosts made of network namespaces (testbed.sh; four for
+# world_join), a member of host_roles on each (or a pool and two nodes), and the faults the case
+# makes.
 #   usage: host_case.sh PATH/TO/test_hosts PATH/TO/make-certs.sh CASE
-#   CASE: world_plain world_tls gloo servers graph pool_nodes cut_call cut_all_reduce slow_link
+#   CASE: world_plain world_tls world_join gloo servers graph pool_nodes cut_call cut_all_reduce
+#         slow_link
 #   or:    host_case.sh PATH/TO/test_collectives_mpi PATH/TO/make-certs.sh mpi PATH/TO/mpirun
 set -u
 program=$1
@@ -10,12 +12,12 @@ make_certs=$2
 case_name=$3
 mpiexec=${4:-}
 source "$(dirname "$0")/testbed.sh"
-testbed_up 3
+if [[ $case_name == world_join ]]; then testbed_up 4; else testbed_up 3; fi
 
 dir=$(mktemp -d)
 testbed_files+=("$dir")
 port=$((40000 + $$ % 20000))
-"$make_certs" "$dir/certs" "0=${TESTBED_IP[0]}" "pool=${TESTBED_IP[0]}" 1 2 >/dev/null || exit 1
+"$make_certs" "$dir/certs" "0=${TESTBED_IP[0]}" "pool=${TESTBED_IP[0]}" 1 2 3 >/dev/null || exit 1
 
 # Member $1 of the world playing role $2; more environment after.
 member() {
@@ -47,6 +49,10 @@ status=0
 case $case_name in
 world_plain) members world_ring plain ;;
 world_tls) members world_ring tls ;;
+world_join) # a world of three on hosts 0-2, and member 3 joining it from host 3
+  for i in 0 1 2; do member "$i" world_grows TROUPE_MAX_WORLD_SIZE=4 $(tls_of "$i"); done
+  member 3 joins_world TROUPE_MAX_WORLD_SIZE=4 $(tls_of 3)
+  ;;
 servers) members servers plain ;;
 graph) members graph_partition plain ;;
 gloo)
@@ -98,5 +104,5 @@ if [[ $case_name == mpi ]] && [[ $(sort -u "$dir/hosts.started" 2>/dev/null | wc
   echo "mpirun did not start its daemons on hosts 1 and 2"
   status=1
 fi
-[[ $status == 0 ]] && echo "$case_name: passed on three hosts" || echo "$case_name: failed"
+[[ $status == 0 ]] && echo "$case_name: passed on ${#TESTBED_NS[@]} hosts" || echo "$case_name: failed"
 exit $status

@@ -1,5 +1,6 @@
 // Worlds across hosts: calls, remote references, services, barriers and 64 MiB values; a
-// host's link cut mid-call and mid-barrier; calls over a slow, lossy link.
+// member joining the formed world from a fourth host; a host's link cut mid-call and
+// mid-barrier; calls over a slow, lossy link.
 #include "host_roles.hpp"
 
 #include "troupe/actors/error.hpp"
@@ -138,6 +139,52 @@ TROUPE_HOST_ROLE(slow_link) {
   require(took < 1s,
           "the 100 ms timeout is honoured (took " + std::to_string(took.count()) + " ms)");
   group.barrier(30s);
+}
+
+/// The members of the world of three that member 3 joins once it has formed.
+const std::vector<std::string> grown{"0", "1", "2", "3"};
+
+/// Waits up to 60 s for the world's members to be `expected`.
+void await_members(const troupe::world& world, const std::vector<std::string>& expected) {
+  for (int i = 0; i < 3000 && world.members() != expected; ++i)
+    std::this_thread::sleep_for(20ms);
+  require(world.members() == expected, "the world's members are as expected");
+}
+
+/// Members 0 to 2, forming a world that takes up to four: each keeps a value under a key, calls
+/// member 3 once it has joined from a fourth host, and stays until it has left.
+TROUPE_HOST_ROLE(world_grows) {
+  troupe::world world{rt, member_options()};
+  mark("formed_" + world.name());
+  await_members(world, grown);
+  require(world.size() == 4 && world.member_name(3) == "3", "member 3 is known by rank");
+  auto group = world.create_rpc_group("grown", grown);
+  group.pair("key_" + world.name(), 10 * world.rank());
+  group.barrier(); // every key is there
+  require(group.rpc_sync("3", host_add, world.rank(), 1) == world.rank() + 1,
+          "a call to the member that joined");
+  group.barrier(); // member 3 has called everyone and read their keys
+  await_members(world, {"0", "1", "2"});
+}
+
+/// Member 3, on a fourth host: joins the formed world, calls every member and reads its key,
+/// is called, and leaves.
+TROUPE_HOST_ROLE(joins_world) {
+  for (const char* formed : {"formed_0", "formed_1", "formed_2"})
+    await_mark(formed, 60s);
+  troupe::world world{rt, member_options()};
+  require(world.rank() == 3 && world.size() == 4 && world.members() == grown,
+          "member 3 joined a world of four");
+  auto group = world.create_rpc_group("grown", grown);
+  group.pair("key_3", 30);
+  group.barrier();
+  for (int rank = 0; rank < 3; ++rank) {
+    const auto name = std::to_string(rank);
+    require(group.rpc_sync(name, host_add, 3, rank) == 3 + rank, "a call to member " + name);
+    require(group.get_paired<int>("key_" + name).to_here(20s) == 10 * rank,
+            "member " + name + "'s key");
+  }
+  group.barrier();
 }
 
 } // namespace

@@ -28,6 +28,38 @@ int join_with_secrets(const std::string& secret, const std::string& member_secre
   return joiner.exit_code(10s);
 }
 
+/// The same for a member joining the formed world (of one, taking two): a door of its own, with
+/// the same proofs. Rank 0 waits 4 s for it to join.
+int join_formed_world_with_secrets(const std::string& secret, const std::string& member_secret) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto options = member_options(0, 1, port);
+  options.max_world_size = 2;
+  options.secret = secret;
+  troupe::world world{rt, options};
+  std::atomic<bool> joined{false};
+  world.on_member_joined([&joined](const std::string&, int) { joined = true; });
+  auto environment = member_environment(1, 1, port);
+  environment["TROUPE_SECRET"] = member_secret;
+  environment["TROUPE_MAX_WORLD_SIZE"] = "2";
+  member_process joiner{"joining_member", environment};
+  for (int i = 0; i < 400 && !joined; ++i)
+    std::this_thread::sleep_for(10ms);
+  if (joined)
+    world.create_rpc_group("all", {"0", "1"}).barrier();
+  else
+    EXPECT_EQ(world.members(), std::vector<std::string>{"0"}) << "a refused joiner left a trace";
+  return joiner.exit_code(10s);
+}
+
+TEST(world_membership, a_member_joining_the_formed_world_without_its_secret_is_refused) {
+  EXPECT_EQ(join_formed_world_with_secrets("the secret", "not the secret"), 3);
+}
+
+TEST(world_membership, a_member_joining_the_formed_world_with_its_secret_is_taken_in) {
+  EXPECT_EQ(join_formed_world_with_secrets("the secret", "the secret"), 0);
+}
+
 TEST(world_membership, a_tls_world_holds_when_a_member_leaves_and_a_stranger_connects_and_closes) {
   temp_folder certs;
   make_certs(certs.path(), "0=127.0.0.1 1 2");

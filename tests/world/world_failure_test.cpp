@@ -68,11 +68,13 @@ std::vector<std::string> survivors(int size, const std::string& lost) {
 TROUPE_ROLE(observer) {
   return as_member([](troupe::world& world) {
     loss_recorder losses{world};
-    auto group = world.create_rpc_group("group", members_of_size(world.size()));
+    const int formed_with = world.size();
+    auto group = world.create_rpc_group("group", members_of_size(formed_with));
     const std::string lost = std::getenv("TROUPE_TEST_LOST");
     require(losses.wait(10s) == lost, "the loss was seen");
+    require(world.size() == formed_with - 1, "the lost member is no longer counted");
     if (lost != "0") {
-      world.create_rpc_group("survivors", survivors(world.size(), lost)).barrier();
+      world.create_rpc_group("survivors", survivors(formed_with, lost)).barrier();
       return;
     }
     // Without rank 0 no group can meet: wait for the test's member (rank 2) to leave.

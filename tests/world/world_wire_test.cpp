@@ -3,6 +3,7 @@
 #include "world_test_support.hpp"
 
 #include "member_messages.hpp" // world/src: the messages members send each other
+#include "roster.hpp"
 
 #include "troupe/actors/annotated.hpp"
 #include "troupe/actors/network.hpp"
@@ -28,10 +29,11 @@ caf::behavior idle(caf::event_based_actor*, std::int32_t /*rank*/) {
   return {[](std::int32_t) {}};
 }
 
-/// What rank 0 (formed here from `options`) answers a stranger that joins as rank 1 of 2 with
+/// What rank 0 (formed here from `options`) answers a stranger that joins as `rank` of 2 with
 /// wire version `version` and devices `devices` (encoded as they travel).
 std::string refusal_of_join(troupe::runtime& rt, const troupe::world_options& options, int port,
-                            std::uint32_t version, troupe::detail::wire_bytes devices) {
+                            std::uint32_t version, troupe::detail::wire_bytes devices,
+                            std::int32_t rank = 1) {
   auto& state = troupe::runtime_state_of(rt);
   std::string refusal;
   std::thread stranger{[&] {
@@ -43,7 +45,7 @@ std::string refusal_of_join(troupe::runtime& rt, const troupe::world_options& op
     caf::scoped_actor self{*state.system};
     self
       ->request(rank0, std::chrono::seconds{2}, troupe::detail::join_atom::value, version,
-                std::string{"stranger"}, std::int32_t{1}, std::int32_t{2}, std::uint16_t{1},
+                std::string{"stranger"}, rank, std::int32_t{2}, std::uint16_t{1},
                 std::string{"127.0.0.1"}, member, std::move(devices))
       .receive(
         [&](std::uint8_t, std::string& text, troupe::detail::wire_bytes&) {
@@ -60,8 +62,11 @@ std::string refusal_of_join(troupe::runtime& rt, const troupe::world_options& op
   return refusal;
 }
 
-troupe::detail::wire_bytes encoded_devices(const std::vector<std::string>& devices) {
-  return troupe::detail::to_wire(troupe::serialize(devices));
+/// A join's details (roster.hpp) with `devices`, for a world of `max_world_size` at most.
+troupe::detail::wire_bytes encoded_devices(const std::vector<std::string>& devices,
+                                           int max_world_size) {
+  return troupe::detail::to_wire(
+    troupe::detail::encode_join_details({devices, static_cast<std::int32_t>(max_world_size)}));
 }
 
 TEST(world_wire, a_member_of_another_troupe_version_is_refused_naming_both) {
@@ -69,21 +74,33 @@ TEST(world_wire, a_member_of_another_troupe_version_is_refused_naming_both) {
   const int port = free_port();
   auto options = member_options(0, 2, port);
   options.timeout = 3s;
-  const auto refusal =
-    refusal_of_join(rt, options, port, troupe::detail::wire_version + 1, encoded_devices({"cpu"}));
+  const auto refusal = refusal_of_join(rt, options, port, troupe::detail::wire_version + 1,
+                                       encoded_devices({"cpu"}, 2));
   EXPECT_NE(refusal.find("wire version " + std::to_string(troupe::detail::wire_version + 1)),
             std::string::npos)
     << refusal;
 }
 
-/// The devices a stranger of each case sends with its join, and what rank 0's refusal must say.
+TEST(world_wire, a_join_asking_for_a_rank_beyond_the_largest_world_is_refused_naming_it) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto options = member_options(0, 2, port);
+  options.timeout = 3s;
+  const auto refusal = refusal_of_join(rt, options, port, troupe::detail::wire_version,
+                                       encoded_devices({"cpu"}, 2), 5);
+  EXPECT_NE(refusal.find("asks for rank 5, outside 1..1"), std::string::npos) << refusal;
+}
+
+/// The devices a stranger of each case sends with its join, and what rank 0's refusal must say
+/// (the world has as many members as there are cases, and rank 0).
 const std::vector<std::pair<troupe::detail::wire_bytes, std::string>>& bad_device_lists() {
+  constexpr int size = 6;
   static const std::vector<std::pair<troupe::detail::wire_bytes, std::string>> cases{
     {troupe::detail::wire_bytes(3, '\xff'), "do not decode"},
-    {encoded_devices({"cuda:0@2"}), "'cuda:0@2' is no device name"},
-    {encoded_devices({"cpu", "cpu"}), "lists 'cpu' twice"},
-    {encoded_devices({}), "lists no device"},
-    {encoded_devices(std::vector<std::string>(257, "x")), "256 devices at most"},
+    {encoded_devices({"cuda:0@2"}, size), "'cuda:0@2' is no device name"},
+    {encoded_devices({"cpu", "cpu"}, size), "lists 'cpu' twice"},
+    {encoded_devices({}, size), "lists no device"},
+    {encoded_devices(std::vector<std::string>(257, "x"), size), "256 devices at most"},
   };
   return cases;
 }

@@ -17,11 +17,11 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
                            "' is not among its members");
   std::vector<int> ranks;
   for (const auto& member : members) {
-    auto at = std::find(core.names.begin(), core.names.end(), member);
-    if (at == core.names.end())
+    const auto rank = core.members.rank_of(member);
+    if (!rank)
       throw invalid_argument("rpc group '" + name + "': '" + member +
                              "' is not a member of the world");
-    ranks.push_back(static_cast<int>(at - core.names.begin()));
+    ranks.push_back(*rank);
   }
   if (!core.groups.add(name))
     throw state_error("rpc group '" + name + "' exists in this process already");

@@ -23,7 +23,7 @@ std::vector<std::string> group_devices(const group_state& group) {
   const auto& core = group.live_core();
   std::vector<std::string> all;
   for (std::size_t i = 0; i < group.ranks.size(); ++i)
-    for (const auto& device : core.devices[static_cast<std::size_t>(group.ranks[i])])
+    for (const auto& device : core.members.devices(group.ranks[i]))
       all.push_back(device + "@" + group.members[i]);
   std::sort(all.begin(), all.end());
   return all;
@@ -37,7 +37,7 @@ int device_member(const group_state& group, std::string_view device) {
   const auto held = std::find(group.members.begin(), group.members.end(), member);
   if (at != std::string_view::npos && held != group.members.end()) {
     const int rank = group.ranks[static_cast<std::size_t>(held - group.members.begin())];
-    const auto& own = core.devices[static_cast<std::size_t>(rank)];
+    const auto own = core.members.devices(rank);
     if (std::find(own.begin(), own.end(), name) != own.end())
       return rank;
   }

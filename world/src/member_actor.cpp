@@ -19,7 +19,7 @@ namespace {
 void set_up(member_actor* self, world_core* core) {
   auto& st = self->state;
   st.core = core;
-  const auto size = static_cast<std::size_t>(core->options.world_size);
+  const auto size = static_cast<std::size_t>(core->options.max_world_size);
   st.peers.resize(size);
   st.addresses.resize(size);
   st.lost.assign(size, false);
@@ -41,6 +41,8 @@ caf::behavior member(member_actor* self, world_core* core) {
     join_message::named_handler<join_fields>(self, on_join),
     local_handler(self, on_roster),
     local_handler(self, on_early_peer),
+    // Joining the formed world (member_joining.cpp).
+    joined_message::handler(self, on_joined),
     // Reaching the other members (member_peers.cpp).
     local_handler(self, send_request),
     local_handler(self, on_sweep),

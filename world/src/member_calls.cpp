@@ -20,10 +20,9 @@ constexpr std::size_t max_calls_in_flight = 16'384;
 failure refusal(member_actor* self) {
   auto& st = self->state;
   const auto proven = proven_name(self);
-  const auto& names = st.core->names;
-  const auto at = proven ? std::find(names.begin(), names.end(), *proven) : names.end();
-  if (at != names.end() && st.lost[static_cast<std::size_t>(at - names.begin())])
-    return failure::of<peer_lost>(st.core->label(static_cast<int>(at - names.begin())) +
+  const auto rank = proven ? st.core->members.rank_of(*proven) : std::nullopt;
+  if (rank && st.lost[static_cast<std::size_t>(*rank)])
+    return failure::of<peer_lost>(st.core->label(*rank) +
                                   " was lost to this world and does not rejoin it");
   return failure::of<state_error>("calls are taken from this world's members only");
 }

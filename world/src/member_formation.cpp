@@ -12,17 +12,10 @@ namespace troupe::detail {
 
 namespace {
 
-/// Rank 0: `rank` may join unless its rank or name is taken or its world is another size.
-std::optional<std::string> join_refusal(member_actor* self, const std::string& name, int rank,
-                                        int size) {
+/// Rank 0: `rank` may join the forming world unless its rank or name is taken.
+std::optional<std::string> join_refusal(member_actor* self, const std::string& name, int rank) {
   auto& st = self->state;
   const auto& options = st.core->options;
-  if (size != options.world_size)
-    return "'" + name + "' expects a world of " + std::to_string(size) + " members, rank 0 (" +
-           options.name + ") one of " + std::to_string(options.world_size);
-  if (rank <= 0 || rank >= options.world_size)
-    return "'" + name + "' asks for rank " + std::to_string(rank) + ", outside 1.." +
-           std::to_string(options.world_size - 1);
   if (name == options.name)
     return "the name '" + name + "' is claimed by rank 0 and rank " + std::to_string(rank);
   for (const auto& [other, join] : st.joins)
@@ -32,27 +25,17 @@ std::optional<std::string> join_refusal(member_actor* self, const std::string& n
   return std::nullopt;
 }
 
-/// Rank 0, once every member has joined: tells each the roster and adopts them as peers.
+/// Rank 0, once every member has joined: tells each the roster and adopts them as peers, then
+/// takes in the members that asked to join the formed world meanwhile.
 void complete_formation(member_actor* self) {
   auto& st = self->state;
   const auto& options = st.core->options;
-  std::vector<std::string> names(static_cast<std::size_t>(options.world_size));
-  std::vector<std::string> hosts(names.size());
-  std::vector<std::uint16_t> ports(names.size());
-  std::vector<std::vector<std::string>> devices(names.size());
-  names[0] = options.name;
-  devices[0] = options.devices;
+  st.core->members.add(0, options.name, options.devices);
   for (const auto& [rank, join] : st.joins) {
-    const auto at = static_cast<std::size_t>(rank);
-    names[at] = join.name;
-    hosts[at] = join.host;
-    ports[at] = join.port;
-    devices[at] = join.devices;
+    st.core->members.add(rank, join.name, join.devices);
+    st.addresses[static_cast<std::size_t>(rank)] = endpoint{join.host, join.port};
   }
-  st.core->names = names;
-  st.core->devices = devices;
-  const auto roster =
-    to_wire(serialize(std::tuple{names, hosts, ports, devices, st.core->world_id}));
+  const auto roster = roster_now(self);
   st.roster_known = true;
   auto joins = std::move(st.joins);
   st.joins.clear();
@@ -60,6 +43,7 @@ void complete_formation(member_actor* self) {
     deliver(join.promise, {}, roster);
     add_peer(self, rank, join.handle);
   }
+  take_in_waiting(self);
 }
 
 /// Rank 0: a rank claimed twice while the world forms fails both claimants and the formation,
@@ -82,84 +66,58 @@ void complete_when_whole(member_actor* self) {
     complete_formation(self);
 }
 
-/// A joining member's devices, decoded and checked; nullopt (and `why`) if they are no list.
-std::optional<std::vector<std::string>>
-joined_devices(const std::string& name, const wire_bytes& encoded, std::string& why) {
-  const auto whose = "the devices of '" + name + "'";
-  try {
-    auto devices = deserialize<std::vector<std::string>>(as_bytes(encoded));
-    check_devices(devices, whose);
-    return devices;
-  } catch (const invalid_argument& e) {
-    why = std::string{"world: "} + e.what();
-  } catch (const std::exception& e) {
-    why = "world: " + whose + " do not decode: " + e.what();
-  }
-  return std::nullopt;
-}
-
 /// Rank 0: why a join must be refused at the door, before its claims are weighed: a member of
-/// another troupe build, or one whose connection proved another name than it claims.
-std::optional<std::string> door_refusal(member_actor* self, const join_fields& join) {
-  if (join.version != wire_version)
-    return "world: '" + join.name + "' speaks troupe's wire version " +
-           std::to_string(join.version) + ", rank 0 version " + std::to_string(wire_version) +
-           ": every member must run the same troupe";
-  const auto proven = proven_name(self);
-  if (!proven || *proven != join.name)
-    return "world: a join claims the name '" + join.name + "' but its connection proved " +
-           (proven ? "'" + *proven + "'" : "no name");
+/// another troupe build, one whose connection proved another name than it claims, or one that
+/// expects another world.
+std::optional<std::string> door_refusal(member_actor* self, const join_fields& join,
+                                        const join_details& details) {
+  const auto& options = self->state.core->options;
+  if (join.size != options.world_size || details.max_world_size != options.max_world_size)
+    return "world: '" + join.name + "' expects a world of " + std::to_string(join.size) +
+           " members and at most " + std::to_string(details.max_world_size) + ", rank 0 (" +
+           options.name + ") one of " + std::to_string(options.world_size) + " and at most " +
+           std::to_string(options.max_world_size);
+  if (join.rank <= 0 || join.rank >= options.max_world_size)
+    return "world: '" + join.name + "' asks for rank " + std::to_string(join.rank) +
+           ", outside 1.." + std::to_string(options.max_world_size - 1);
   return std::nullopt;
 }
 
-/// Rank 0: a member at the door asks to join; answered once the whole world has.
-/// `devices`: the joining member's, encoded (refused unless they are a valid list).
-reply_result accept_join(member_actor* self, std::string name, int rank, int size,
-                         std::uint16_t port, std::string host, caf::actor handle,
-                         const wire_bytes& encoded_devices) {
+/// Rank 0: a member asks to join the forming world; answered once the whole world has.
+reply_result accept_join(member_actor* self, join_fields& join, join_details& details) {
   auto& st = self->state;
+  const auto rank = join.rank;
+  const auto& name = join.name;
   if (st.roster_known) {
-    const auto& names = st.core->names;
-    const bool held = rank > 0 && static_cast<std::size_t>(rank) < names.size();
+    const auto* holder = st.core->members.name(rank);
     return failed_reply(failure::of<invalid_argument>(
       "world: the world has formed already; '" + name + "' is too late" +
-      (held ? ": rank " + std::to_string(rank) + " is held by '" +
-                names[static_cast<std::size_t>(rank)] + "'"
-            : std::string{})));
+      (holder != nullptr ? ": rank " + std::to_string(rank) + " is held by '" + *holder + "'"
+                         : std::string{})));
   }
   if (auto at = st.joins.find(rank); at != st.joins.end())
     return refuse_both(self, at, name);
-  if (auto refusal = join_refusal(self, name, rank, size))
+  if (auto refusal = join_refusal(self, name, rank))
     return failed_reply(failure::of<invalid_argument>("world: " + *refusal));
-  std::string why;
-  auto devices = joined_devices(name, encoded_devices, why);
-  if (!devices)
-    return failed_reply(failure::of<invalid_argument>(why));
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
-  st.core->joined(rank, name, handle.node());
-  st.joins.emplace(rank, pending_join{name, host, port, std::move(*devices), handle, promise});
-  if (host.empty()) {
-    // The member listens beyond loopback: reach it at the address it connected from. The
-    // roster waits for every such address, or a member would be told to reach an empty host.
+  st.core->joined(rank, name, join.handle.node());
+  st.joins.emplace(rank, pending_join{name, join.host, join.port, std::move(details.devices),
+                                      join.handle, promise});
+  if (join.host.empty()) {
+    // The roster waits for every such address, or a member would be told to reach an empty host.
     ++st.unknown_addresses;
-    self
-      ->request(st.core->rt.system->middleman().actor_handle(), std::chrono::seconds{10},
-                caf::get_atom::value, handle.node())
-      .then(
-        [self, rank](const caf::node_id&, std::string& address, std::uint16_t) {
-          const handling scope{self};
-          --self->state.unknown_addresses;
-          if (auto at = self->state.joins.find(rank); at != self->state.joins.end())
-            at->second.host = std::move(address);
-          complete_when_whole(self);
-        },
-        [self, rank](caf::error& e) {
-          const handling scope{self};
-          --self->state.unknown_addresses;
-          self->state.core->formation_failed(std::make_exception_ptr(
-            network_error("world: the address of rank " + std::to_string(rank) +
-                          " is unknown: " + to_string(e))));
-        });
+    look_up_host(
+      self, rank, join.handle.node(),
+      [self, rank](std::string address) {
+        --self->state.unknown_addresses;
+        if (auto at = self->state.joins.find(rank); at != self->state.joins.end())
+          at->second.host = std::move(address);
+        complete_when_whole(self);
+      },
+      [self](network_error why) {
+        --self->state.unknown_addresses;
+        self->state.core->formation_failed(std::make_exception_ptr(std::move(why)));
+      });
     return promise;
   }
   complete_when_whole(self);
@@ -168,23 +126,87 @@ reply_result accept_join(member_actor* self, std::string name, int rank, int siz
 
 } // namespace
 
+void look_up_host(member_actor* self, int rank, const caf::node_id& node,
+                  std::function<void(std::string)> found,
+                  std::function<void(network_error)> failed) {
+  self
+    ->request(self->state.core->rt.system->middleman().actor_handle(), std::chrono::seconds{10},
+              caf::get_atom::value, node)
+    .then(
+      [self, found](const caf::node_id&, std::string& address, std::uint16_t) {
+        const handling scope{self};
+        found(std::move(address));
+      },
+      [self, rank, failed](caf::error& e) {
+        const handling scope{self};
+        failed(network_error("world: the address of rank " + std::to_string(rank) +
+                             " is unknown: " + to_string(e)));
+      });
+}
+
+wire_bytes roster_now(member_actor* self) {
+  auto& st = self->state;
+  roster members{st.core->members.names(), {}, {}, {}, st.core->world_id};
+  for (std::size_t rank = 0; rank < members.names.size(); ++rank) {
+    members.hosts.push_back(st.addresses[rank].host);
+    members.ports.push_back(st.addresses[rank].port);
+    members.devices.push_back(st.core->members.devices(static_cast<int>(rank)));
+  }
+  return to_wire(encode_roster(members));
+}
+
+std::optional<std::vector<std::string>>
+checked_devices(const std::string& name, std::vector<std::string> devices, std::string& why) {
+  try {
+    check_devices(devices, "the devices of '" + name + "'");
+    return devices;
+  } catch (const invalid_argument& e) {
+    why = std::string{"world: "} + e.what();
+  }
+  return std::nullopt;
+}
+
 reply_result on_join(member_actor* self, join_fields join) {
   if (self->state.core->options.rank != 0)
     return failed_reply(failure::of<state_error>("only rank 0 accepts joins"));
-  if (auto refusal = door_refusal(self, join))
+  if (join.version != wire_version)
+    return failed_reply(failure::of<invalid_argument>(
+      "world: '" + join.name + "' speaks troupe's wire version " + std::to_string(join.version) +
+      ", rank 0 version " + std::to_string(wire_version) +
+      ": every member must run the same troupe"));
+  const auto proven = proven_name(self);
+  if (!proven || *proven != join.name)
+    return failed_reply(failure::of<invalid_argument>("world: a join claims the name '" +
+                                                      join.name + "' but its connection proved " +
+                                                      (proven ? "'" + *proven + "'" : "no name")));
+  join_details details;
+  try {
+    details = read_join_details(from_wire(join.details));
+  } catch (const std::exception& e) {
+    return failed_reply(failure::of<invalid_argument>(
+      "world: the details of '" + join.name + "' (its devices) do not decode: " + e.what()));
+  }
+  std::string why;
+  auto devices = checked_devices(join.name, std::move(details.devices), why);
+  if (!devices)
+    return failed_reply(failure::of<invalid_argument>(why));
+  details.devices = std::move(*devices);
+  if (auto refusal = door_refusal(self, join, details))
     return failed_reply(failure::of<invalid_argument>(std::move(*refusal)));
-  return accept_join(self, std::move(join.name), join.rank, join.size, join.port,
-                     std::move(join.host), std::move(join.handle), join.devices);
+  if (join.rank >= self->state.core->options.world_size)
+    return accept_late_join(self, join, details);
+  return accept_join(self, join, details);
 }
 
 void on_roster(member_actor* self, roster_adoption& roster) {
   auto& st = self->state;
-  st.core->names = roster.names;
-  st.core->devices = roster.devices;
+  st.core->members.adopt(roster.names, roster.devices);
   for (std::size_t rank = 0; rank < roster.hosts.size(); ++rank)
     st.addresses[rank] = endpoint{roster.hosts[rank], roster.ports[rank]};
   st.roster_known = true;
   check_ready(self);
+  if (st.core->options.rank == 0) // a world of one: formed at once
+    take_in_waiting(self);
 }
 
 void on_early_peer(member_actor* self, early_peer& peer) {

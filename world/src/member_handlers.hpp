@@ -27,6 +27,12 @@ void on_roster(member_actor* self, roster_adoption& roster);
 /// Rank 0 reached a joining member: monitored from now on.
 void on_early_peer(member_actor* self, early_peer& peer);
 
+// member_joining.cpp: members that join the formed world.
+/// Rank 0 says member `rank` joined: it is taken into this member's table, and the
+/// on_member_joined callbacks run.
+reply_result on_joined(member_actor* self, std::int32_t rank, std::string& name,
+                       wire_bytes& devices);
+
 // member_peers.cpp: reaching the other members, and losing them.
 /// Sends a request of this process's threads, reaching its member first if need be.
 void send_request(member_actor* self, outgoing_request& request);

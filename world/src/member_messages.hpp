@@ -18,6 +18,7 @@
 namespace troupe::detail {
 
 using join_atom = caf::atom_constant<caf::atom("join")>; // a member to rank 0
+using joined_atom = caf::atom_constant<caf::atom("joined")>; // rank 0: a member joined
 using call_atom = caf::atom_constant<caf::atom("call")>; // a call (call_request)
 using answer_atom = caf::atom_constant<caf::atom("answer")>; // to a one-way call
 using group_atom = caf::atom_constant<caf::atom("group")>; // rank 0: a group's rendezvous
@@ -32,7 +33,7 @@ using barrier_atom = caf::atom_constant<caf::atom("barrier")>; // to a parent in
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 7;
+inline constexpr std::uint32_t wire_version = 8;
 
 /// A reply's status on the wire: which of troupe's errors a failed reply is, its text the
 /// message (CAF's sec is the same: a code on the wire, one error value on either side).
@@ -107,7 +108,8 @@ struct member_message {
 
 // What members say to each other. The fields' names are the handlers' (member_handlers.hpp).
 /// A member to rank 0: (wire_version, name, rank, world_size, port, advertised host, actor,
-/// its devices encoded).
+/// its join_details encoded (roster.hpp)). Its fields never change (only the details' do, with
+/// wire_version), so that rank 0 can refuse a member of another version naming both.
 using join_message =
   member_message<join_atom, std::uint32_t, std::string, std::int32_t, std::int32_t, std::uint16_t,
                  std::string, caf::actor, wire_bytes>;
@@ -120,8 +122,11 @@ struct join_fields {
   std::uint16_t port = 0;
   std::string host;
   caf::actor handle;
-  wire_bytes devices;
+  wire_bytes details;
 };
+/// Rank 0 to every member, when one joins the formed world: (its rank, its name, its devices
+/// encoded). Answered once taken in.
+using joined_message = member_message<joined_atom, std::int32_t, std::string, wire_bytes>;
 /// A member that stops on purpose tells every other: (its rank).
 using leave_message = member_message<leave_atom, std::int32_t>;
 /// To rank 0: connect me to (rank); from rank 0: (rank) asks you to connect to it.

@@ -64,7 +64,7 @@ void connect_to(member_actor* self, int rank) {
   const auto at = st.addresses[static_cast<std::size_t>(rank)];
   const auto deadline = pending_requests::clock::now() + st.core->options.timeout;
   connect_async(
-    st.core->rt, self, at, st.core->link(st.core->names[static_cast<std::size_t>(rank)]), deadline,
+    st.core->rt, self, at, st.core->link(st.core->member_name(rank)), deadline,
     [self, rank](caf::actor handle) {
       const handling scope{self};
       auto& st = self->state;
@@ -149,11 +149,10 @@ int sender_rank(member_actor* self) {
   const auto proven = proven_name(self);
   if (!proven || !st.roster_known)
     return -1;
-  const auto& names = st.core->names;
-  const auto at = std::find(names.begin(), names.end(), *proven);
-  if (at == names.end())
+  const auto found = st.core->members.rank_of(*proven);
+  if (!found)
     return -1;
-  const auto rank = static_cast<std::size_t>(at - names.begin());
+  const auto rank = static_cast<std::size_t>(*found);
   if (st.peers[rank] || st.lost[rank]) // held by another process, or gone for good
     return -1;
   add_peer(self, static_cast<int>(rank), caf::actor_cast<caf::actor>(sender));

@@ -46,6 +46,16 @@ std::optional<int> gone_members::first_gone(const std::vector<int>& ranks) const
   return left;
 }
 
+bool gone_members::is_gone(int rank) const {
+  std::lock_guard guard{mutex_};
+  return gone_.contains(rank);
+}
+
+int gone_members::count() const {
+  std::lock_guard guard{mutex_};
+  return static_cast<int>(gone_.size());
+}
+
 void gone_members::tell_lost(const std::string& name, int rank) const noexcept {
   std::vector<lost_callback> callbacks;
   {

@@ -40,6 +40,8 @@ public:
   /// The first of `ranks` that is gone, if any, one that was lost before one that left (which
   /// may have left because of the loss).
   std::optional<int> first_gone(const std::vector<int>& ranks) const;
+  bool is_gone(int rank) const;
+  int count() const;
   /// Runs every lost callback for member `name` of `rank`; a callback that throws is reported
   /// on stderr and the others still run.
   void tell_lost(const std::string& name, int rank) const noexcept;

@@ -8,6 +8,7 @@
 #include "call_answer.hpp"
 #include "coordinator.hpp"
 #include "pending_requests.hpp"
+#include "roster.hpp"
 #include "world_core.hpp"
 
 #include <map>
@@ -18,7 +19,8 @@
 
 namespace troupe::detail {
 
-/// A member asking rank 0 to join, waiting for the whole world.
+/// A member asking rank 0 to join, waiting for the whole world (or, joining the formed world,
+/// for the members there to learn of it).
 struct pending_join {
   std::string name;
   std::string host;
@@ -26,6 +28,7 @@ struct pending_join {
   std::vector<std::string> devices;
   caf::actor handle;
   reply_promise promise;
+  std::size_t unanswered = 0; // members not yet told of it (joining the formed world)
 };
 
 struct member_state {
@@ -50,6 +53,7 @@ struct member_state {
   std::vector<std::size_t> serving_from; // how many of them each member made
   std::uint64_t next_serving = 0;
   std::map<int, pending_join> joins; // rank 0, while the world forms
+  std::map<int, pending_join> late_joins; // rank 0: joins of ranks from world_size up, in progress
   int unknown_addresses = 0; // rank 0: joins whose address is still being looked up
   coordinator groups; // rank 0
   barrier_table barriers; // the groups' barriers in progress here
@@ -57,6 +61,25 @@ struct member_state {
 };
 
 using member_actor = caf::stateful_actor<member_state>;
+
+// member_formation.cpp
+/// Rank 0: the address a joining member (`rank`, of process `node`) that listens beyond
+/// loopback connected from, where the others are to reach it: `found` with it, or `failed`.
+void look_up_host(member_actor* self, int rank, const caf::node_id& node,
+                  std::function<void(std::string)> found,
+                  std::function<void(network_error)> failed);
+/// Rank 0: the roster as it stands, for a member that joins.
+wire_bytes roster_now(member_actor* self);
+/// `devices`, checked as the devices of member `name`; nullopt (and `why`) if they are no list.
+std::optional<std::vector<std::string>>
+checked_devices(const std::string& name, std::vector<std::string> devices, std::string& why);
+
+// member_joining.cpp
+/// Rank 0: a member of rank world_size or more asks to join; taken in once the world has formed
+/// and every member there has learnt of it, or refused.
+reply_result accept_late_join(member_actor* self, join_fields& join, join_details& details);
+/// Rank 0, once formed: takes in the members that asked to join meanwhile.
+void take_in_waiting(member_actor* self);
 
 // member_barriers.cpp
 /// Member `rank` was lost (or `left` on purpose): a barrier waiting for it here (its parent, or

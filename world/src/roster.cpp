@@ -1,23 +1,40 @@
 #include "roster.hpp"
 
-#include "troupe/actors/serialization.hpp"
-
 #include <tuple>
 
 namespace troupe::detail {
 
-roster read_roster(std::span<const std::byte> bytes, int world_size) {
-  auto [names, hosts, ports, devices, id] = deserialize<
-    std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::uint16_t>,
-               std::vector<std::vector<std::string>>, std::string>>(bytes);
-  const auto size = static_cast<std::size_t>(world_size);
+// Encoded and decoded as the same tuple of values: the bytes name the type they hold.
+using roster_tuple =
+  std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::uint16_t>,
+             std::vector<std::vector<std::string>>, std::string>;
+using join_details_tuple = std::tuple<std::vector<std::string>, std::int32_t>;
+
+std::vector<std::byte> encode_roster(const roster& members) {
+  return serialize(
+    roster_tuple{members.names, members.hosts, members.ports, members.devices, members.world_id});
+}
+
+roster read_roster(std::span<const std::byte> bytes, int capacity) {
+  auto [names, hosts, ports, devices, id] = deserialize<roster_tuple>(bytes);
+  const auto size = static_cast<std::size_t>(capacity);
   if (names.size() != size || hosts.size() != size || ports.size() != size ||
       devices.size() != size)
     throw serialization_error(
       "world: rank 0's roster lists " + std::to_string(names.size()) + " names, " +
       std::to_string(hosts.size()) + " hosts, " + std::to_string(ports.size()) + " ports and " +
-      std::to_string(devices.size()) + " device lists for a world of " + std::to_string(size));
+      std::to_string(devices.size()) + " device lists for a world of up to " +
+      std::to_string(size) + " members");
   return {std::move(names), std::move(hosts), std::move(ports), std::move(devices), std::move(id)};
+}
+
+std::vector<std::byte> encode_join_details(const join_details& details) {
+  return serialize(join_details_tuple{details.devices, details.max_world_size});
+}
+
+join_details read_join_details(std::span<const std::byte> bytes) {
+  auto [devices, max_world_size] = deserialize<join_details_tuple>(bytes);
+  return {std::move(devices), max_world_size};
 }
 
 } // namespace troupe::detail

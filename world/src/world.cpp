@@ -58,29 +58,30 @@ detail::world_core& live(const std::shared_ptr<detail::world_core>& core) {
 } // namespace
 
 int world::rank() const noexcept { return core_ ? core_->options.rank : -1; }
-int world::size() const noexcept { return core_ ? core_->options.world_size : 0; }
+int world::size() const noexcept { return core_ ? core_->live_count() : 0; }
 
 const std::string& world::name() const noexcept {
   static const std::string none;
   return core_ ? core_->options.name : none;
 }
 
-std::vector<std::string> world::members() const {
-  auto names = live(core_).names;
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> world::members() const { return live(core_).live_members(); }
 
 const std::string& world::member_name(int rank) const {
-  const auto& names = live(core_).names;
-  if (rank < 0 || static_cast<std::size_t>(rank) >= names.size())
-    throw invalid_argument("no member has rank " + std::to_string(rank) + " in a world of " +
-                           std::to_string(names.size()));
-  return names[static_cast<std::size_t>(rank)];
+  const auto& core = live(core_);
+  const auto* name = core.members.name(rank);
+  if (name == nullptr)
+    throw invalid_argument("no member has rank " + std::to_string(rank) + " in this world (ranks " +
+                           "0 to " + std::to_string(core.options.max_world_size - 1) + ")");
+  return *name;
 }
 
 void world::on_member_lost(std::function<void(const std::string& name, int rank)> callback) {
   live(core_).add_lost_callback(std::move(callback));
+}
+
+void world::on_member_joined(std::function<void(const std::string& name, int rank)> callback) {
+  live(core_).members.add_joined_callback(std::move(callback));
 }
 
 rpc_group world::create_rpc_group(const std::string& name, std::vector<std::string> members) {

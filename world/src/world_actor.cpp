@@ -431,7 +431,7 @@ std::shared_ptr<actor_core> resolve_world_actor(const actor_address& address) {
   if (!core)
     throw serialization_error("a handle to actor '" + address.name +
                               "' arrived after this process left its world");
-  if (address.rank < 0 || address.rank >= core->options.world_size)
+  if (address.rank < 0 || address.rank >= core->options.max_world_size)
     throw serialization_error("a handle to actor '" + address.name + "' names rank " +
                               std::to_string(address.rank) + ", not a member of this world");
   auto group = std::make_shared<group_state>(core, address.group, std::vector<std::string>{},

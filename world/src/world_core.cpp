@@ -22,13 +22,23 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+/// The most members a world may have: every member keeps a few tables of this many rows.
+constexpr int max_members = 1 << 16;
+
 world_options checked(world_options options) {
   if (options.world_size < 1)
     throw invalid_argument("world_options::world_size must be at least 1, got " +
                            std::to_string(options.world_size));
-  if (options.rank < 0 || options.rank >= options.world_size)
+  if (options.max_world_size == -1)
+    options.max_world_size = options.world_size;
+  if (options.max_world_size < options.world_size || options.max_world_size > max_members)
+    throw invalid_argument("world_options::max_world_size must be in " +
+                           std::to_string(options.world_size) + ".." + std::to_string(max_members) +
+                           " (world_size up to " + std::to_string(max_members) + "), got " +
+                           std::to_string(options.max_world_size));
+  if (options.rank < 0 || options.rank >= options.max_world_size)
     throw invalid_argument("world_options::rank must be in 0.." +
-                           std::to_string(options.world_size - 1) + ", got " +
+                           std::to_string(options.max_world_size - 1) + ", got " +
                            std::to_string(options.rank));
   if (options.rpc_threads < 1)
     throw invalid_argument("world_options::rpc_threads must be at least 1, got " +
@@ -120,13 +130,14 @@ void world_core::join_rank0(clock::time_point deadline) {
     0, rank0,
     join_message::make(wire_version, options.name, static_cast<std::int32_t>(options.rank),
                        static_cast<std::int32_t>(options.world_size), port_, advertised, member,
-                       to_wire(serialize(options.devices))),
+                       to_wire(encode_join_details(
+                         {options.devices, static_cast<std::int32_t>(options.max_world_size)}))),
     deadline);
-  auto members = read_roster(as_bytes(payload), options.world_size);
-  world_id = members.world_id;
+  auto roster = read_roster(as_bytes(payload), options.max_world_size);
+  world_id = roster.world_id;
   open_inbox();
-  send_from_outside(member, roster_adoption{std::move(members.names), std::move(members.hosts),
-                                            std::move(members.ports), std::move(members.devices)});
+  send_from_outside(member, roster_adoption{std::move(roster.names), std::move(roster.hosts),
+                                            std::move(roster.ports), std::move(roster.devices)});
 }
 
 link_policy world_core::link(std::string peer_name) const {
@@ -159,7 +170,8 @@ void world_core::open_inbox() {
   if (!options.shared_memory)
     return;
   try {
-    channel_ = std::make_unique<local_channel>(*this, world_id, options.rank, options.world_size);
+    channel_ =
+      std::make_unique<local_channel>(*this, world_id, options.rank, options.max_world_size);
   } catch (const troupe::error& e) {
     // No shared memory to be had: every call goes over TCP.
     std::cerr << "troupe: member " << options.name << " talks over TCP only: " << e.what() << "\n";
@@ -347,10 +359,15 @@ caf::strong_actor_ptr world_core::answerer() const {
 }
 
 std::string world_core::label(int rank) const {
-  const auto at = static_cast<std::size_t>(rank);
-  if (at >= names.size()) // still forming: names come with the roster
+  const auto* name = members.name(rank);
+  if (name == nullptr) // still forming: names come with the roster
     return "rank " + std::to_string(rank);
-  return "member '" + names[at] + "' (rank " + std::to_string(rank) + ")";
+  return "member '" + *name + "' (rank " + std::to_string(rank) + ")";
+}
+
+std::string world_core::member_name(int rank) const {
+  const auto* name = members.name(rank);
+  return name != nullptr ? *name : std::string{};
 }
 
 std::string world_core::address_seen_by_others() {
@@ -383,9 +400,20 @@ std::optional<int> world_core::first_gone(const std::vector<int>& ranks) {
   return gone_.first_gone(ranks);
 }
 
+std::vector<std::string> world_core::live_members() {
+  auto names = members.names();
+  std::vector<std::string> live;
+  for (std::size_t rank = 0; rank < names.size(); ++rank)
+    if (!names[rank].empty() && !gone_.is_gone(static_cast<int>(rank)))
+      live.push_back(std::move(names[rank]));
+  return live;
+}
+
+int world_core::live_count() const noexcept { return std::max(0, members.size() - gone_.count()); }
+
 void world_core::member_lost(int rank) noexcept {
-  const auto at = static_cast<std::size_t>(rank);
-  gone_.tell_lost(at < names.size() ? names[at] : std::string{}, rank);
+  const auto* name = members.name(rank);
+  gone_.tell_lost(name != nullptr ? *name : std::string{}, rank);
 }
 
 } // namespace troupe::detail

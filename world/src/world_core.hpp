@@ -9,6 +9,7 @@
 #include "group_names.hpp"
 #include "member_messages.hpp"
 #include "member_roll.hpp"
+#include "member_table.hpp"
 #include "served_calls.hpp"
 #include "service_owners.hpp"
 
@@ -83,6 +84,8 @@ public:
   served run(const std::string& group, incoming_call& request, const late_answer& later) override;
   late_answer late_local_answer(int rank, std::uint64_t id) override;
   std::string label(int rank) const override;
+  /// The name of the member of `rank`; empty if none holds it.
+  std::string member_name(int rank) const;
 
   /// Asks rank 0 for `op` on `table` of `group`'s keys, waiting for its answer (the world's
   /// timeout bounds a rank 0 that froze); throws what it answers.
@@ -103,6 +106,9 @@ public:
   void peer_gone(int rank, const std::string& why, bool left) noexcept;
 
   void add_lost_callback(std::function<void(const std::string&, int)> callback);
+  /// The members that are neither lost nor gone, in rank order, and how many they are.
+  std::vector<std::string> live_members();
+  int live_count() const noexcept;
   /// The first of `ranks` that is gone, if any, one that was lost before one that left (which
   /// may have left because of the loss): what a wait that needs them all checks so that it
   /// fails with peer_lost instead of waiting out its timeout.
@@ -120,11 +126,10 @@ public:
   const world_options options;
   const endpoint rank0_address;
   const bool tls;
-  std::vector<std::string> names; // by rank, once formed
-  std::vector<std::vector<std::string>> devices; // by rank, once formed
+  member_table members{options.max_world_size}; // the roster, once formed, and who joined since
   std::string world_id; // made by rank 0: names this world's inboxes
   caf::actor member;
-  direct_calls direct{static_cast<std::size_t>(options.world_size)};
+  direct_calls direct{static_cast<std::size_t>(options.max_world_size)};
   /// The actor served calls' answers come from (call_answer.hpp says why).
   caf::strong_actor_ptr answerer() const;
 

@@ -57,6 +57,8 @@ world_options world_options::from_environment() {
                            "launcher's: mpirun, srun)");
   options.rank = *rank;
   options.world_size = *size;
+  if (const auto max_size = number_from({"TROUPE_MAX_WORLD_SIZE"}))
+    options.max_world_size = *max_size;
   if (const char* name = std::getenv("TROUPE_NAME"); name != nullptr && *name != '\0')
     options.name = name;
   else

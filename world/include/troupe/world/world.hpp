@@ -32,10 +32,11 @@ struct world_access; // for troupe's modules over world (collective groups)
 
 class world {
 public:
-  /// Joins the world; returns when all `world_size` members have. Throws timeout_error naming
-  /// the missing ranks, invalid_argument for a name or rank another member has (or bad
-  /// options), network_error if rank 0 refuses this process, state_error if this process is in
-  /// a world already.
+  /// Joins the world; returns when all `world_size` members have (a member of rank world_size
+  /// or more: once rank 0 has taken it into the formed world). Throws timeout_error naming the
+  /// missing ranks, invalid_argument for a name or rank another member has (or bad options),
+  /// network_error if rank 0 refuses this process, state_error if this process is in a world
+  /// already.
   world(runtime& rt, world_options options);
   world(const world&) = delete;
   world& operator=(const world&) = delete;
@@ -43,16 +44,21 @@ public:
   ~world();
 
   int rank() const noexcept;
+  /// How many members the world has now: those it formed with and those that joined it since,
+  /// less those lost or gone.
   int size() const noexcept;
   const std::string& name() const noexcept;
-  /// Every member's name, sorted.
+  /// The names of the members the world has now, in rank order.
   std::vector<std::string> members() const;
-  /// The name of the member of rank `rank`.
+  /// The name of the member of rank `rank` (lost or gone, it keeps its name).
   const std::string& member_name(int rank) const;
 
   /// Calls `callback(name, rank)` when a member is lost (on a network thread: keep it short).
   /// The world keeps the callback until it stops: what it refers to must live as long.
   void on_member_lost(std::function<void(const std::string& name, int rank)> callback);
+  /// Calls `callback(name, rank)` when a member joins the formed world (on a network thread:
+  /// keep it short), once every member that was there has learnt of it. Kept as on_member_lost's.
+  void on_member_joined(std::function<void(const std::string& name, int rank)> callback);
 
   /// Creates the group `name` of `members` here; returns once every member has created it.
   /// The caller must be one of them. timeout_error if they do not all come within `timeout`

@@ -18,9 +18,15 @@ namespace troupe {
 struct world_options {
   /// This member's name, unique in the world. Empty: "rank-N".
   std::string name;
-  /// This member's rank, from 0 to world_size - 1, unique in the world.
+  /// This member's rank, unique in the world: from 0 to world_size - 1 for the members that
+  /// form it, up to max_world_size - 1 for those that join it once formed.
   int rank = -1;
+  /// The members the world forms with: the constructors of all of them return together.
   int world_size = -1;
+  /// The most members the world may ever have: once formed, it takes members that join it (of
+  /// ranks world_size and up) until then. -1: world_size (no member joins later). Every member
+  /// must have the same. Environment: TROUPE_MAX_WORLD_SIZE.
+  int max_world_size = -1;
   /// "host:port" where rank 0 listens and every other member reaches it.
   std::string address = "127.0.0.1:9100";
   /// Without TLS, members listen on loopback only (unless allow_insecure).
@@ -57,10 +63,10 @@ struct world_options {
   /// its GPUs out, one list each. Environment: TROUPE_DEVICES, comma-separated.
   std::vector<std::string> devices;
 
-  /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_ADDRESS, TROUPE_SECRET and
-  /// TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT, TROUPE_TLS_KEY and TROUPE_TLS_CA
-  /// (TROUPE_TLS_PASSPHRASE) as a pool's nodes do; the rank and size fall back to what
-  /// launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE, SLURM_PROCID/SLURM_NTASKS).
+  /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_MAX_WORLD_SIZE, TROUPE_ADDRESS,
+  /// TROUPE_SECRET and TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT, TROUPE_TLS_KEY and
+  /// TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's nodes do; the rank and size fall back to
+  /// what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE, SLURM_PROCID/SLURM_NTASKS).
   /// Throws invalid_argument naming a variable that is malformed, or saying which are missing.
   static world_options from_environment();
 };

@@ -1,0 +1,188 @@
+// Members that join a formed world (world_options::max_world_size), on 127.0.0.1: the world
+// forms with world_size members and takes joiners of the ranks above afterwards; every member
+// learns of a joiner before the joiner hears from it, calls reach it both ways, and it leaves
+// as any member does. A rank or name a member holds, or a world of another size, is refused
+// naming what was wrong.
+#include "world_test_support.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+
+namespace troupe::testing {
+namespace {
+
+/// The members' names `on_member_joined` reported here, in order, and their ranks.
+class join_recorder {
+public:
+  explicit join_recorder(troupe::world& world) {
+    world.on_member_joined([this](const std::string& name, int rank) {
+      std::lock_guard guard{mutex_};
+      joined_.emplace_back(name, rank);
+    });
+  }
+  /// Whether `name` has joined at `rank`, waiting up to 20 s for it.
+  bool wait_for(const std::string& name, int rank) {
+    for (int i = 0; i < 2000; ++i) {
+      {
+        std::lock_guard guard{mutex_};
+        if (std::find(joined_.begin(), joined_.end(), std::pair{name, rank}) != joined_.end())
+          return true;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::string, int>> joined_;
+};
+
+/// The members of the world in the tests below, with the joiner "2".
+const std::vector<std::string> with_joiner{"0", "1", "2"};
+
+/// Member 1 of a world of two that takes up to four: learns that "2" joined, calls it, meets it
+/// at a barrier, and waits for it to leave. (Its callbacks are registered once the world has
+/// formed, maybe after the join: it looks at the members instead.)
+TROUPE_ROLE(stays_for_the_joiner) {
+  return as_member([](troupe::world& world) {
+    for (int i = 0; i < 2000 && world.members() != with_joiner; ++i)
+      std::this_thread::sleep_for(10ms);
+    require(world.members() == with_joiner, "member 1 lists the joiner");
+    require(world.size() == 3 && world.member_name(2) == "2", "member 1 knows the joiner");
+    auto group = world.create_rpc_group("with_joiner", with_joiner);
+    require(group.rpc_sync("2", add_numbers, 2, 3) == 5, "member 1 calls the joiner");
+    group.barrier();
+    wait_until_gone(group, "2");
+    require(world.members() == (std::vector<std::string>{"0", "1"}), "the joiner has left");
+  });
+}
+
+/// Member 2, joining the formed world: it is a member from its constructor on, calls the
+/// others and is called, then leaves.
+TROUPE_ROLE(joins_late) {
+  return as_member([](troupe::world& world) {
+    require(world.rank() == 2 && world.size() == 3, "the joiner has rank 2 of 3 members");
+    require(world.members() == with_joiner, "the joiner lists every member");
+    require(world.member_name(1) == "1", "the joiner knows member 1 by rank");
+    auto group = world.create_rpc_group("with_joiner", with_joiner);
+    require(group.rpc_sync("0", add_numbers, 1, 1) == 2, "the joiner calls rank 0");
+    require(group.rpc_sync("1", greet, std::string{"joiner"}) == "hello joiner",
+            "the joiner calls member 1");
+    group.barrier();
+  });
+}
+
+/// The environment of a member of the world of two members (up to four) on `port`.
+std::map<std::string, std::string> elastic_environment(int rank, int port) {
+  auto environment = member_environment(rank, 2, port);
+  environment["TROUPE_MAX_WORLD_SIZE"] = "4";
+  return environment;
+}
+
+TEST(world_joining, a_member_joins_the_formed_world_and_every_member_learns_of_it) {
+  troupe::runtime rt;
+  const int port = free_port();
+  member_process member{"stays_for_the_joiner", elastic_environment(1, port)};
+  auto options = member_options(0, 2, port);
+  options.max_world_size = 4;
+  troupe::world world{rt, options};
+  join_recorder joins{world};
+  EXPECT_EQ(world.size(), 2);
+  EXPECT_EQ(world.members(), (std::vector<std::string>{"0", "1"}));
+  EXPECT_THROW((void)world.member_name(2), troupe::invalid_argument) << "no member holds rank 2";
+
+  member_process joiner{"joins_late", elastic_environment(2, port)};
+  ASSERT_TRUE(joins.wait_for("2", 2)) << "rank 0 was told of the joiner";
+  EXPECT_EQ(world.size(), 3);
+  EXPECT_EQ(world.members(), with_joiner);
+  EXPECT_EQ(world.member_name(2), "2");
+  auto group = world.create_rpc_group("with_joiner", with_joiner);
+  EXPECT_EQ(group.rpc_sync("2", add_numbers, 20, 22), 42);
+  group.barrier();
+  EXPECT_EQ(joiner.exit_code(20s), 0);
+  EXPECT_EQ(member.exit_code(30s), 0);
+  EXPECT_EQ(world.members(), std::vector<std::string>{"0"}) << "both have left";
+  EXPECT_EQ(world.size(), 1);
+}
+
+/// A member of a world that takes up to three, joined from the environment: exits 0 if rank 0
+/// refuses it with a message that says TEST_EXPECTED, 1 if it says something else, 2 if it is
+/// taken in.
+TROUPE_ROLE(refused_joiner) {
+  try {
+    troupe::runtime rt;
+    auto options = troupe::world_options::from_environment();
+    options.timeout = 10s;
+    troupe::world world{rt, options};
+    return 2;
+  } catch (const troupe::invalid_argument& e) {
+    const std::string expected = std::getenv("TEST_EXPECTED");
+    if (std::string{e.what()}.find(expected) != std::string::npos)
+      return 0;
+    std::cerr << "expected '" << expected << "', got: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+/// Member 1 of a world of one that takes three: joins, then stays until told to stop.
+TROUPE_ROLE(joins_and_stays) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("pair", {"0", "1"});
+    group.barrier(); // rank 0 has seen it join
+    group.barrier(); // rank 0 is done
+  });
+}
+
+/// What a joiner of `rank` named `name` into the world on `port` (one member, up to three; the
+/// joiner expecting `max_size`) exits with, expecting a refusal that says `expected`.
+int refusal_of(int port, int rank, const std::string& name, int max_size,
+               const std::string& expected) {
+  auto environment = member_environment(rank, 1, port);
+  environment["TROUPE_NAME"] = name;
+  environment["TROUPE_MAX_WORLD_SIZE"] = std::to_string(max_size);
+  environment["TEST_EXPECTED"] = expected;
+  member_process joiner{"refused_joiner", environment};
+  return joiner.exit_code(20s);
+}
+
+TEST(world_joining, a_rank_or_name_a_member_holds_or_another_world_size_is_refused_naming_it) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto options = member_options(0, 1, port);
+  options.max_world_size = 3;
+  troupe::world world{rt, options}; // formed at once: a world of one
+  join_recorder joins{world};
+  auto environment = member_environment(1, 1, port);
+  environment["TROUPE_MAX_WORLD_SIZE"] = "3";
+  member_process stays{"joins_and_stays", environment};
+  ASSERT_TRUE(joins.wait_for("1", 1));
+  auto pair = world.create_rpc_group("pair", {"0", "1"});
+  pair.barrier();
+  EXPECT_EQ(refusal_of(port, 2, "0", 3, "the name '0' is held by rank 0"), 0);
+  EXPECT_EQ(refusal_of(port, 1, "other", 3, "asks for rank 1, held by '1'"), 0);
+  EXPECT_EQ(refusal_of(port, 2, "other", 5, "at most 5, rank 0 (0) one of 1 and at most 3"), 0);
+  EXPECT_EQ(world.members(), (std::vector<std::string>{"0", "1"})) << "nothing changed";
+  pair.barrier();
+  EXPECT_EQ(stays.exit_code(20s), 0);
+}
+
+TEST(world_joining, max_world_size_below_world_size_or_a_rank_beyond_it_is_invalid) {
+  troupe::runtime rt;
+  auto options = member_options(0, 2, free_port());
+  options.max_world_size = 1;
+  EXPECT_THROW((troupe::world{rt, options}), troupe::invalid_argument);
+  options = member_options(3, 2, free_port());
+  options.max_world_size = 3;
+  try {
+    troupe::world world{rt, options};
+    ADD_FAILURE() << "rank 3 of a world of at most 3 was taken";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("rank must be in 0..2"), std::string::npos) << e.what();
+  }
+}
+
+} // namespace
+} // namespace troupe::testing

@@ -1,0 +1,166 @@
+// Joining the formed world: a member of rank world_size or more asks rank 0 as the others did
+// (the same door: its wire version, its proven name, its details); rank 0 waits until the world
+// has formed, gives it the rank unless a member holds the rank or the name, tells every member
+// there, and answers the joiner with the roster once they have all taken it in, so that none of
+// them hears from it before knowing who it is. Every member's table then has it; it reaches
+// the others as any higher rank does (member_peers.cpp).
+#include "member_handlers.hpp"
+
+#include "troupe/actors/annotated.hpp"
+#include "troupe/actors/serialization.hpp"
+
+namespace troupe::detail {
+
+namespace {
+
+/// Rank 0: why the world cannot take `name` at `rank`, if it cannot: a rank or a name held by a
+/// member (lost or not: a rank keeps its name).
+std::optional<std::string> held_refusal(member_actor* self, const std::string& name, int rank) {
+  const auto& members = self->state.core->members;
+  if (const auto* holder = members.name(rank))
+    return "world: '" + name + "' asks for rank " + std::to_string(rank) + ", held by '" + *holder +
+           "'";
+  if (const auto held = members.rank_of(name))
+    return "world: the name '" + name + "' is held by rank " + std::to_string(*held);
+  if (self->state.lost[0])
+    return "world: rank 0 is leaving the world";
+  return std::nullopt;
+}
+
+/// Rank 0: why a joiner cannot wait to be taken in: its rank or name is another joiner's now.
+std::optional<std::string> joining_refusal(member_actor* self, const std::string& name, int rank) {
+  for (const auto& [other, join] : self->state.late_joins)
+    if (other == rank || join.name == name)
+      return "world: '" + name + "' (rank " + std::to_string(rank) + ") and '" + join.name +
+             "' (rank " + std::to_string(other) + ") are joining at once with the same " +
+             (other == rank ? "rank" : "name");
+  return held_refusal(self, name, rank);
+}
+
+/// Rank 0: every member there has learnt of the joiner of `rank` (or is gone): the joiner gets
+/// the roster, and rank 0's own callbacks run.
+void welcome(member_actor* self, int rank) {
+  auto& st = self->state;
+  auto at = st.late_joins.find(rank);
+  if (at == st.late_joins.end())
+    return;
+  auto join = std::move(at->second);
+  st.late_joins.erase(at);
+  deliver(join.promise, {}, roster_now(self));
+  st.core->members.tell_joined(join.name, rank);
+}
+
+/// Rank 0: takes the joiner of `rank` into the table and tells every member there of it.
+void announce(member_actor* self, int rank) {
+  auto& st = self->state;
+  auto& join = st.late_joins.at(rank);
+  st.core->members.add(rank, join.name, join.devices);
+  st.addresses[static_cast<std::size_t>(rank)] = endpoint{join.host, join.port};
+  st.core->joined(rank, join.name, join.handle.node());
+  add_peer(self, rank, join.handle);
+  const auto devices = to_wire(serialize(join.devices));
+  for (std::size_t other = 1; other < st.peers.size(); ++other) {
+    if (static_cast<int>(other) == rank || !st.peers[other] || st.lost[other])
+      continue;
+    ++join.unanswered;
+    // Answered or not (a member that does not answer in time is being lost), it counts: the
+    // joiner is not kept waiting for a member that is going.
+    auto told = [self, rank] {
+      if (auto waiting = self->state.late_joins.find(rank);
+          waiting != self->state.late_joins.end() && --waiting->second.unanswered == 0)
+        welcome(self, rank);
+    };
+    self
+      ->request(st.peers[other], st.core->options.timeout,
+                joined_message::make(static_cast<std::int32_t>(rank), join.name, devices))
+      .then(
+        [self, told](std::uint8_t, std::string&, wire_bytes&) {
+          const handling scope{self};
+          told();
+        },
+        [self, told](caf::error&) {
+          const handling scope{self};
+          told();
+        });
+  }
+  if (join.unanswered == 0)
+    welcome(self, rank);
+}
+
+/// Rank 0, formed: takes in the joiner of `rank`, once its address is known.
+void take_in(member_actor* self, int rank) {
+  auto& st = self->state;
+  auto& join = st.late_joins.at(rank);
+  if (auto refusal = held_refusal(self, join.name, rank)) {
+    deliver(join.promise, failure::of<invalid_argument>(*refusal));
+    st.late_joins.erase(rank);
+    return;
+  }
+  if (!join.host.empty()) {
+    announce(self, rank);
+    return;
+  }
+  look_up_host(
+    self, rank, join.handle.node(),
+    [self, rank](std::string address) {
+      if (auto at = self->state.late_joins.find(rank); at != self->state.late_joins.end()) {
+        at->second.host = std::move(address);
+        announce(self, rank);
+      }
+    },
+    [self, rank](network_error why) {
+      if (auto at = self->state.late_joins.find(rank); at != self->state.late_joins.end()) {
+        deliver(at->second.promise, failure::of<network_error>(why.what()));
+        self->state.late_joins.erase(at);
+      }
+    });
+}
+
+} // namespace
+
+reply_result accept_late_join(member_actor* self, join_fields& join, join_details& details) {
+  auto& st = self->state;
+  if (auto refusal = joining_refusal(self, join.name, join.rank))
+    return failed_reply(failure::of<invalid_argument>(std::move(*refusal)));
+  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+  const auto rank = join.rank;
+  // Checked above: no other joiner holds the rank now.
+  st.late_joins.emplace(rank, pending_join{std::move(join.name), std::move(join.host), join.port,
+                                           std::move(details.devices), join.handle, promise});
+  if (st.roster_known)
+    take_in(self, rank);
+  return promise;
+}
+
+void take_in_waiting(member_actor* self) {
+  std::vector<int> waiting;
+  for (const auto& [rank, join] : self->state.late_joins)
+    if (join.unanswered == 0)
+      waiting.push_back(rank);
+  for (int rank : waiting)
+    take_in(self, rank);
+}
+
+reply_result on_joined(member_actor* self, std::int32_t rank, std::string& name,
+                       wire_bytes& devices) {
+  auto& st = self->state;
+  if (sender_rank(self) != 0)
+    return failed_reply(failure::of<state_error>("only rank 0 says who joined the world"));
+  std::string why;
+  std::optional<std::vector<std::string>> listed;
+  try {
+    listed = checked_devices(name, deserialize<std::vector<std::string>>(from_wire(devices)), why);
+  } catch (const std::exception& e) {
+    why = "world: the devices of '" + name + "' do not decode: " + e.what();
+  }
+  if (!listed)
+    return failed_reply(failure::of<invalid_argument>(why));
+  if (rank == st.core->options.rank || !st.core->members.add(rank, name, std::move(*listed)))
+    return failed_reply(failure::of<invalid_argument>("world: rank " + std::to_string(rank) +
+                                                      " cannot be '" + name + "' here: it is " +
+                                                      st.core->label(rank)));
+  st.core->members.tell_joined(name, rank);
+  return ok_reply();
+}
+
+} // namespace troupe::detail

@@ -1,0 +1,86 @@
+#include "member_table.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <mutex>
+
+namespace troupe::detail {
+
+member_table::member_table(int capacity)
+  : names_(static_cast<std::size_t>(capacity)), devices_(names_.size()) {}
+
+bool member_table::add(int rank, const std::string& name, std::vector<std::string> devices) {
+  std::unique_lock guard{mutex_};
+  if (rank < 0 || rank >= capacity() || name.empty())
+    return false;
+  auto& held = names_[static_cast<std::size_t>(rank)];
+  if (!held.empty())
+    return held == name;
+  held = name;
+  devices_[static_cast<std::size_t>(rank)] = std::move(devices);
+  ++given_;
+  return true;
+}
+
+void member_table::adopt(const std::vector<std::string>& names,
+                         const std::vector<std::vector<std::string>>& devices) {
+  for (std::size_t rank = 0; rank < names.size() && rank < devices.size(); ++rank)
+    if (!names[rank].empty())
+      (void)add(static_cast<int>(rank), names[rank], devices[rank]);
+}
+
+const std::string* member_table::name(int rank) const {
+  std::shared_lock guard{mutex_};
+  if (rank < 0 || rank >= capacity() || names_[static_cast<std::size_t>(rank)].empty())
+    return nullptr;
+  return &names_[static_cast<std::size_t>(rank)];
+}
+
+std::optional<int> member_table::rank_of(const std::string& name) const {
+  std::shared_lock guard{mutex_};
+  const auto at = std::find(names_.begin(), names_.end(), name);
+  if (name.empty() || at == names_.end())
+    return std::nullopt;
+  return static_cast<int>(at - names_.begin());
+}
+
+std::vector<std::string> member_table::devices(int rank) const {
+  std::shared_lock guard{mutex_};
+  if (rank < 0 || rank >= capacity())
+    return {};
+  return devices_[static_cast<std::size_t>(rank)];
+}
+
+std::vector<std::string> member_table::names() const {
+  std::shared_lock guard{mutex_};
+  return names_;
+}
+
+int member_table::size() const {
+  std::shared_lock guard{mutex_};
+  return given_;
+}
+
+void member_table::add_joined_callback(joined_callback callback) {
+  std::unique_lock guard{mutex_};
+  callbacks_.push_back(std::move(callback));
+}
+
+void member_table::tell_joined(const std::string& name, int rank) const noexcept {
+  std::vector<joined_callback> callbacks;
+  {
+    std::shared_lock guard{mutex_}; // copied: a callback may add another
+    callbacks = callbacks_;
+  }
+  for (auto& callback : callbacks) {
+    try {
+      callback(name, rank);
+    } catch (const std::exception& e) {
+      std::cerr << "troupe: an on_member_joined callback threw: " << e.what() << "\n";
+    } catch (...) {
+      std::cerr << "troupe: an on_member_joined callback threw\n";
+    }
+  }
+}
+
+} // namespace troupe::detail
