@@ -169,6 +169,18 @@ TEST(world_joining, a_rank_or_name_a_member_holds_or_another_world_size_is_refus
   EXPECT_EQ(stays.exit_code(20s), 0);
 }
 
+TEST(world_joining, a_joiner_that_cannot_reach_rank_0_fails_with_peer_lost_naming_it) {
+  troupe::runtime rt;
+  auto options = member_options(2, 2, free_port()); // nobody listens there
+  options.max_world_size = 3;
+  try {
+    troupe::world world{rt, options};
+    ADD_FAILURE() << "joined a world without rank 0";
+  } catch (const troupe::peer_lost& e) {
+    EXPECT_NE(std::string{e.what()}.find("rank 0 (127.0.0.1:"), std::string::npos) << e.what();
+  }
+}
+
 TEST(world_joining, max_world_size_below_world_size_or_a_rank_beyond_it_is_invalid) {
   troupe::runtime rt;
   auto options = member_options(0, 2, free_port());

@@ -22,6 +22,9 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+/// How long a member joining the formed world tries to reach rank 0 before it holds rank 0 lost.
+constexpr auto late_join_grace = std::chrono::seconds{5};
+
 /// The most members a world may have: every member keeps a few tables of this many rows.
 constexpr int max_members = 1 << 16;
 
@@ -122,7 +125,7 @@ void world_core::join() {
 }
 
 void world_core::join_rank0(clock::time_point deadline) {
-  const auto rank0 = connect(rt, rank0_address, link(), deadline);
+  const auto rank0 = reach_rank0(deadline);
   rank0_node_ = rank0.node();
   const auto listen = listen_address(options, rank0_address);
   const auto advertised = listen.host == "0.0.0.0" ? std::string{} : listen.host;
@@ -138,6 +141,20 @@ void world_core::join_rank0(clock::time_point deadline) {
   open_inbox();
   send_from_outside(member, roster_adoption{std::move(roster.names), std::move(roster.hosts),
                                             std::move(roster.ports), std::move(roster.devices)});
+}
+
+caf::actor world_core::reach_rank0(clock::time_point deadline) {
+  if (options.rank < options.world_size)
+    return connect(rt, rank0_address, link(), deadline); // rank 0 may not listen yet
+  // The world has formed already: rank 0 listens, unless it is lost. A few seconds cover a
+  // launcher that starts this member beside those that form the world.
+  try {
+    return connect(rt, rank0_address, link(), std::min(deadline, clock::now() + late_join_grace));
+  } catch (const timeout_error& e) {
+    throw peer_lost("world: rank 0 (" + rank0_address.to_string() +
+                    ") cannot be reached to join the formed world: it is lost, or never started (" +
+                    e.what() + ")");
+  }
 }
 
 link_policy world_core::link(std::string peer_name) const {

@@ -150,6 +150,8 @@ private:
   /// Served call `id` has been answered: the member actor stops counting it.
   void call_finished(std::uint64_t id) noexcept;
   void join_rank0(std::chrono::steady_clock::time_point deadline);
+  /// Connects to rank 0; peer_lost if a member joining the formed world cannot reach it.
+  caf::actor reach_rank0(std::chrono::steady_clock::time_point deadline);
   reply_bytes ask_while_forming(int rank, const caf::actor& peer, caf::message message,
                                 std::chrono::steady_clock::time_point deadline);
   void await_formation(std::chrono::steady_clock::time_point deadline);
