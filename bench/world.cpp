@@ -2,9 +2,10 @@
 // and starts the others as copies of itself). For each size: the time from starting the
 // processes to rank 0's world constructor returning (formed), a call from every member to the
 // next around the ring (with a timeout, so over the network layer rather than shared memory),
-// the time of a barrier of everyone, and the heartbeats a member sends: CAF beats once per
+// the time of a barrier of everyone, the heartbeats a member sends (CAF beats once per
 // connection every 200 ms, so a member's beats a second are five times its TCP connections,
-// counted in its own process.
+// counted in its own process), and a join into the formed world: one more process joins it, and
+// times its world constructor (reaching rank 0, which tells every member before it answers).
 #include "spawn_self.hpp"
 
 #include "troupe/actors/network.hpp"
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -75,6 +77,15 @@ TROUPE_TASK(bench_next, [](int x) { return x + 1; });
 TROUPE_TASK(bench_connections, [](int) { return established_connections(); });
 
 namespace {
+std::atomic<double> reported_join_ms{0};
+}
+/// The joiner reports how long its join took.
+TROUPE_TASK(bench_report_join, [](double ms) {
+  reported_join_ms = ms;
+  return 0;
+});
+
+namespace {
 
 troupe::world_options options_of(int rank, int size, int port) {
   troupe::world_options options;
@@ -84,6 +95,7 @@ troupe::world_options options_of(int rank, int size, int port) {
   options.address = "127.0.0.1:" + std::to_string(port);
   options.timeout = 300s;
   options.rpc_threads = 1;
+  options.max_world_size = size + 1; // one joins once it has formed
   return options;
 }
 
@@ -110,8 +122,40 @@ int member(const char* spec) {
   return 0;
 }
 
+/// The member of rank `size` that joins the formed world: times its join, reports it to rank 0.
+int joiner(const char* spec) {
+  int size = 0, port = 0;
+  if (std::sscanf(spec, "%d,%d", &size, &port) != 2)
+    return 2;
+  troupe::runtime rt;
+  const auto start = clock_type::now();
+  troupe::world world{rt, options_of(size, size, port)};
+  const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+  auto group = world.create_rpc_group("join", {"0", world.name()});
+  group.rpc_sync("0", bench_report_join, ms);
+  group.barrier();
+  return 0;
+}
+
+/// Rank 0: one more member joins `world` (of `size`); how long its join took, as it timed it.
+double time_a_join(troupe::world& world, int size, int port) {
+  std::promise<void> joined;
+  world.on_member_joined([&joined](const std::string&, int) { joined.set_value(); });
+  const auto pid = troupe::bench::spawn_self("TROUPE_BENCH_JOINER=" + std::to_string(size) + "," +
+                                             std::to_string(port));
+  if (joined.get_future().wait_for(120s) != std::future_status::ready)
+    throw std::runtime_error("the joiner did not join within 120 s");
+  auto group = world.create_rpc_group("join", {"0", std::to_string(size)});
+  group.barrier(); // after its report
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("the joiner failed");
+  return reported_join_ms;
+}
+
 struct figures {
-  double formation_ms, barrier_us, beats_per_s;
+  double formation_ms, barrier_us, beats_per_s, join_ms;
 };
 
 figures run_world(int size) {
@@ -153,6 +197,7 @@ figures run_world(int size) {
     for (int rank = 1; rank < size; ++rank)
       connections += group.rpc_sync(world.member_name(rank), 60s, bench_connections, 0);
     result.beats_per_s = 5.0 * connections / (size - 1);
+    result.join_ms = time_a_join(world, size, port);
     group.barrier();
   }
   for (const auto pid : members) {
@@ -169,6 +214,8 @@ figures run_world(int size) {
 int main(int argc, char** argv) {
   if (const char* spec = std::getenv("TROUPE_BENCH_WORLD"))
     return member(spec);
+  if (const char* spec = std::getenv("TROUPE_BENCH_JOINER"))
+    return joiner(spec);
   std::vector<int> sizes{16, 64, 256};
   if (argc > 1) {
     const int size = std::atoi(argv[1]);
@@ -184,6 +231,7 @@ int main(int argc, char** argv) {
     std::printf("world_formation_ms_%d %.1f ms\n", size, results[size].formation_ms);
     std::printf("world_barrier_us_%d %.1f us\n", size, results[size].barrier_us);
     std::printf("world_heartbeat_msgs_per_s_%d %.1f msgs/s\n", size, results[size].beats_per_s);
+    std::printf("world_join_ms_%d %.1f ms\n", size, results[size].join_ms);
     std::fflush(stdout);
   }
   if (results.contains(16) && results.contains(64))
