@@ -193,6 +193,29 @@ TROUPE_ROLE(stranger_answerer) {
   return 0;
 }
 
+/// A process that is no member (claiming member 1's name) tells rank 0 that a member "evil"
+/// joined, as only rank 0 may tell a member. Exits 0 if refused saying so, 1 if taken, 2 if no
+/// answer came.
+TROUPE_ROLE(stranger_announcer) {
+  stranger_at_rank_0 stranger{"1"};
+  caf::scoped_actor self{*stranger.state().system};
+  int code = 2;
+  self
+    ->request(stranger.rank0, 5s, troupe::detail::joined_atom::value, std::int32_t{1},
+              std::string{"evil"},
+              troupe::detail::to_wire(troupe::serialize(std::vector<std::string>{"cpu"})))
+    .receive(
+      [&](std::uint8_t status, std::string& text, troupe::detail::wire_bytes&) {
+        std::cerr << "rank 0 answered: " << text << "\n";
+        code = status == static_cast<std::uint8_t>(troupe::detail::reply_status::state_error) &&
+                   text.find("only rank 0 says who joined") != std::string::npos
+                 ? 0
+                 : 1;
+      },
+      [](caf::error&) {});
+  return code;
+}
+
 /// A process that is no member tells rank 0 that member 1 is leaving, as member 1 would.
 TROUPE_ROLE(stranger_leaver) {
   stranger_at_rank_0 stranger{"1"};

@@ -1,5 +1,6 @@
 // Strangers on a formed world, on 127.0.0.1: a process that is no member (no secret is set, so
-// it gets past the handshake) cannot run a task, forge a member's leave, or take a member's rank.
+// it gets past the handshake) cannot run a task, forge a member's leave, announce a member, or
+// take a member's rank.
 #include "world_security_support.hpp"
 
 TROUPE_TASK(slow_add, [](int a, int b) {
@@ -53,6 +54,17 @@ TEST(world_strangers, a_forged_leave_does_not_hide_a_members_loss) {
   w.server.kill_and_collect();
   EXPECT_TRUE(becomes_true(lost))
     << "member 1's loss went unreported after a stranger said it was leaving";
+}
+
+// Who joined the world is rank 0's word alone: a stranger's announcement (claiming a member's
+// name) is refused and changes no table.
+TEST(world_strangers, a_stranger_cannot_announce_a_member) {
+  world_with_a_server w;
+  member_process stranger{"stranger_announcer", member_environment(1, 2, w.port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0);
+  EXPECT_EQ(w.world.members(), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(w.group.rpc_sync("1", 5s, add_numbers, 20, 22), 42);
+  w.server.kill_and_collect();
 }
 
 // Without a secret a process may claim any name on its connection: claiming member 1's, it is
