@@ -1,9 +1,14 @@
 // Members that join a formed world (world_options::max_world_size), on 127.0.0.1: the world
 // forms with world_size members and takes joiners of the ranks above afterwards; every member
-// learns of a joiner before the joiner hears from it, calls reach it both ways, and it leaves
-// as any member does. A rank or name a member holds, or a world of another size, is refused
-// naming what was wrong.
+// learns of a joiner before the joiner hears from it, calls reach it both ways, it takes an
+// actor restarted from a lost member, and it leaves as any member does. A rank or name a member
+// holds, or a world of another size, is refused naming what was wrong.
 #include "world_test_support.hpp"
+
+#include "../eventually.hpp"
+#include "../tally_actor.hpp"
+
+#include "troupe/actors/actor.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -106,6 +111,55 @@ TEST(world_joining, a_member_joins_the_formed_world_and_every_member_learns_of_i
   EXPECT_EQ(member.exit_code(30s), 0);
   EXPECT_EQ(world.members(), std::vector<std::string>{"0"}) << "both have left";
   EXPECT_EQ(world.size(), 1);
+}
+
+/// Member 1 of a world of two: waits for "2" to join, makes the group of three, and hosts what
+/// rank 0 spawns on it until the test kills it.
+TROUPE_ROLE(hosts_until_killed) {
+  return as_member([](troupe::world& world) {
+    for (int i = 0; i < 2000 && world.members() != with_joiner; ++i)
+      std::this_thread::sleep_for(10ms);
+    auto group = world.create_rpc_group("grown", with_joiner);
+    std::this_thread::sleep_for(60s);
+  });
+}
+
+/// Member 2, joining the formed world: makes the group of three and serves until rank 0 leaves.
+TROUPE_ROLE(joins_and_serves) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("grown", with_joiner);
+    wait_until_gone(group, "0");
+  });
+}
+
+// An actor whose member is lost is made again on the next member of its group: one that joined
+// the formed world takes it as any other would.
+TEST(world_joining, a_member_that_joined_takes_a_restarted_actor) {
+  troupe::runtime rt;
+  const int port = free_port();
+  member_process host{"hosts_until_killed", elastic_environment(1, port)};
+  auto options = member_options(0, 2, port);
+  options.max_world_size = 4;
+  troupe::world world{rt, options};
+  join_recorder joins{world};
+  member_process joiner{"joins_and_serves", elastic_environment(2, port)};
+  ASSERT_TRUE(joins.wait_for("2", 2));
+  auto group = world.create_rpc_group("grown", with_joiner);
+  auto a = group.spawn<tally>("1", {.name = "phoenix", .restart = {.max_restarts = 1}}, 100);
+  EXPECT_EQ(a.call(&tally::add, 5).get(10s), 105);
+  EXPECT_EQ(a.call(&tally::pid).get(10s), host.pid());
+  host.kill_and_collect();
+  ASSERT_TRUE(eventually([&] {
+    try {
+      return a.call(&tally::pid).get(10s) == joiner.pid();
+    } catch (const troupe::worker_lost&) {
+      return false; // the call met the lost member
+    }
+  }))
+    << "made again on the member that joined, the next after the lost one";
+  EXPECT_EQ(a.call(&tally::get).get(10s), 100) << "from the same arguments";
+  world.stop();
+  EXPECT_EQ(joiner.exit_code(20s), 0);
 }
 
 /// A member of a world that takes up to three, joined from the environment: exits 0 if rank 0
