@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 
 namespace troupe::testing {
 namespace {
@@ -223,6 +224,54 @@ TEST(world_joining, a_rank_or_name_a_member_holds_or_another_world_size_is_refus
   EXPECT_EQ(stays.exit_code(20s), 0);
 }
 
+/// A member that asks for any rank (TROUPE_RANK=any) of a world of one that takes three: joins,
+/// meets the others once all three are in, and leaves.
+TROUPE_ROLE(joins_at_any_rank) {
+  return as_member([](troupe::world& world) {
+    require(world.rank() == 1 || world.rank() == 2, "a rank from world_size up");
+    for (int i = 0; i < 2000 && world.size() < 3; ++i)
+      std::this_thread::sleep_for(10ms);
+    auto group = world.create_rpc_group("abc", {"0", "a", "b"});
+    group.barrier();
+  });
+}
+
+/// The environment of a member named `name` that asks for any rank of the world of one (up to
+/// three) on `port`.
+std::map<std::string, std::string> any_rank_environment(const std::string& name, int port) {
+  auto environment = member_environment(1, 1, port);
+  environment["TROUPE_RANK"] = "any";
+  environment["TROUPE_NAME"] = name;
+  environment["TROUPE_MAX_WORLD_SIZE"] = "3";
+  return environment;
+}
+
+TEST(world_joining, members_that_ask_for_any_rank_get_the_free_ones_until_the_world_is_full) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto options = member_options(0, 1, port);
+  options.max_world_size = 3;
+  troupe::world world{rt, options};
+  member_process a{"joins_at_any_rank", any_rank_environment("a", port)};
+  member_process b{"joins_at_any_rank", any_rank_environment("b", port)};
+  for (int i = 0; i < 2000 && world.size() < 3; ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(world.size(), 3);
+  const std::set<std::string> joined{world.member_name(1), world.member_name(2)};
+  EXPECT_EQ(joined, (std::set<std::string>{"a", "b"})) << "ranks 1 and 2, one each";
+  for (const auto& [name, expected] :
+       {std::pair<std::string, std::string>{"c", "no rank is free for 'c'"},
+        {"0", "the name '0' is held by rank 0"}}) {
+    auto environment = any_rank_environment(name, port);
+    environment["TEST_EXPECTED"] = expected;
+    member_process refused{"refused_joiner", environment};
+    EXPECT_EQ(refused.exit_code(20s), 0) << name;
+  }
+  world.create_rpc_group("abc", {"0", "a", "b"}).barrier();
+  EXPECT_EQ(a.exit_code(20s), 0);
+  EXPECT_EQ(b.exit_code(20s), 0);
+}
+
 TEST(world_joining, a_joiner_that_cannot_reach_rank_0_fails_with_peer_lost_naming_it) {
   troupe::runtime rt;
   auto options = member_options(2, 2, free_port()); // nobody listens there
@@ -240,6 +289,12 @@ TEST(world_joining, max_world_size_below_world_size_or_a_rank_beyond_it_is_inval
   auto options = member_options(0, 2, free_port());
   options.max_world_size = 1;
   EXPECT_THROW((troupe::world{rt, options}), troupe::invalid_argument);
+  options.max_world_size = 2;
+  options.rank = troupe::any_rank;
+  EXPECT_THROW((troupe::world{rt, options}), troupe::invalid_argument) << "no rank to join at";
+  options.max_world_size = 3;
+  options.name.clear();
+  EXPECT_THROW((troupe::world{rt, options}), troupe::invalid_argument) << "any rank, no name";
   options = member_options(3, 2, free_port());
   options.max_world_size = 3;
   try {

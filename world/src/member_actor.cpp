@@ -43,6 +43,8 @@ caf::behavior member(member_actor* self, world_core* core) {
     local_handler(self, on_early_peer),
     // Joining the formed world (member_joining.cpp).
     joined_message::handler(self, on_joined),
+    reserve_message::handler(self, on_reserve),
+    local_handler(self, on_reservation_expiry),
     // Reaching the other members (member_peers.cpp).
     local_handler(self, send_request),
     local_handler(self, on_sweep),

@@ -32,6 +32,12 @@ void on_early_peer(member_actor* self, early_peer& peer);
 /// on_member_joined callbacks run.
 reply_result on_joined(member_actor* self, std::int32_t rank, std::string& name,
                        wire_bytes& devices);
+/// Rank 0: a member that joins the formed world at any rank asks for one (the lowest free from
+/// world_size up), held for its name until it joins or the reservation expires.
+reply_result on_reserve(member_actor* self, std::uint32_t version, std::string& name,
+                        std::int32_t size, std::int32_t max_size);
+/// Rank 0: a held rank whose member has not joined within the world's timeout is free again.
+void on_reservation_expiry(member_actor* self, reservation_expiry& expiry);
 
 // member_peers.cpp: reaching the other members, and losing them.
 /// Sends a request of this process's threads, reaching its member first if need be.

@@ -22,6 +22,10 @@ std::optional<std::string> held_refusal(member_actor* self, const std::string& n
            "'";
   if (const auto held = members.rank_of(name))
     return "world: the name '" + name + "' is held by rank " + std::to_string(*held);
+  if (const auto at = self->state.reserved.find(rank);
+      at != self->state.reserved.end() && at->second != name)
+    return "world: '" + name + "' asks for rank " + std::to_string(rank) + ", held for '" +
+           at->second + "' (who asked for any rank)";
   if (self->state.lost[0])
     return "world: rank 0 is leaving the world";
   return std::nullopt;
@@ -54,6 +58,7 @@ void welcome(member_actor* self, int rank) {
 void announce(member_actor* self, int rank) {
   auto& st = self->state;
   auto& join = st.late_joins.at(rank);
+  st.reserved.erase(rank);
   st.core->members.add(rank, join.name, join.devices);
   st.addresses[static_cast<std::size_t>(rank)] = endpoint{join.host, join.port};
   st.core->joined(rank, join.name, join.handle.node());
@@ -139,6 +144,59 @@ void take_in_waiting(member_actor* self) {
       waiting.push_back(rank);
   for (int rank : waiting)
     take_in(self, rank);
+}
+
+namespace {
+
+/// Rank 0: the lowest rank from world_size up that no member holds, no joiner is taking and
+/// none is held for; nullopt if the world is full.
+std::optional<int> free_rank(member_actor* self) {
+  auto& st = self->state;
+  for (int rank = st.core->options.world_size; rank < st.core->options.max_world_size; ++rank)
+    if (st.core->members.name(rank) == nullptr && !st.late_joins.contains(rank) &&
+        !st.reserved.contains(rank))
+      return rank;
+  return std::nullopt;
+}
+
+} // namespace
+
+reply_result on_reserve(member_actor* self, std::uint32_t version, std::string& name,
+                        std::int32_t size, std::int32_t max_size) {
+  auto& st = self->state;
+  const auto& options = st.core->options;
+  if (options.rank != 0)
+    return failed_reply(failure::of<state_error>("only rank 0 gives ranks"));
+  const auto proven = proven_name(self);
+  if (version != wire_version || !proven || *proven != name || size != options.world_size ||
+      max_size != options.max_world_size)
+    return failed_reply(failure::of<invalid_argument>(
+      "world: '" + name + "' asks for a rank with wire version " + std::to_string(version) +
+      " for a world of " + std::to_string(size) + " members and at most " +
+      std::to_string(max_size) + " (its connection proved " +
+      (proven ? "'" + *proven + "'" : "no name") + "); rank 0 (" + options.name + ") has version " +
+      std::to_string(wire_version) + ", " + std::to_string(options.world_size) + " and at most " +
+      std::to_string(options.max_world_size)));
+  if (const auto held = st.core->members.rank_of(name))
+    return failed_reply(failure::of<invalid_argument>(
+      "world: the name '" + name + "' is held by rank " + std::to_string(*held)));
+  for (const auto& [rank, holder] : st.reserved)
+    if (holder == name) // asked again: the same rank
+      return ok_reply(to_wire(serialize(static_cast<std::int32_t>(rank))));
+  const auto rank = free_rank(self);
+  if (!rank)
+    return failed_reply(failure::of<invalid_argument>(
+      "world: no rank is free for '" + name + "': the world has its most members (" +
+      std::to_string(options.max_world_size) + ")"));
+  st.reserved.emplace(*rank, name);
+  self->delayed_send(self, options.timeout, reservation_expiry{*rank, name});
+  return ok_reply(to_wire(serialize(static_cast<std::int32_t>(*rank))));
+}
+
+void on_reservation_expiry(member_actor* self, reservation_expiry& expiry) {
+  auto& reserved = self->state.reserved;
+  if (auto at = reserved.find(expiry.rank); at != reserved.end() && at->second == expiry.name)
+    reserved.erase(at);
 }
 
 reply_result on_joined(member_actor* self, std::int32_t rank, std::string& name,

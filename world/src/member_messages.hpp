@@ -19,6 +19,7 @@ namespace troupe::detail {
 
 using join_atom = caf::atom_constant<caf::atom("join")>; // a member to rank 0
 using joined_atom = caf::atom_constant<caf::atom("joined")>; // rank 0: a member joined
+using reserve_atom = caf::atom_constant<caf::atom("reserve")>; // to rank 0: any free rank
 using call_atom = caf::atom_constant<caf::atom("call")>; // a call (call_request)
 using answer_atom = caf::atom_constant<caf::atom("answer")>; // to a one-way call
 using group_atom = caf::atom_constant<caf::atom("group")>; // rank 0: a group's rendezvous
@@ -127,6 +128,10 @@ struct join_fields {
 /// Rank 0 to every member, when one joins the formed world: (its rank, its name, its devices
 /// encoded). Answered once taken in.
 using joined_message = member_message<joined_atom, std::int32_t, std::string, wire_bytes>;
+/// A member that joins the formed world at any rank asks rank 0 for one: (wire_version, its
+/// name, world_size, max_world_size). Answered with the rank, encoded.
+using reserve_message =
+  member_message<reserve_atom, std::uint32_t, std::string, std::int32_t, std::int32_t>;
 /// A member that stops on purpose tells every other: (its rank).
 using leave_message = member_message<leave_atom, std::int32_t>;
 /// To rank 0: connect me to (rank); from rank 0: (rank) asks you to connect to it.

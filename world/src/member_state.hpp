@@ -54,6 +54,7 @@ struct member_state {
   std::uint64_t next_serving = 0;
   std::map<int, pending_join> joins; // rank 0, while the world forms
   std::map<int, pending_join> late_joins; // rank 0: joins of ranks from world_size up, in progress
+  std::map<int, std::string> reserved; // rank 0: ranks given to joiners that asked for any, by rank
   int unknown_addresses = 0; // rank 0: joins whose address is still being looked up
   coordinator groups; // rank 0
   barrier_table barriers; // the groups' barriers in progress here

@@ -1,6 +1,7 @@
 #include "troupe/world/world.hpp"
 
 #include "group_state.hpp"
+#include "world_core.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -26,6 +27,9 @@ world::world(runtime& rt, world_options options) {
   exclusive_world claim;
   try {
     auto& state = runtime_state_of(rt);
+    options = detail::checked(std::move(options));
+    if (options.rank == any_rank)
+      options.rank = detail::request_rank(state, options);
     core_ = std::make_shared<detail::world_core>(state, std::move(options));
     core_->join();
     state.services->add(core_.get());

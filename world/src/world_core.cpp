@@ -22,11 +22,10 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-/// How long a member joining the formed world tries to reach rank 0 before it holds rank 0 lost.
-constexpr auto late_join_grace = std::chrono::seconds{5};
-
 /// The most members a world may have: every member keeps a few tables of this many rows.
 constexpr int max_members = 1 << 16;
+
+} // namespace
 
 world_options checked(world_options options) {
   if (options.world_size < 1)
@@ -39,9 +38,14 @@ world_options checked(world_options options) {
                            std::to_string(options.world_size) + ".." + std::to_string(max_members) +
                            " (world_size up to " + std::to_string(max_members) + "), got " +
                            std::to_string(options.max_world_size));
-  if (options.rank < 0 || options.rank >= options.max_world_size)
+  if (options.rank == any_rank && options.max_world_size == options.world_size)
+    throw invalid_argument("world_options::rank: a member may ask for any rank only to join a "
+                           "formed world (max_world_size above world_size)");
+  if (options.rank == any_rank && options.name.empty())
+    throw invalid_argument("world_options::rank: a member that asks for any rank needs a name");
+  if (options.rank != any_rank && (options.rank < 0 || options.rank >= options.max_world_size))
     throw invalid_argument("world_options::rank must be in 0.." +
-                           std::to_string(options.max_world_size - 1) + ", got " +
+                           std::to_string(options.max_world_size - 1) + " (or any_rank), got " +
                            std::to_string(options.rank));
   if (options.rpc_threads < 1)
     throw invalid_argument("world_options::rpc_threads must be at least 1, got " +
@@ -63,6 +67,8 @@ world_options checked(world_options options) {
   check_devices(options.devices, "world_options::devices");
   return options;
 }
+
+namespace {
 
 /// Where this member listens: rank 0 at the world's address; the others on loopback when the
 /// world is on one host, else on every interface (reached at the address rank 0 sees).

@@ -27,6 +27,18 @@
 
 namespace troupe::detail {
 
+/// How long a member joining the formed world tries to reach rank 0 before it holds rank 0 lost
+/// (a few seconds cover a launcher that starts it beside the members that form the world).
+inline constexpr auto late_join_grace = std::chrono::seconds{5};
+
+/// `options` as a world takes them (defaults filled in); invalid_argument naming what is wrong.
+world_options checked(world_options options);
+
+/// Asks rank 0 of the formed world `options` name for a free rank (options.rank is any_rank),
+/// held for this member's name until it joins or the world's timeout passes; throws what rank 0
+/// answers, or peer_lost if it cannot be reached (rank_request.cpp).
+int request_rank(runtime_state& rt, const world_options& options);
+
 /// Throws invalid_argument, naming `whose` list, unless `devices` names 1 to 256 devices, each
 /// once, as local_devices() names them (no '@', ',' or spaces; 64 bytes at most): a member's
 /// own, and those another member sends when it joins.
@@ -40,6 +52,11 @@ struct sweep_request {};
 /// The member actor's own reminder to try reaching `rank` again.
 struct reconnect {
   int rank = 0;
+};
+/// Rank 0's own reminder that the rank it held for `name` expires unless it has joined.
+struct reservation_expiry {
+  int rank = 0;
+  std::string name;
 };
 /// An executor thread finished call `id`, and answered it.
 struct call_done {
@@ -185,3 +202,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::stop_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::sweep_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::reconnect)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::call_done)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::reservation_expiry)

@@ -46,8 +46,11 @@ std::vector<std::string> comma_separated(std::string_view text) {
 
 world_options world_options::from_environment() {
   world_options options;
+  const char* troupe_rank = std::getenv("TROUPE_RANK");
+  const bool any = troupe_rank != nullptr && std::string_view{troupe_rank} == "any";
   const auto rank =
-    number_from({"TROUPE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
+    any ? std::optional{any_rank}
+        : number_from({"TROUPE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
   const auto size =
     number_from({"TROUPE_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
   if (!rank || !size)
@@ -61,7 +64,7 @@ world_options world_options::from_environment() {
     options.max_world_size = *max_size;
   if (const char* name = std::getenv("TROUPE_NAME"); name != nullptr && *name != '\0')
     options.name = name;
-  else
+  else if (!any) // a member that asks for any rank must name itself (checked when it joins)
     options.name = "rank-" + std::to_string(options.rank);
   if (const char* address = std::getenv("TROUPE_ADDRESS"); address != nullptr && *address != '\0')
     options.address = address;

@@ -15,11 +15,16 @@
 
 namespace troupe {
 
+/// world_options::rank of a member that joins a formed world at whatever rank is free.
+inline constexpr int any_rank = -2;
+
 struct world_options {
   /// This member's name, unique in the world. Empty: "rank-N".
   std::string name;
   /// This member's rank, unique in the world: from 0 to world_size - 1 for the members that
-  /// form it, up to max_world_size - 1 for those that join it once formed.
+  /// form it, up to max_world_size - 1 for those that join it once formed; any_rank: the lowest
+  /// free rank from world_size up, which rank 0 gives a member that joins the formed world (it
+  /// needs a name).
   int rank = -1;
   /// The members the world forms with: the constructors of all of them return together.
   int world_size = -1;
@@ -65,8 +70,8 @@ struct world_options {
 
   /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_MAX_WORLD_SIZE, TROUPE_ADDRESS,
   /// TROUPE_SECRET and TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT, TROUPE_TLS_KEY and
-  /// TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's nodes do; the rank and size fall back to
-  /// what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE, SLURM_PROCID/SLURM_NTASKS).
+  /// TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's nodes do (TROUPE_RANK=any: any_rank); the
+  /// rank and size fall back to what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE, SLURM_PROCID/SLURM_NTASKS).
   /// Throws invalid_argument naming a variable that is malformed, or saying which are missing.
   static world_options from_environment();
 };
