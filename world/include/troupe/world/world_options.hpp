@@ -71,8 +71,9 @@ struct world_options {
   /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_MAX_WORLD_SIZE, TROUPE_ADDRESS,
   /// TROUPE_SECRET and TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT, TROUPE_TLS_KEY and
   /// TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's nodes do (TROUPE_RANK=any: any_rank); the
-  /// rank and size fall back to what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE, SLURM_PROCID/SLURM_NTASKS).
-  /// Throws invalid_argument naming a variable that is malformed, or saying which are missing.
+  /// rank and size fall back to what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE,
+  /// SLURM_PROCID/SLURM_NTASKS). Throws invalid_argument naming a variable that is malformed, or
+  /// saying which are missing.
   static world_options from_environment();
 };
 
