@@ -4,6 +4,7 @@
 #include "world_security_support.hpp"
 
 #include "member_messages.hpp"
+#include "roster.hpp"
 
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/runtime_state.hpp"
@@ -201,9 +202,11 @@ TROUPE_ROLE(stranger_announcer) {
   caf::scoped_actor self{*stranger.state().system};
   int code = 2;
   self
-    ->request(stranger.rank0, 5s, troupe::detail::joined_atom::value, std::int32_t{1},
-              std::string{"evil"},
-              troupe::detail::to_wire(troupe::serialize(std::vector<std::string>{"cpu"})))
+    ->request(stranger.rank0, 5s,
+              troupe::detail::joined_message::make(
+                1, "evil",
+                troupe::detail::to_wire(troupe::serialize(std::vector<std::string>{"cpu"})),
+                "127.0.0.1", 1, stranger.state().system->node()))
     .receive(
       [&](std::uint8_t status, std::string& text, troupe::detail::wire_bytes&) {
         std::cerr << "rank 0 answered: " << text << "\n";
@@ -213,6 +216,29 @@ TROUPE_ROLE(stranger_announcer) {
                  : 1;
       },
       [](caf::error&) {});
+  return code;
+}
+
+/// A process that joins a formed world of one (at most two) with a raw join asking for rank 5,
+/// its details right: exits 0 if rank 0 refuses it naming the rank and the ranks there are, 1
+/// otherwise, 2 if no answer came.
+TROUPE_ROLE(stranger_beyond_the_world) {
+  stranger_at_rank_0 stranger{"stranger"};
+  auto member = stranger.state().system->spawn([] { return caf::behavior{[](std::int32_t) {}}; });
+  caf::scoped_actor self{*stranger.state().system};
+  int code = 2;
+  self
+    ->request(stranger.rank0, 5s,
+              troupe::detail::join_message::make(
+                troupe::detail::wire_version, "stranger", 5, 1, 1, "127.0.0.1", member,
+                troupe::detail::to_wire(troupe::detail::encode_join_details({{"cpu"}, 2}))))
+    .receive(
+      [&](std::uint8_t, std::string& text, troupe::detail::wire_bytes&) {
+        std::cerr << "rank 0 answered: " << text << "\n";
+        code = text.find("asks for rank 5, outside 1..1") != std::string::npos ? 0 : 1;
+      },
+      [](caf::error&) {});
+  caf::anon_send_exit(member, caf::exit_reason::user_shutdown);
   return code;
 }
 

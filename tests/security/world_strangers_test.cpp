@@ -67,6 +67,18 @@ TEST(world_strangers, a_stranger_cannot_announce_a_member) {
   w.server.kill_and_collect();
 }
 
+// Ranks are bounded at the door: a raw join beyond the largest world is refused naming it.
+TEST(world_strangers, a_join_beyond_the_largest_world_is_refused_naming_the_ranks) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto options = member_options(0, 1, port);
+  options.max_world_size = 2;
+  troupe::world world{rt, options};
+  member_process stranger{"stranger_beyond_the_world", member_environment(1, 1, port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0);
+  EXPECT_EQ(world.members(), std::vector<std::string>{"0"});
+}
+
 // Without a secret a process may claim any name on its connection: claiming member 1's, it is
 // still not member 1, whose process rank 0 knows.
 TEST(world_strangers, a_stranger_claiming_a_members_name_does_not_take_its_rank) {

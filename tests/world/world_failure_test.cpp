@@ -233,7 +233,7 @@ TROUPE_ROLE(late_claimant) {
     as_member([](troupe::world&) {});
   } catch (const troupe::invalid_argument& e) {
     std::cerr << e.what() << "\n";
-    return std::string{e.what()}.find("rank 1 is held by '1'") != std::string::npos ? 0 : 1;
+    return std::string{e.what()}.find("asks for rank 1, held by '1'") != std::string::npos ? 0 : 1;
   }
   return 1;
 }

@@ -1,8 +1,9 @@
 // Members that join a formed world (world_options::max_world_size), on 127.0.0.1: the world
 // forms with world_size members and takes joiners of the ranks above afterwards; every member
 // learns of a joiner before the joiner hears from it, calls reach it both ways, it takes an
-// actor restarted from a lost member, and it leaves as any member does. A rank or name a member
-// holds, or a world of another size, is refused naming what was wrong.
+// actor restarted from a lost member, and it leaves as any member does. A lost member joins
+// again as a new process under its name and rank; its old process is not taken back. A rank or name
+// a member holds, or a world of another size, is refused naming what was wrong.
 #include "world_test_support.hpp"
 
 #include "../eventually.hpp"
@@ -14,7 +15,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+
 #include <set>
+#include <signal.h>
+#include <unistd.h>
+
+TROUPE_TASK(process_id, [](int) { return static_cast<int>(getpid()); });
 
 namespace troupe::testing {
 namespace {
@@ -163,6 +169,94 @@ TEST(world_joining, a_member_that_joined_takes_a_restarted_actor) {
   EXPECT_EQ(joiner.exit_code(20s), 0);
 }
 
+/// Member 2 of three, frozen by the test and then resumed, as a new process took its place:
+/// once resumed, its calls fail with peer_lost (it was lost to the world, which does not take
+/// it back); exits 0 then, 1 if they still succeed after 60 s.
+TROUPE_ROLE(frozen_then_resumed) {
+  return refused_or_lost_code([] {
+    as_member([](troupe::world& world) {
+      auto group = world.create_rpc_group("all", everyone);
+      group.barrier();
+      for (int i = 0; i < 600; ++i) {
+        try {
+          group.rpc_sync("0", 2s, add_numbers, 1, 1);
+        } catch (const troupe::peer_lost&) {
+          return;
+        } catch (const troupe::timeout_error&) {
+        }
+        std::this_thread::sleep_for(100ms);
+      }
+      require(false, "the old process was cut off");
+    });
+  });
+}
+
+/// Member 2 again, a new process under its old name and rank: serves until rank 0 leaves.
+TROUPE_ROLE(returns_under_its_name) {
+  return as_member([](troupe::world& world) {
+    require(world.rank() == 2 && world.members() == everyone, "back in a world of three");
+    auto group = world.create_rpc_group("again", everyone);
+    group.barrier();
+    wait_until_gone(group, "0");
+  });
+}
+
+/// Member 1: sees member 2 lost, then back, calls the new one, and serves until rank 0 leaves.
+TROUPE_ROLE(sees_a_member_return) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("all", everyone);
+    group.barrier();
+    for (int i = 0; i < 3000 && world.size() == 3; ++i)
+      std::this_thread::sleep_for(10ms);
+    require(world.members() == std::vector<std::string>{"0", "1"}, "member 2 was lost");
+    for (int i = 0; i < 3000 && world.size() < 3; ++i)
+      std::this_thread::sleep_for(10ms);
+    require(world.members() == everyone, "member 2 is back");
+    auto again = world.create_rpc_group("again", everyone);
+    require(again.rpc_sync("2", add_numbers, 2, 2) == 4, "a call to the new member 2");
+    again.barrier();
+    wait_until_gone(again, "0");
+  });
+}
+
+// A member lost (frozen past the 3 s bound) may join again under its old name and rank as a new
+// process: calls pending on the old one failed with peer_lost, the new one is called as any
+// member, and the old one, resumed, is not taken for it.
+TEST(world_joining, a_lost_member_joins_again_as_a_new_process_and_its_old_one_is_refused) {
+  troupe::runtime rt;
+  const int port = free_port();
+  member_process one{"sees_a_member_return", member_environment(1, 3, port)};
+  member_process old{"frozen_then_resumed", member_environment(2, 3, port)};
+  troupe::world world{rt, member_options(0, 3, port)};
+  std::atomic<bool> lost{false};
+  world.on_member_lost([&lost](const std::string& name, int) { lost = lost || name == "2"; });
+  join_recorder joins{world};
+  auto all = world.create_rpc_group("all", everyone);
+  all.barrier();
+  // Long enough to be pending when the loss is seen (3 s), short enough not to hold the old
+  // process's exit for long once it resumes (it finishes the call first).
+  auto pending = all.rpc_async("2", sleep_ms, 5'000);
+  old.signal(SIGSTOP);
+  EXPECT_THROW(pending.get(), troupe::peer_lost) << "the call pending on the old process";
+  for (int i = 0; i < 1000 && !lost; ++i) // the callbacks run once the pending calls failed
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(lost.load());
+  EXPECT_EQ(world.members(), (std::vector<std::string>{"0", "1"}));
+
+  member_process again{"returns_under_its_name", member_environment(2, 3, port)};
+  ASSERT_TRUE(joins.wait_for("2", 2)) << "member 2 joined again";
+  EXPECT_EQ(world.members(), everyone);
+  auto group = world.create_rpc_group("again", everyone);
+  EXPECT_EQ(group.rpc_sync("2", process_id, 0), again.pid());
+  old.signal(SIGCONT);
+  EXPECT_EQ(old.exit_code(30s), 0) << "the resumed old process was cut off";
+  EXPECT_EQ(group.rpc_sync("2", process_id, 0), again.pid()) << "still the new process";
+  group.barrier();
+  world.stop();
+  EXPECT_EQ(one.exit_code(20s), 0);
+  EXPECT_EQ(again.exit_code(20s), 0);
+}
+
 /// A member of a world that takes up to three, joined from the environment: exits 0 if rank 0
 /// refuses it with a message that says TEST_EXPECTED, 1 if it says something else, 2 if it is
 /// taken in.
@@ -218,6 +312,7 @@ TEST(world_joining, a_rank_or_name_a_member_holds_or_another_world_size_is_refus
   pair.barrier();
   EXPECT_EQ(refusal_of(port, 2, "0", 3, "the name '0' is held by rank 0"), 0);
   EXPECT_EQ(refusal_of(port, 1, "other", 3, "asks for rank 1, held by '1'"), 0);
+  EXPECT_EQ(refusal_of(port, 1, "1", 3, "held by '1', who is still in the world"), 0);
   EXPECT_EQ(refusal_of(port, 2, "other", 5, "at most 5, rank 0 (0) one of 1 and at most 3"), 0);
   EXPECT_EQ(world.members(), (std::vector<std::string>{"0", "1"})) << "nothing changed";
   pair.barrier();

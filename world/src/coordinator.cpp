@@ -98,6 +98,8 @@ void coordinator::lost(int rank, const std::string& why) {
   }
 }
 
+void coordinator::returned(int rank) { gone_.erase(rank); }
+
 void coordinator::fail_all(const failure& why) {
   for (auto& [_, meeting] : waiting_)
     for (auto& [__, waiting] : meeting.arrived)

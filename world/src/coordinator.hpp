@@ -32,6 +32,9 @@ public:
   /// A member was lost (`why` says who, and how): fails every rendezvous that waits for it,
   /// forgets its keys.
   void lost(int rank, const std::string& why);
+  /// A lost member joined again, as a new process: rendezvous may wait for it again (its old
+  /// keys stay orphaned until taken again).
+  void returned(int rank);
 
   /// Answers every held promise with `why` (when rank 0 stops).
   void fail_all(const failure& why);

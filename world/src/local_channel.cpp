@@ -136,6 +136,11 @@ void local_channel::lost(int rank, const std::string& why) {
     reply->set_error(std::make_exception_ptr(peer_lost(why)));
 }
 
+void local_channel::rejoined(int rank) {
+  std::lock_guard guard{mutex_};
+  peers_[rank] = peer{.retry_after = std::chrono::steady_clock::time_point::max()};
+}
+
 void local_channel::stop() noexcept {
   if (stopping_.exchange(true))
     return;

@@ -68,6 +68,9 @@ public:
 
   /// `rank` is gone: fail what is pending on it, stop waiting to put to it.
   void lost(int rank, const std::string& why);
+  /// `rank` joined again as a new process: its calls go over TCP from now on (its inboxes'
+  /// names are its old process's, whose inboxes may still be there).
+  void rejoined(int rank);
 
   /// Fails everything pending, closes the inboxes and joins their readers.
   void stop() noexcept;

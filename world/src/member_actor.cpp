@@ -42,7 +42,7 @@ caf::behavior member(member_actor* self, world_core* core) {
     local_handler(self, on_roster),
     local_handler(self, on_early_peer),
     // Joining the formed world (member_joining.cpp).
-    joined_message::handler(self, on_joined),
+    joined_message::named_handler<joined_fields>(self, on_joined),
     reserve_message::handler(self, on_reserve),
     local_handler(self, on_reservation_expiry),
     // Reaching the other members (member_peers.cpp).

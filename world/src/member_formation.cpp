@@ -144,9 +144,9 @@ void look_up_host(member_actor* self, int rank, const caf::node_id& node,
       });
 }
 
-wire_bytes roster_now(member_actor* self) {
+wire_bytes roster_now(member_actor* self, std::uint32_t incarnation) {
   auto& st = self->state;
-  roster members{st.core->members.names(), {}, {}, {}, st.core->world_id};
+  roster members{st.core->members.names(), {}, {}, {}, st.core->world_id, incarnation};
   for (std::size_t rank = 0; rank < members.names.size(); ++rank) {
     members.hosts.push_back(st.addresses[rank].host);
     members.ports.push_back(st.addresses[rank].port);
@@ -193,7 +193,7 @@ reply_result on_join(member_actor* self, join_fields join) {
   details.devices = std::move(*devices);
   if (auto refusal = door_refusal(self, join, details))
     return failed_reply(failure::of<invalid_argument>(std::move(*refusal)));
-  if (join.rank >= self->state.core->options.world_size)
+  if (join.rank >= self->state.core->options.world_size || self->state.roster_known)
     return accept_late_join(self, join, details);
   return accept_join(self, join, details);
 }

@@ -30,8 +30,7 @@ void on_early_peer(member_actor* self, early_peer& peer);
 // member_joining.cpp: members that join the formed world.
 /// Rank 0 says member `rank` joined: it is taken into this member's table, and the
 /// on_member_joined callbacks run.
-reply_result on_joined(member_actor* self, std::int32_t rank, std::string& name,
-                       wire_bytes& devices);
+reply_result on_joined(member_actor* self, joined_fields joined);
 /// Rank 0: a member that joins the formed world at any rank asks for one (the lowest free from
 /// world_size up), held for its name until it joins or the reservation expires.
 reply_result on_reserve(member_actor* self, std::uint32_t version, std::string& name,

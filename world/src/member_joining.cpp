@@ -13,14 +13,22 @@ namespace troupe::detail {
 
 namespace {
 
-/// Rank 0: why the world cannot take `name` at `rank`, if it cannot: a rank or a name held by a
-/// member (lost or not: a rank keeps its name).
+/// Whether `name` joining at `rank` is that member again, as a new process: it was lost (or
+/// left), and a rank keeps its name.
+bool returns(member_actor* self, const std::string& name, int rank) {
+  const auto* holder = self->state.core->members.name(rank);
+  return holder != nullptr && *holder == name && self->state.lost[static_cast<std::size_t>(rank)];
+}
+
+/// Rank 0: why the world cannot take `name` at `rank`, if it cannot: a rank or a name held by
+/// another member, or by this one still in the world.
 std::optional<std::string> held_refusal(member_actor* self, const std::string& name, int rank) {
   const auto& members = self->state.core->members;
-  if (const auto* holder = members.name(rank))
+  const bool again = returns(self, name, rank);
+  if (const auto* holder = members.name(rank); holder != nullptr && !again)
     return "world: '" + name + "' asks for rank " + std::to_string(rank) + ", held by '" + *holder +
-           "'";
-  if (const auto held = members.rank_of(name))
+           "'" + (*holder == name ? ", who is still in the world" : "");
+  if (const auto held = members.rank_of(name); held && *held != rank)
     return "world: the name '" + name + "' is held by rank " + std::to_string(*held);
   if (const auto at = self->state.reserved.find(rank);
       at != self->state.reserved.end() && at->second != name)
@@ -50,7 +58,7 @@ void welcome(member_actor* self, int rank) {
     return;
   auto join = std::move(at->second);
   st.late_joins.erase(at);
-  deliver(join.promise, {}, roster_now(self));
+  deliver(join.promise, {}, roster_now(self, 1 + st.incarnations[rank]));
   st.core->members.tell_joined(join.name, rank);
 }
 
@@ -59,7 +67,14 @@ void announce(member_actor* self, int rank) {
   auto& st = self->state;
   auto& join = st.late_joins.at(rank);
   st.reserved.erase(rank);
-  st.core->members.add(rank, join.name, join.devices);
+  if (returns(self, join.name, rank)) {
+    take_back(self, rank, join.handle.node());
+    st.core->members.renew(rank, join.devices);
+    ++st.incarnations[rank];
+  } else {
+    st.core->members.add(rank, join.name, join.devices);
+    st.joined_nodes[rank] = join.handle.node();
+  }
   st.addresses[static_cast<std::size_t>(rank)] = endpoint{join.host, join.port};
   st.core->joined(rank, join.name, join.handle.node());
   add_peer(self, rank, join.handle);
@@ -77,7 +92,8 @@ void announce(member_actor* self, int rank) {
     };
     self
       ->request(st.peers[other], st.core->options.timeout,
-                joined_message::make(static_cast<std::int32_t>(rank), join.name, devices))
+                joined_message::make(static_cast<std::int32_t>(rank), join.name, devices, join.host,
+                                     join.port, join.handle.node()))
       .then(
         [self, told](std::uint8_t, std::string&, wire_bytes&) {
           const handling scope{self};
@@ -199,24 +215,48 @@ void on_reservation_expiry(member_actor* self, reservation_expiry& expiry) {
     reserved.erase(at);
 }
 
-reply_result on_joined(member_actor* self, std::int32_t rank, std::string& name,
-                       wire_bytes& devices) {
+void take_back(member_actor* self, int rank, const caf::node_id& node) {
   auto& st = self->state;
+  const auto at = static_cast<std::size_t>(rank);
+  st.lost[at] = false;
+  st.left[at] = false;
+  st.peers[at] = nullptr; // its old process's (whose end was handled when it was lost)
+  st.connect_failures.erase(rank);
+  st.greet_when_reached.erase(rank);
+  st.joined_nodes[rank] = node;
+  st.groups.returned(rank);
+  st.core->member_returned(rank);
+}
+
+reply_result on_joined(member_actor* self, joined_fields joined) {
+  auto& st = self->state;
+  const auto rank = joined.rank;
+  const auto& name = joined.name;
   if (sender_rank(self) != 0)
     return failed_reply(failure::of<state_error>("only rank 0 says who joined the world"));
   std::string why;
   std::optional<std::vector<std::string>> listed;
   try {
-    listed = checked_devices(name, deserialize<std::vector<std::string>>(from_wire(devices)), why);
+    listed =
+      checked_devices(name, deserialize<std::vector<std::string>>(from_wire(joined.devices)), why);
   } catch (const std::exception& e) {
     why = "world: the devices of '" + name + "' do not decode: " + e.what();
   }
   if (!listed)
     return failed_reply(failure::of<invalid_argument>(why));
-  if (rank == st.core->options.rank || !st.core->members.add(rank, name, std::move(*listed)))
+  const bool again = rank >= 0 && rank < st.core->members.capacity() && returns(self, name, rank);
+  if (rank == st.core->options.rank ||
+      (!again && !st.core->members.add(rank, name, std::move(*listed))))
     return failed_reply(failure::of<invalid_argument>("world: rank " + std::to_string(rank) +
                                                       " cannot be '" + name + "' here: it is " +
                                                       st.core->label(rank)));
+  if (again) {
+    take_back(self, rank, joined.node);
+    st.core->members.renew(rank, std::move(*listed));
+  } else {
+    st.joined_nodes[rank] = joined.node;
+  }
+  st.addresses[static_cast<std::size_t>(rank)] = endpoint{joined.host, joined.port};
   st.core->members.tell_joined(name, rank);
   return ok_reply();
 }

@@ -69,6 +69,11 @@ void connect_to(member_actor* self, int rank) {
       const handling scope{self};
       auto& st = self->state;
       st.connect_failures.erase(rank);
+      const auto joined = st.joined_nodes.find(rank);
+      if (joined != st.joined_nodes.end() && joined->second != handle.node()) {
+        fail_awaiting(self, rank, "its address answered as another process than rank 0 took in");
+        return;
+      }
       if (!st.lost[static_cast<std::size_t>(rank)] && !st.peers[static_cast<std::size_t>(rank)])
         add_peer(self, rank, std::move(handle));
     },
@@ -153,8 +158,12 @@ int sender_rank(member_actor* self) {
   if (!found)
     return -1;
   const auto rank = static_cast<std::size_t>(*found);
-  if (st.peers[rank] || st.lost[rank]) // held by another process, or gone for good
+  if (st.peers[rank] || st.lost[rank]) // held by another process, or gone
     return -1;
+  if (const auto joined = st.joined_nodes.find(*found);
+      joined != st.joined_nodes.end() && joined->second != sender->node())
+    return -1; // the name's old process, or a stranger's: rank 0 took in another
+
   add_peer(self, static_cast<int>(rank), caf::actor_cast<caf::actor>(sender));
   return static_cast<int>(rank);
 }

@@ -51,6 +51,11 @@ bool gone_members::is_gone(int rank) const {
   return gone_.contains(rank);
 }
 
+void gone_members::returned(int rank) {
+  std::lock_guard guard{mutex_};
+  gone_.erase(rank);
+}
+
 int gone_members::count() const {
   std::lock_guard guard{mutex_};
   return static_cast<int>(gone_.size());

@@ -41,6 +41,8 @@ public:
   /// may have left because of the loss).
   std::optional<int> first_gone(const std::vector<int>& ranks) const;
   bool is_gone(int rank) const;
+  /// `rank` joined again, as a new process.
+  void returned(int rank);
   int count() const;
   /// Runs every lost callback for member `name` of `rank`; a callback that throws is reported
   /// on stderr and the others still run.

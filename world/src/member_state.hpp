@@ -55,6 +55,10 @@ struct member_state {
   std::map<int, pending_join> joins; // rank 0, while the world forms
   std::map<int, pending_join> late_joins; // rank 0: joins of ranks from world_size up, in progress
   std::map<int, std::string> reserved; // rank 0: ranks given to joiners that asked for any, by rank
+  std::map<int, std::uint32_t> incarnations; // rank 0: how often each rank joined again
+  /// The process each member that joined the formed world is: a connection proving its name
+  /// from another process (its old one, or a stranger) is not taken for it.
+  std::map<int, caf::node_id> joined_nodes;
   int unknown_addresses = 0; // rank 0: joins whose address is still being looked up
   coordinator groups; // rank 0
   barrier_table barriers; // the groups' barriers in progress here
@@ -69,8 +73,8 @@ using member_actor = caf::stateful_actor<member_state>;
 void look_up_host(member_actor* self, int rank, const caf::node_id& node,
                   std::function<void(std::string)> found,
                   std::function<void(network_error)> failed);
-/// Rank 0: the roster as it stands, for a member that joins.
-wire_bytes roster_now(member_actor* self);
+/// Rank 0: the roster as it stands, for a member that joins (`incarnation`: roster.hpp).
+wire_bytes roster_now(member_actor* self, std::uint32_t incarnation = 1);
 /// `devices`, checked as the devices of member `name`; nullopt (and `why`) if they are no list.
 std::optional<std::vector<std::string>>
 checked_devices(const std::string& name, std::vector<std::string> devices, std::string& why);
@@ -81,6 +85,8 @@ checked_devices(const std::string& name, std::vector<std::string> devices, std::
 reply_result accept_late_join(member_actor* self, join_fields& join, join_details& details);
 /// Rank 0, once formed: takes in the members that asked to join meanwhile.
 void take_in_waiting(member_actor* self);
+/// `rank`, gone, joined again as the process `node`: it is a member again, reached anew.
+void take_back(member_actor* self, int rank, const caf::node_id& node);
 
 // member_barriers.cpp
 /// Member `rank` was lost (or `left` on purpose): a barrier waiting for it here (its parent, or

@@ -22,6 +22,12 @@ bool member_table::add(int rank, const std::string& name, std::vector<std::strin
   return true;
 }
 
+void member_table::renew(int rank, std::vector<std::string> devices) {
+  std::unique_lock guard{mutex_};
+  if (rank >= 0 && rank < capacity())
+    devices_[static_cast<std::size_t>(rank)] = std::move(devices);
+}
+
 void member_table::adopt(const std::vector<std::string>& names,
                          const std::vector<std::vector<std::string>>& devices) {
   for (std::size_t rank = 0; rank < names.size() && rank < devices.size(); ++rank)

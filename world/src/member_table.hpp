@@ -23,6 +23,8 @@ public:
   /// Gives `rank` to `name`, with its `devices`; false (and nothing changed) if the rank is
   /// outside the table or held by another name. Giving a rank its own name again changes nothing.
   bool add(int rank, const std::string& name, std::vector<std::string> devices);
+  /// The new devices of `rank`, whose member joined again as a new process.
+  void renew(int rank, std::vector<std::string> devices);
   /// Adds the roster the world formed with, by rank: an empty name leaves its rank as it was
   /// (a member that joined may be known here before the roster is).
   void adopt(const std::vector<std::string>& names,

@@ -18,6 +18,9 @@ struct roster {
   std::vector<std::uint16_t> ports;
   std::vector<std::vector<std::string>> devices;
   std::string world_id;
+  /// The joiner's incarnation: 1 the first time it joins, more when it joins again after it
+  /// was lost (a new process under its old name and rank).
+  std::uint32_t incarnation = 1;
 };
 
 std::vector<std::byte> encode_roster(const roster& members);

@@ -144,7 +144,9 @@ void world_core::join_rank0(clock::time_point deadline) {
     deadline);
   auto roster = read_roster(as_bytes(payload), options.max_world_size);
   world_id = roster.world_id;
-  open_inbox();
+  // A member that joins again keeps to TCP: its inboxes' names are its old process's.
+  if (roster.incarnation == 1)
+    open_inbox();
   send_from_outside(member, roster_adoption{std::move(roster.names), std::move(roster.hosts),
                                             std::move(roster.ports), std::move(roster.devices)});
 }
@@ -421,6 +423,12 @@ void world_core::add_lost_callback(std::function<void(const std::string&, int)> 
 
 std::optional<int> world_core::first_gone(const std::vector<int>& ranks) {
   return gone_.first_gone(ranks);
+}
+
+void world_core::member_returned(int rank) {
+  if (channel_)
+    channel_->rejoined(rank);
+  gone_.returned(rank);
 }
 
 std::vector<std::string> world_core::live_members() {

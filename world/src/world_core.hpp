@@ -121,6 +121,8 @@ public:
   void joined(int rank, const std::string& name, const caf::node_id& node);
   /// `rank` is gone: `why` says how; `left` if it said it was leaving (not reported lost).
   void peer_gone(int rank, const std::string& why, bool left) noexcept;
+  /// `rank`, gone, joined again as a new process.
+  void member_returned(int rank);
 
   void add_lost_callback(std::function<void(const std::string&, int)> callback);
   /// The members that are neither lost nor gone, in rank order, and how many they are.
