@@ -3,7 +3,10 @@
 // has formed, gives it the rank unless a member holds the rank or the name, tells every member
 // there, and answers the joiner with the roster once they have all taken it in, so that none of
 // them hears from it before knowing who it is. Every member's table then has it; it reaches
-// the others as any higher rank does (member_peers.cpp).
+// the others as any higher rank does (member_peers.cpp). A member that was lost may join again
+// under its name and rank, as a new process: every member resets what it knew of the rank and
+// takes connections for it only from the new process. A member that asks for any rank gets
+// the lowest free one first (on_reserve).
 #include "member_handlers.hpp"
 
 #include "troupe/actors/annotated.hpp"
@@ -62,22 +65,9 @@ void welcome(member_actor* self, int rank) {
   st.core->members.tell_joined(join.name, rank);
 }
 
-/// Rank 0: takes the joiner of `rank` into the table and tells every member there of it.
-void announce(member_actor* self, int rank) {
+/// Rank 0: tells every member there of the joiner of `rank`; welcomes it once all have answered.
+void tell_every_member(member_actor* self, int rank, pending_join& join) {
   auto& st = self->state;
-  auto& join = st.late_joins.at(rank);
-  st.reserved.erase(rank);
-  if (returns(self, join.name, rank)) {
-    take_back(self, rank, join.handle.node());
-    st.core->members.renew(rank, join.devices);
-    ++st.incarnations[rank];
-  } else {
-    st.core->members.add(rank, join.name, join.devices);
-    st.joined_nodes[rank] = join.handle.node();
-  }
-  st.addresses[static_cast<std::size_t>(rank)] = endpoint{join.host, join.port};
-  st.core->joined(rank, join.name, join.handle.node());
-  add_peer(self, rank, join.handle);
   const auto devices = to_wire(serialize(join.devices));
   for (std::size_t other = 1; other < st.peers.size(); ++other) {
     if (static_cast<int>(other) == rank || !st.peers[other] || st.lost[other])
@@ -106,6 +96,26 @@ void announce(member_actor* self, int rank) {
   }
   if (join.unanswered == 0)
     welcome(self, rank);
+}
+
+/// Rank 0: takes the joiner of `rank` into the table (back, if it joins again) and tells every
+/// member there of it.
+void announce(member_actor* self, int rank) {
+  auto& st = self->state;
+  auto& join = st.late_joins.at(rank);
+  st.reserved.erase(rank);
+  if (returns(self, join.name, rank)) {
+    take_back(self, rank, join.handle.node());
+    st.core->members.renew(rank, join.devices);
+    ++st.incarnations[rank];
+  } else {
+    st.core->members.add(rank, join.name, join.devices);
+    st.joined_nodes[rank] = join.handle.node();
+  }
+  st.addresses[static_cast<std::size_t>(rank)] = endpoint{join.host, join.port};
+  st.core->joined(rank, join.name, join.handle.node());
+  add_peer(self, rank, join.handle);
+  tell_every_member(self, rank, join);
 }
 
 /// Rank 0, formed: takes in the joiner of `rank`, once its address is known.
