@@ -1,7 +1,5 @@
 #include "member_roll.hpp"
 
-#include <iostream>
-
 namespace troupe::detail {
 
 void joined_members::add(int rank, const std::string& name, const caf::node_id& node) {
@@ -67,15 +65,7 @@ void gone_members::tell_lost(const std::string& name, int rank) const noexcept {
     std::lock_guard guard{mutex_}; // copied: a callback may add another
     callbacks = callbacks_;
   }
-  for (auto& callback : callbacks) {
-    try {
-      callback(name, rank);
-    } catch (const std::exception& e) {
-      std::cerr << "troupe: an on_member_lost callback threw: " << e.what() << "\n";
-    } catch (...) {
-      std::cerr << "troupe: an on_member_lost callback threw\n";
-    }
-  }
+  run_member_callbacks(callbacks, name, rank, "on_member_lost");
 }
 
 } // namespace troupe::detail

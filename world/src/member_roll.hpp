@@ -4,6 +4,8 @@
 // threads read them: each owns its lock.
 #pragma once
 
+#include "member_callbacks.hpp"
+
 #include <caf/node_id.hpp>
 
 #include <functional>
@@ -32,7 +34,7 @@ private:
 /// The members that are gone (lost, or left on purpose), and what a loss runs.
 class gone_members {
 public:
-  using lost_callback = std::function<void(const std::string& name, int rank)>;
+  using lost_callback = member_callback;
 
   void add_lost_callback(lost_callback callback);
   /// `rank` is gone; `left` if it said it was leaving.

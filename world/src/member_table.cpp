@@ -1,7 +1,6 @@
 #include "member_table.hpp"
 
 #include <algorithm>
-#include <iostream>
 #include <mutex>
 
 namespace troupe::detail {
@@ -78,15 +77,7 @@ void member_table::tell_joined(const std::string& name, int rank) const noexcept
     std::shared_lock guard{mutex_}; // copied: a callback may add another
     callbacks = callbacks_;
   }
-  for (auto& callback : callbacks) {
-    try {
-      callback(name, rank);
-    } catch (const std::exception& e) {
-      std::cerr << "troupe: an on_member_joined callback threw: " << e.what() << "\n";
-    } catch (...) {
-      std::cerr << "troupe: an on_member_joined callback threw\n";
-    }
-  }
+  run_member_callbacks(callbacks, name, rank, "on_member_joined");
 }
 
 } // namespace troupe::detail

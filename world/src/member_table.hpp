@@ -5,6 +5,8 @@
 // a reference to a name stays valid, and a name never names two ranks.
 #pragma once
 
+#include "member_callbacks.hpp"
+
 #include <functional>
 #include <optional>
 #include <shared_mutex>
@@ -15,7 +17,7 @@ namespace troupe::detail {
 
 class member_table {
 public:
-  using joined_callback = std::function<void(const std::string& name, int rank)>;
+  using joined_callback = member_callback;
 
   /// A table for ranks 0 to `capacity` - 1, none given yet.
   explicit member_table(int capacity);
