@@ -403,6 +403,29 @@ TEST(world_options_test, from_environment_refuses_what_is_missing_or_malformed) 
     ::unsetenv(name);
 }
 
+TEST(world_options_test, from_environment_reads_the_largest_world_and_any_rank) {
+  ::setenv("TROUPE_RANK", "any", 1);
+  ::setenv("TROUPE_WORLD_SIZE", "2", 1);
+  ::setenv("TROUPE_MAX_WORLD_SIZE", "4", 1);
+  ::setenv("TROUPE_NAME", "elastic", 1);
+  const auto options = troupe::world_options::from_environment();
+  EXPECT_EQ(options.rank, troupe::any_rank);
+  EXPECT_EQ(options.max_world_size, 4);
+  EXPECT_EQ(options.name, "elastic");
+  ::unsetenv("TROUPE_NAME");
+  EXPECT_TRUE(troupe::world_options::from_environment().name.empty())
+    << "a member that asks for any rank gets no rank-N name (it must name itself)";
+  ::setenv("TROUPE_MAX_WORLD_SIZE", "-1", 1);
+  try {
+    (void)troupe::world_options::from_environment();
+    ADD_FAILURE() << "a negative TROUPE_MAX_WORLD_SIZE was taken";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("TROUPE_MAX_WORLD_SIZE"), std::string::npos) << e.what();
+  }
+  for (const char* name : {"TROUPE_RANK", "TROUPE_WORLD_SIZE", "TROUPE_MAX_WORLD_SIZE"})
+    ::unsetenv(name);
+}
+
 TEST_F(world_failure, one_world_per_process_at_a_time) {
   auto options = member_options(0, 1, port);
   {
