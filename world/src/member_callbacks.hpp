@@ -1,30 +1,31 @@
 // What a change of membership runs: the callbacks users gave (world::on_member_lost,
-// world::on_member_joined), in turn; one that throws is reported and the others still run.
+// world::on_member_joined). Users' threads add them while the member actor runs them: the list
+// owns its lock, and runs a copy, so that a callback may add another.
 #pragma once
 
-#include <exception>
 #include <functional>
-#include <iostream>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace troupe::detail {
 
-using member_callback = std::function<void(const std::string& name, int rank)>;
+class member_callbacks {
+public:
+  using callback = std::function<void(const std::string& name, int rank)>;
 
-/// Runs each of `callbacks` for member `name` of `rank`; `kind` ("on_member_lost") names them
-/// in what a throwing one reports on stderr.
-inline void run_member_callbacks(const std::vector<member_callback>& callbacks,
-                                 const std::string& name, int rank, const char* kind) noexcept {
-  for (const auto& callback : callbacks) {
-    try {
-      callback(name, rank);
-    } catch (const std::exception& e) {
-      std::cerr << "troupe: an " << kind << " callback threw: " << e.what() << "\n";
-    } catch (...) {
-      std::cerr << "troupe: an " << kind << " callback threw\n";
-    }
-  }
-}
+  /// `kind` ("on_member_lost") names the callbacks in what a throwing one reports.
+  explicit member_callbacks(const char* kind) : kind_(kind) {}
+
+  void add(callback added);
+  /// Runs each callback for member `name` of `rank`; one that throws is reported on stderr and
+  /// the others still run.
+  void run(const std::string& name, int rank) const noexcept;
+
+private:
+  const char* kind_;
+  mutable std::mutex mutex_;
+  std::vector<callback> callbacks_;
+};
 
 } // namespace troupe::detail

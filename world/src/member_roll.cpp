@@ -22,11 +22,6 @@ std::vector<caf::node_id> joined_members::nodes() const {
   return nodes_;
 }
 
-void gone_members::add_lost_callback(lost_callback callback) {
-  std::lock_guard guard{mutex_};
-  callbacks_.push_back(std::move(callback));
-}
-
 void gone_members::gone(int rank, bool left) {
   std::lock_guard guard{mutex_};
   gone_.emplace(rank, left);
@@ -57,15 +52,6 @@ void gone_members::returned(int rank) {
 int gone_members::count() const {
   std::lock_guard guard{mutex_};
   return static_cast<int>(gone_.size());
-}
-
-void gone_members::tell_lost(const std::string& name, int rank) const noexcept {
-  std::vector<lost_callback> callbacks;
-  {
-    std::lock_guard guard{mutex_}; // copied: a callback may add another
-    callbacks = callbacks_;
-  }
-  run_member_callbacks(callbacks, name, rank, "on_member_lost");
 }
 
 } // namespace troupe::detail

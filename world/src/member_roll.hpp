@@ -34,9 +34,7 @@ private:
 /// The members that are gone (lost, or left on purpose), and what a loss runs.
 class gone_members {
 public:
-  using lost_callback = member_callback;
-
-  void add_lost_callback(lost_callback callback);
+  void add_lost_callback(member_callbacks::callback callback) { lost_.add(std::move(callback)); }
   /// `rank` is gone; `left` if it said it was leaving.
   void gone(int rank, bool left);
   /// The first of `ranks` that is gone, if any, one that was lost before one that left (which
@@ -46,13 +44,12 @@ public:
   /// `rank` joined again, as a new process.
   void returned(int rank);
   int count() const;
-  /// Runs every lost callback for member `name` of `rank`; a callback that throws is reported
-  /// on stderr and the others still run.
-  void tell_lost(const std::string& name, int rank) const noexcept;
+  /// Runs every lost callback for member `name` of `rank` (member_callbacks::run).
+  void tell_lost(const std::string& name, int rank) const noexcept { lost_.run(name, rank); }
 
 private:
+  member_callbacks lost_{"on_member_lost"};
   mutable std::mutex mutex_;
-  std::vector<lost_callback> callbacks_;
   std::map<int, bool> gone_; // rank, and whether it left (rather than was lost)
 };
 

@@ -66,18 +66,4 @@ int member_table::size() const {
   return given_;
 }
 
-void member_table::add_joined_callback(joined_callback callback) {
-  std::unique_lock guard{mutex_};
-  callbacks_.push_back(std::move(callback));
-}
-
-void member_table::tell_joined(const std::string& name, int rank) const noexcept {
-  std::vector<joined_callback> callbacks;
-  {
-    std::shared_lock guard{mutex_}; // copied: a callback may add another
-    callbacks = callbacks_;
-  }
-  run_member_callbacks(callbacks, name, rank, "on_member_joined");
-}
-
 } // namespace troupe::detail

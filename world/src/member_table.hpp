@@ -17,8 +17,6 @@ namespace troupe::detail {
 
 class member_table {
 public:
-  using joined_callback = member_callback;
-
   /// A table for ranks 0 to `capacity` - 1, none given yet.
   explicit member_table(int capacity);
 
@@ -44,17 +42,18 @@ public:
   int size() const;
   int capacity() const noexcept { return static_cast<int>(names_.size()); }
 
-  void add_joined_callback(joined_callback callback);
-  /// Runs every joined callback for member `name` of `rank`; a callback that throws is
-  /// reported on stderr and the others still run.
-  void tell_joined(const std::string& name, int rank) const noexcept;
+  void add_joined_callback(member_callbacks::callback callback) {
+    joined_.add(std::move(callback));
+  }
+  /// Runs every joined callback for member `name` of `rank` (member_callbacks::run).
+  void tell_joined(const std::string& name, int rank) const noexcept { joined_.run(name, rank); }
 
 private:
   mutable std::shared_mutex mutex_;
   std::vector<std::string> names_; // by rank; sized once, so references to names stay valid
   std::vector<std::vector<std::string>> devices_;
   int given_ = 0;
-  std::vector<joined_callback> callbacks_;
+  member_callbacks joined_{"on_member_joined"};
 };
 
 } // namespace troupe::detail
