@@ -20,7 +20,8 @@ namespace troupe::detail {
 
 class direct_calls {
 public:
-  explicit direct_calls(std::size_t world_size) : reached_(world_size) {}
+  /// For ranks 0 to `capacity` - 1 (world_options::max_world_size).
+  explicit direct_calls(std::size_t capacity) : reached_(capacity) {}
 
   /// A call to `to`, registered under the id it returns with the handle to send it to; nullopt
   /// if `to` is not reached (or lost, or the world stopped): the call goes the slow way.

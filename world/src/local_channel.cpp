@@ -19,8 +19,8 @@ queue_options inbox_options() {
 
 } // namespace
 
-local_channel::local_channel(call_host& host, const std::string& world_id, int rank, int world_size)
-  : host_(host), world_id_(world_id), rank_(rank), world_size_(world_size),
+local_channel::local_channel(call_host& host, const std::string& world_id, int rank, int capacity)
+  : host_(host), world_id_(world_id), rank_(rank), capacity_(capacity),
     requests_(queue<local_message>::create(inbox_name(rank, false), inbox_options())),
     replies_(queue<local_message>::create(inbox_name(rank, true), inbox_options())) {
   // Each reader hands what it reads to another thread (an executor, a waiting caller), which
@@ -28,7 +28,7 @@ local_channel::local_channel(call_host& host, const std::string& world_id, int r
   // cores with the watching, 10-25 us without.
   requests_.spin_while_waiting(false);
   replies_.spin_while_waiting(false);
-  for (int other = 0; other < world_size; ++other)
+  for (int other = 0; other < capacity; ++other)
     lost_.push_back(std::make_unique<std::atomic<bool>>(false));
   replies_reader_ = std::thread{[this] { settle_replies(); }};
   host_.post([this] { read_request(); });
@@ -230,7 +230,7 @@ void local_channel::settle_replies() {
 
 void local_channel::read_request() {
   auto request = next_of(requests_, [](const std::exception&) {});
-  while (request && (request->from < 0 || request->from >= world_size_))
+  while (request && (request->from < 0 || request->from >= capacity_))
     request = next_of(requests_, [](const std::exception&) {});
   if (!request) {
     std::lock_guard guard{mutex_};

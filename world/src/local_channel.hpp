@@ -57,9 +57,9 @@ struct local_message {
 
 class local_channel {
 public:
-  /// Creates the inboxes of member `rank` of a world of `world_size`, served by `host`, and
-  /// starts the threads that read them.
-  local_channel(call_host& host, const std::string& world_id, int rank, int world_size);
+  /// Creates the inboxes of member `rank` of a world of up to `capacity` members, served by `host`,
+  /// and starts the threads that read them.
+  local_channel(call_host& host, const std::string& world_id, int rank, int capacity);
   ~local_channel();
 
   /// Sends a call to `rank` through its inbox, its reply to arrive in `reply`; false (nothing
@@ -100,7 +100,7 @@ private:
 
   call_host& host_;
   const std::string world_id_;
-  const int rank_, world_size_;
+  const int rank_, capacity_;
   queue<local_message> requests_, replies_;
   std::vector<std::unique_ptr<std::atomic<bool>>> lost_; // by rank
   std::mutex mutex_;

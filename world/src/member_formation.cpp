@@ -72,11 +72,8 @@ void complete_when_whole(member_actor* self) {
 std::optional<std::string> door_refusal(member_actor* self, const join_fields& join,
                                         const join_details& details) {
   const auto& options = self->state.core->options;
-  if (join.size != options.world_size || details.max_world_size != options.max_world_size)
-    return "world: '" + join.name + "' expects a world of " + std::to_string(join.size) +
-           " members and at most " + std::to_string(details.max_world_size) + ", rank 0 (" +
-           options.name + ") one of " + std::to_string(options.world_size) + " and at most " +
-           std::to_string(options.max_world_size);
+  if (auto other = other_world_refusal(self, join.name, join.size, details.max_world_size))
+    return other;
   if (join.rank <= 0 || join.rank >= options.max_world_size)
     return "world: '" + join.name + "' asks for rank " + std::to_string(join.rank) +
            ", outside 1.." + std::to_string(options.max_world_size - 1);
@@ -88,13 +85,6 @@ reply_result accept_join(member_actor* self, join_fields& join, join_details& de
   auto& st = self->state;
   const auto rank = join.rank;
   const auto& name = join.name;
-  if (st.roster_known) {
-    const auto* holder = st.core->members.name(rank);
-    return failed_reply(failure::of<invalid_argument>(
-      "world: the world has formed already; '" + name + "' is too late" +
-      (holder != nullptr ? ": rank " + std::to_string(rank) + " is held by '" + *holder + "'"
-                         : std::string{})));
-  }
   if (auto at = st.joins.find(rank); at != st.joins.end())
     return refuse_both(self, at, name);
   if (auto refusal = join_refusal(self, name, rank))
@@ -144,6 +134,30 @@ void look_up_host(member_actor* self, int rank, const caf::node_id& node,
       });
 }
 
+std::optional<std::string> stranger_refusal(member_actor* self, std::uint32_t version,
+                                            const std::string& name) {
+  if (version != wire_version)
+    return "world: '" + name + "' speaks troupe's wire version " + std::to_string(version) +
+           ", rank 0 version " + std::to_string(wire_version) +
+           ": every member must run the same troupe";
+  const auto proven = proven_name(self);
+  if (!proven || *proven != name)
+    return "world: a join claims the name '" + name + "' but its connection proved " +
+           (proven ? "'" + *proven + "'" : "no name");
+  return std::nullopt;
+}
+
+std::optional<std::string> other_world_refusal(member_actor* self, const std::string& name,
+                                               int size, int max_size) {
+  const auto& options = self->state.core->options;
+  if (size == options.world_size && max_size == options.max_world_size)
+    return std::nullopt;
+  return "world: '" + name + "' expects a world of " + std::to_string(size) +
+         " members and at most " + std::to_string(max_size) + ", rank 0 (" + options.name +
+         ") one of " + std::to_string(options.world_size) + " and at most " +
+         std::to_string(options.max_world_size);
+}
+
 wire_bytes roster_now(member_actor* self, std::uint32_t incarnation) {
   auto& st = self->state;
   roster members{st.core->members.names(), {}, {}, {}, st.core->world_id, incarnation};
@@ -169,16 +183,8 @@ checked_devices(const std::string& name, std::vector<std::string> devices, std::
 reply_result on_join(member_actor* self, join_fields join) {
   if (self->state.core->options.rank != 0)
     return failed_reply(failure::of<state_error>("only rank 0 accepts joins"));
-  if (join.version != wire_version)
-    return failed_reply(failure::of<invalid_argument>(
-      "world: '" + join.name + "' speaks troupe's wire version " + std::to_string(join.version) +
-      ", rank 0 version " + std::to_string(wire_version) +
-      ": every member must run the same troupe"));
-  const auto proven = proven_name(self);
-  if (!proven || *proven != join.name)
-    return failed_reply(failure::of<invalid_argument>("world: a join claims the name '" +
-                                                      join.name + "' but its connection proved " +
-                                                      (proven ? "'" + *proven + "'" : "no name")));
+  if (auto refusal = stranger_refusal(self, join.version, join.name))
+    return failed_reply(failure::of<invalid_argument>(std::move(*refusal)));
   join_details details;
   try {
     details = read_join_details(from_wire(join.details));

@@ -193,16 +193,11 @@ reply_result on_reserve(member_actor* self, std::uint32_t version, std::string& 
   const auto& options = st.core->options;
   if (options.rank != 0)
     return failed_reply(failure::of<state_error>("only rank 0 gives ranks"));
-  const auto proven = proven_name(self);
-  if (version != wire_version || !proven || *proven != name || size != options.world_size ||
-      max_size != options.max_world_size)
-    return failed_reply(failure::of<invalid_argument>(
-      "world: '" + name + "' asks for a rank with wire version " + std::to_string(version) +
-      " for a world of " + std::to_string(size) + " members and at most " +
-      std::to_string(max_size) + " (its connection proved " +
-      (proven ? "'" + *proven + "'" : "no name") + "); rank 0 (" + options.name + ") has version " +
-      std::to_string(wire_version) + ", " + std::to_string(options.world_size) + " and at most " +
-      std::to_string(options.max_world_size)));
+  auto refusal = stranger_refusal(self, version, name);
+  if (!refusal)
+    refusal = other_world_refusal(self, name, size, max_size);
+  if (refusal)
+    return failed_reply(failure::of<invalid_argument>(std::move(*refusal)));
   if (const auto held = st.core->members.rank_of(name))
     return failed_reply(failure::of<invalid_argument>(
       "world: the name '" + name + "' is held by rank " + std::to_string(*held)));

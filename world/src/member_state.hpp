@@ -68,6 +68,15 @@ struct member_state {
 using member_actor = caf::stateful_actor<member_state>;
 
 // member_formation.cpp
+/// Rank 0: why a member at the door (a join, or a joiner's question for a rank) is refused
+/// before its claims are weighed, if it is: another troupe build's wire version, or a
+/// connection that proved another name than it claims.
+std::optional<std::string> stranger_refusal(member_actor* self, std::uint32_t version,
+                                            const std::string& name);
+/// Rank 0: why member `name`, expecting a world of `size` members and at most `max_size`, is
+/// refused, if this is another world.
+std::optional<std::string> other_world_refusal(member_actor* self, const std::string& name,
+                                               int size, int max_size);
 /// Rank 0: the address a joining member (`rank`, of process `node`) that listens beyond
 /// loopback connected from, where the others are to reach it: `found` with it, or `failed`.
 void look_up_host(member_actor* self, int rank, const caf::node_id& node,

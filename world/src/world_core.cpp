@@ -442,9 +442,6 @@ std::vector<std::string> world_core::live_members() {
 
 int world_core::live_count() const noexcept { return std::max(0, members.size() - gone_.count()); }
 
-void world_core::member_lost(int rank) noexcept {
-  const auto* name = members.name(rank);
-  gone_.tell_lost(name != nullptr ? *name : std::string{}, rank);
-}
+void world_core::member_lost(int rank) noexcept { gone_.tell_lost(member_name(rank), rank); }
 
 } // namespace troupe::detail
