@@ -3,8 +3,8 @@
 # world_join), a member of host_roles on each (or a pool and two nodes), and the faults the case
 # makes.
 #   usage: host_case.sh PATH/TO/test_hosts PATH/TO/make-certs.sh CASE
-#   CASE: world_plain world_tls world_join gloo servers graph pool_nodes cut_call cut_all_reduce
-#         slow_link
+#   CASE: world_plain world_tls world_join gloo servers graph pool_nodes cut_call cut_rejoin
+#         cut_all_reduce slow_link
 #   or:    host_case.sh PATH/TO/test_collectives_mpi PATH/TO/make-certs.sh mpi PATH/TO/mpirun
 set -u
 program=$1
@@ -73,6 +73,10 @@ cut_call)
   members cut_call plain
   await cut && testbed_cut 2 && await lost_seen_by_0 lost_seen_by_1 lost_seen_by_2 &&
     testbed_restore 2 && touch "$dir/restored" || status=1
+  ;;
+cut_rejoin) # host 2's link down 5 s; members with world_options::rejoin
+  for i in 0 1 2; do member "$i" cut_rejoin TROUPE_REJOIN=1 $(tls_of "$i"); done
+  await cut && testbed_cut 2 && sleep 5 && testbed_restore 2 && touch "$dir/restored" || status=1
   ;;
 cut_all_reduce)
   members cut_all_reduce plain

@@ -1,11 +1,14 @@
 // Worlds across hosts: calls, remote references, services, barriers and 64 MiB values; a
 // member joining the formed world from a fourth host; a host's link cut mid-call and
-// mid-barrier; calls over a slow, lossy link.
+// mid-barrier, for good or (world_options::rejoin) until it comes back; calls over a slow,
+// lossy link.
 #include "host_roles.hpp"
 
 #include "troupe/actors/error.hpp"
 
+#include <atomic>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 TROUPE_TASK(host_add, [](int a, int b) { return a + b; });
@@ -73,13 +76,24 @@ std::chrono::milliseconds timed(F&& work) {
 }
 
 /// A member the cut left is lost for good: after the link is back, a call to it fails with
-/// peer_lost at once (it does not rejoin, and nothing waits).
-void expect_lost_after_restore(troupe::rpc_group& group, const std::string& member) {
+/// peer_lost at once (it does not rejoin, and nothing waits), saying so.
+void expect_lost_after_restore(troupe::rpc_group& group, const std::string& member,
+                               const std::string& says) {
   await_mark("restored", 60s);
-  std::string how;
-  const auto took =
-    timed([&] { how = failure_of([&] { group.rpc_sync(member, 5s, host_add, 1, 1); }, 10s); });
+  std::string how, text;
+  const auto took = timed([&] {
+    try {
+      group.rpc_sync(member, 5s, host_add, 1, 1);
+      how = "none";
+    } catch (const troupe::peer_lost& e) {
+      how = "peer_lost";
+      text = e.what();
+    } catch (const troupe::error& e) {
+      how = e.what();
+    }
+  });
   require(how == "peer_lost", "a call to '" + member + "' after the link came back: " + how);
+  require(text.find(says) != std::string::npos, "it says '" + says + "': " + text);
   require(took < 2s, "and it failed at once");
 }
 
@@ -99,7 +113,7 @@ TROUPE_HOST_ROLE(cut_call) {
       how = failure_of([&] { all.rpc_sync("0", 2s, host_add, 1, 1); }, 30s);
     require(how == "peer_lost", "the cut-off member sees rank 0 lost: " + how);
     mark("lost_seen_by_2");
-    expect_lost_after_restore(all, "1");
+    expect_lost_after_restore(all, "1", "stays out: world_options::rejoin is off");
     return;
   }
   std::string how;
@@ -117,7 +131,54 @@ TROUPE_HOST_ROLE(cut_call) {
           "the rest of the world goes on");
   rest->barrier(20s);
   mark("lost_seen_by_" + world.name());
-  expect_lost_after_restore(all, "2");
+  expect_lost_after_restore(all, "2", "was lost");
+}
+
+/// Waits up to `limit` for `done`, checked every 20 ms; whether it came.
+template <class F>
+bool within(std::chrono::milliseconds limit, F&& done) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(20ms);
+  return done();
+}
+
+/// Host 2's link is cut for 5 s (by the test, on mark "cut") while rank 0 waits on a call to it
+/// and it calls rank 0: both calls fail with peer_lost. Every member has world_options::rejoin:
+/// once the link is back ("restored"), member 2 joins the world again by itself within 10 s,
+/// and the three meet in a new group and call each other.
+TROUPE_HOST_ROLE(cut_rejoin) {
+  troupe::world world{rt, member_options()};
+  auto rejoined = std::make_shared<std::atomic<int>>(0);
+  world.on_rejoined([rejoined] { ++*rejoined; });
+  const std::vector<std::string> everyone{"0", "1", "2"};
+  auto all = world.create_rpc_group("all", everyone);
+  all.barrier();
+  if (world.rank() == 2) {
+    std::string how = "none";
+    for (int tries = 0; tries < 15 && (how == "none" || how == "timeout_error"); ++tries)
+      how = failure_of([&] { all.rpc_sync("0", 2s, host_add, 1, 1); }, 30s);
+    require(how == "peer_lost", "the cut-off member's calls to rank 0 fail: " + how);
+  } else if (world.rank() == 0) {
+    auto call = all.rpc_async("2", host_sleep_ms, 20'000);
+    mark("cut");
+    const auto how = failure_of([&] { call.get(); }, 30s);
+    require(how == "peer_lost", "the call pending on the cut-off member: " + how);
+  }
+  await_mark("restored", 60s);
+  // Member 2 sees itself back once told (on_rejoined runs once it is the new incarnation).
+  const auto is_back = [&] {
+    return world.members() == everyone && (world.rank() != 2 || *rejoined == 1);
+  };
+  const auto back = timed([&] { require(within(20s, is_back), "member 2 is back"); });
+  require(back < 10s,
+          "back within 10 s of the link (took " + std::to_string(back.count()) + " ms)");
+  auto again = world.create_rpc_group("again", everyone);
+  const int rank = world.rank();
+  for (const auto& other : everyone)
+    if (other != world.name())
+      require(again.rpc_sync(other, host_add, rank, 10) == rank + 10, "a call to " + other);
+  again.barrier(); // nobody leaves while another still calls it
 }
 
 /// Every host sends with 20 ms of delay and 1 % loss: answers are still right, and a call's

@@ -11,6 +11,7 @@
 #include "actor_wire.hpp"
 #include "local_channel.hpp"
 #include "process/worker_wire.hpp"
+#include "roster.hpp"
 #include "world_core.hpp"
 
 #include "troupe/actors/actor.hpp"
@@ -45,11 +46,6 @@ struct fuzz_actor {
   std::string label;
 };
 TROUPE_ACTOR(fuzz_actor, std::string, &fuzz_actor::tag);
-
-/// Rank 0's roster: names, hosts, ports, each member's devices, the world's id.
-using roster =
-  std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::uint16_t>,
-             std::vector<std::vector<std::string>>, std::string>;
 
 /// Whether an error a decoder threw is one its target may throw; serialization_error always is.
 using accepted = std::function<bool(const std::exception&)>;
@@ -161,6 +157,20 @@ target relayed_call_target() {
 }
 
 /// A joining member's devices, as rank 0 reads and checks them.
+/// Rank 0's roster, as a joiner of a world of up to two reads it.
+target roster_target() {
+  using namespace troupe::detail;
+  return {"roster",
+          encode_roster({{"a", "b"},
+                         {"", "10.0.0.2"},
+                         {0, 9100},
+                         {{"cpu"}, {"cpu", "cuda:0"}},
+                         {0, static_cast<std::uint8_t>(gone_as::lost)},
+                         "w",
+                         2}),
+          [](std::span<const std::byte> bytes) { (void)read_roster(bytes, 2); }};
+}
+
 target joined_devices_target() {
   using namespace troupe::detail;
   return {"join's device list", serialize(std::vector<std::string>{"cpu", "cuda:0", "cuda:1"}),
@@ -210,9 +220,7 @@ std::vector<target> targets(const troupe::actor<fuzz_actor>& here) {
      encode_calls(std::vector<std::tuple<xt::xarray<float>>>{{xt::xarray<float>{{1, 2}, {3, 4}}}}),
      invoker_of("fuzz_tensor")},
     {"chunk outcomes", serialize(outcomes), decoder_of<chunk_outcomes<int>>()},
-    {"roster",
-     serialize(roster{{"a", "b"}, {"", "10.0.0.2"}, {0, 9100}, {{"cpu"}, {"cpu", "cuda:0"}}, "w"}),
-     decoder_of<roster>()},
+    roster_target(),
     {"inbox message", serialize(message), decoder_of<local_message>()},
     actor_spawn_target(),
     actor_call_target(),

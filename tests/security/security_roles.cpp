@@ -206,7 +206,7 @@ TROUPE_ROLE(stranger_announcer) {
               troupe::detail::joined_message::make(
                 1, "evil",
                 troupe::detail::to_wire(troupe::serialize(std::vector<std::string>{"cpu"})),
-                "127.0.0.1", 1, stranger.state().system->node()))
+                "127.0.0.1", 1, stranger.state().system->node(), std::uint64_t{1}))
     .receive(
       [&](std::uint8_t status, std::string& text, troupe::detail::wire_bytes&) {
         std::cerr << "rank 0 answered: " << text << "\n";

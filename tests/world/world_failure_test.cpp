@@ -426,6 +426,27 @@ TEST(world_options_test, from_environment_reads_the_largest_world_and_any_rank) 
     ::unsetenv(name);
 }
 
+TEST(world_options_test, from_environment_reads_whether_a_member_rejoins) {
+  ::setenv("TROUPE_RANK", "1", 1);
+  ::setenv("TROUPE_WORLD_SIZE", "2", 1);
+  EXPECT_FALSE(troupe::world_options::from_environment().rejoin) << "off unless asked";
+  for (const char* on : {"1", "true", "yes"}) {
+    ::setenv("TROUPE_REJOIN", on, 1);
+    EXPECT_TRUE(troupe::world_options::from_environment().rejoin) << on;
+  }
+  ::setenv("TROUPE_REJOIN", "0", 1);
+  EXPECT_FALSE(troupe::world_options::from_environment().rejoin);
+  ::setenv("TROUPE_REJOIN", "sometimes", 1);
+  try {
+    (void)troupe::world_options::from_environment();
+    ADD_FAILURE() << "TROUPE_REJOIN=sometimes was taken";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("TROUPE_REJOIN"), std::string::npos) << e.what();
+  }
+  for (const char* name : {"TROUPE_RANK", "TROUPE_WORLD_SIZE", "TROUPE_REJOIN"})
+    ::unsetenv(name);
+}
+
 TEST_F(world_failure, one_world_per_process_at_a_time) {
   auto options = member_options(0, 1, port);
   {

@@ -257,6 +257,108 @@ TEST(world_joining, a_lost_member_joins_again_as_a_new_process_and_its_old_one_i
   EXPECT_EQ(again.exit_code(20s), 0);
 }
 
+/// Member 2 of three, with world_options::rejoin: frozen by the test past the loss bound and
+/// resumed, it finds itself cut off, joins again by itself (on_rejoined), its old group refusing
+/// calls as made in its earlier incarnation, and serves in a new one until rank 0 leaves.
+TROUPE_ROLE(rejoins_by_itself) {
+  return as_member([](troupe::world& world) {
+    auto rejoined = std::make_shared<std::atomic<int>>(0);
+    world.on_rejoined([rejoined] { ++*rejoined; });
+    auto all = world.create_rpc_group("all", everyone);
+    all.barrier(); // frozen from here, then resumed
+    for (int i = 0; i < 6000 && *rejoined == 0; ++i)
+      std::this_thread::sleep_for(10ms);
+    require(*rejoined == 1, "on_rejoined was called once");
+    require(world.members() == everyone, "back in a world of three");
+    try {
+      all.rpc_sync("0", add_numbers, 1, 1);
+      require(false, "a call through the group of the earlier incarnation went out");
+    } catch (const troupe::state_error& e) {
+      require(std::string{e.what()}.find("earlier incarnation") != std::string::npos,
+              std::string{"the old group says why: "} + e.what());
+    }
+    auto again = world.create_rpc_group("again", everyone);
+    require(again.rpc_sync("0", add_numbers, 2, 3) == 5, "a call to rank 0 after the rejoin");
+    again.barrier();
+    wait_until_gone(again, "0");
+  });
+}
+
+// With world_options::rejoin, a member cut off from the world (here frozen past the 3 s bound,
+// so that rank 0 drops it and, resumed, it finds rank 0 gone) joins again by itself under its
+// name and rank: the same process as a new incarnation, which the others take as a member that
+// joined again. The call pending on it when it was lost failed with peer_lost.
+TEST(world_joining, a_member_cut_off_with_rejoin_joins_again_by_itself_under_its_name) {
+  troupe::runtime rt;
+  const int port = free_port();
+  member_process one{"sees_a_member_return", member_environment(1, 3, port)};
+  auto rejoining = member_environment(2, 3, port);
+  rejoining["TROUPE_REJOIN"] = "1";
+  member_process two{"rejoins_by_itself", rejoining};
+  troupe::world world{rt, member_options(0, 3, port)};
+  std::atomic<bool> lost{false};
+  world.on_member_lost([&lost](const std::string& name, int) { lost = lost || name == "2"; });
+  join_recorder joins{world};
+  auto all = world.create_rpc_group("all", everyone);
+  all.barrier();
+  auto pending = all.rpc_async("2", sleep_ms, 5'000);
+  two.signal(SIGSTOP);
+  EXPECT_THROW(pending.get(), troupe::peer_lost) << "the call pending on the cut-off member";
+  for (int i = 0; i < 1000 && !lost; ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(lost.load());
+  EXPECT_EQ(world.members(), (std::vector<std::string>{"0", "1"}));
+  two.signal(SIGCONT);
+  ASSERT_TRUE(joins.wait_for("2", 2)) << "member 2 joined again by itself";
+  EXPECT_EQ(world.members(), everyone);
+  auto again = world.create_rpc_group("again", everyone);
+  EXPECT_EQ(again.rpc_sync("2", process_id, 0), two.pid()) << "the same process, joined again";
+  again.barrier();
+  world.stop();
+  EXPECT_EQ(one.exit_code(20s), 0);
+  EXPECT_EQ(two.exit_code(20s), 0);
+}
+
+/// Rank 0 of a world of two, from the environment: meets member 1 in a group, then serves until
+/// it leaves (or is killed by the test).
+TROUPE_ROLE(rank0_pairs) {
+  return as_member([](troupe::world& world) {
+    auto pair = world.create_rpc_group("pair", {"0", "1"});
+    pair.barrier();
+    wait_until_gone(pair, "1");
+  });
+}
+
+// A member with world_options::rejoin whose rank 0 dies keeps trying to join again; a new rank 0
+// at the same address forms the world anew with it (a restart, as torchrun's elastic agents
+// make one). Stopped while it tries, it stops.
+TEST(world_joining, a_member_with_rejoin_forms_the_world_again_with_a_restarted_rank_0) {
+  troupe::runtime rt;
+  const int port = free_port();
+  member_process first{"rank0_pairs", member_environment(0, 2, port)};
+  auto options = member_options(1, 2, port);
+  options.rejoin = true;
+  troupe::world world{rt, options};
+  std::atomic<int> rejoined{0};
+  world.on_rejoined([&rejoined] { ++rejoined; });
+  {
+    auto pair = world.create_rpc_group("pair", {"0", "1"});
+    pair.barrier();
+    EXPECT_EQ(pair.rpc_sync("0", process_id, 0), first.pid()) << "rank 0 is the first process";
+  }
+  first.kill_and_collect();
+  ASSERT_TRUE(eventually([&] { return world.size() == 1; })) << "rank 0 was lost";
+  member_process second{"rank0_pairs", member_environment(0, 2, port)};
+  ASSERT_TRUE(eventually([&] { return rejoined == 1; })) << "member 1 joined the new rank 0";
+  auto pair = world.create_rpc_group("pair", {"0", "1"});
+  EXPECT_EQ(pair.rpc_sync("0", process_id, 0), second.pid()) << "rank 0 is the new process";
+  pair.barrier();
+  second.kill_and_collect();
+  ASSERT_TRUE(eventually([&] { return world.size() == 1; })) << "the new rank 0 was lost too";
+  world.stop(); // while it tries to join again: it stops
+  EXPECT_THROW((void)world.members(), troupe::state_error);
+}
+
 /// A member of a world that takes up to three, joined from the environment: exits 0 if rank 0
 /// refuses it with a message that says TEST_EXPECTED, 1 if it says something else, 2 if it is
 /// taken in.

@@ -4,6 +4,7 @@
 
 #include "member_messages.hpp" // world/src: the messages members send each other
 #include "roster.hpp"
+#include "world_access.hpp"
 
 #include "troupe/actors/annotated.hpp"
 #include "troupe/actors/network.hpp"
@@ -145,44 +146,31 @@ TEST(world_wire, a_join_whose_devices_are_no_list_is_refused_naming_them) {
     EXPECT_EQ(stranger.exit_code(20s), 0);
 }
 
-/// A rendezvous request to rank 0 from this process (a world of one, so it is member 0's own),
-/// carrying `payload`: the reply's status and payload.
-std::pair<troupe::detail::reply_status, troupe::detail::wire_bytes>
-rendezvous_with(troupe::runtime& rt, int port, troupe::detail::wire_bytes payload) {
-  auto& state = troupe::runtime_state_of(rt);
-  auto rank0 = troupe::detail::connect(state, {"127.0.0.1", static_cast<std::uint16_t>(port)}, {},
-                                       std::chrono::steady_clock::now() + 5s);
-  caf::scoped_actor self{*state.system};
-  std::pair<troupe::detail::reply_status, troupe::detail::wire_bytes> answer{
-    troupe::detail::reply_status::state_error, {}};
-  self
-    ->request(rank0, std::chrono::seconds{5}, troupe::detail::group_atom::value,
-              std::string{"a check"},
-              troupe::detail::to_wire(troupe::serialize(std::vector<int>{0})), std::int32_t{0},
-              std::move(payload))
-    .receive(
-      [&](std::uint8_t status, std::string&, troupe::detail::wire_bytes& gathered) {
-        troupe::detail::tsan_acquire(troupe::detail::mailbox_of(rank0));
-        answer = {static_cast<troupe::detail::reply_status>(status), std::move(gathered)};
-      },
-      [](caf::error&) {});
-  return answer;
+/// A rendezvous request to rank 0 from member 0 itself (a world of one), carrying `payload`:
+/// what rank 0 gathers (rethrowing what it answers instead).
+troupe::detail::wire_bytes rendezvous_with(troupe::world& world,
+                                           troupe::detail::wire_bytes payload) {
+  const auto core = troupe::detail::world_access::core(world);
+  return troupe::detail::await_call(
+    core->send(0,
+               troupe::detail::checked_rendezvous_message::make(
+                 "a check", troupe::detail::to_wire(troupe::serialize(std::vector<int>{0})), 0,
+                 std::move(payload)),
+               5s));
 }
 
 // A shape check's signatures meet at rank 0: it gathers what each member brings, in the order
 // of the rendezvous' ranks, and refuses more than 4 KiB from anyone.
 TEST(world_wire, a_rendezvous_gathers_its_members_payloads_and_bounds_them) {
   troupe::runtime rt;
-  const int port = free_port();
-  troupe::world world{rt, member_options(0, 1, port)};
-  const auto [status, gathered] = rendezvous_with(rt, port, troupe::detail::wire_bytes(88, 'x'));
-  ASSERT_EQ(status, troupe::detail::reply_status::ok);
+  troupe::world world{rt, member_options(0, 1, free_port())};
+  const auto gathered = rendezvous_with(world, troupe::detail::wire_bytes(88, 'x'));
   const auto all = troupe::deserialize<std::vector<troupe::detail::wire_bytes>>(
     troupe::detail::from_wire(gathered));
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0], troupe::detail::wire_bytes(88, 'x'));
-  EXPECT_EQ(rendezvous_with(rt, port, troupe::detail::wire_bytes(4097, 'x')).first,
-            troupe::detail::reply_status::invalid_argument);
+  EXPECT_THROW((void)rendezvous_with(world, troupe::detail::wire_bytes(4097, 'x')),
+               troupe::invalid_argument);
 }
 
 TEST(world_wire, test_ports_come_from_below_the_ephemeral_range_and_are_free) {

@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t max_calls_in_flight = 16'384;
 
 /// The answer to a call from no member: peer_lost to a member this one has lost (it does not
-/// rejoin by its connection coming back) or to another process than the one a member that
+/// rejoin by its connection coming back) or to another incarnation than the one a member that
 /// joined the formed world is (its old one, lost and replaced), state_error to anyone else.
 failure refusal(member_actor* self) {
   auto& st = self->state;
@@ -25,11 +25,11 @@ failure refusal(member_actor* self) {
   if (rank && st.lost[static_cast<std::size_t>(*rank)])
     return failure::of<peer_lost>(st.core->label(*rank) +
                                   " was lost to this world and does not rejoin it");
-  const auto joined = rank ? st.joined_nodes.find(*rank) : st.joined_nodes.end();
-  if (joined != st.joined_nodes.end() && joined->second != self->current_sender()->node())
-    return failure::of<peer_lost>("this process is not " + st.core->label(*rank) +
-                                  " as the world knows it: an old process of it, lost and "
-                                  "replaced, or another that claims its name");
+  const auto joined = rank ? st.joined_as.find(*rank) : st.joined_as.end();
+  if (joined != st.joined_as.end() && joined->second != member_identity::of(self->current_sender()))
+    return failure::of<peer_lost>("this is not " + st.core->label(*rank) +
+                                  " as the world knows it: an old incarnation of it, lost and "
+                                  "replaced, or another process that claims its name");
   return failure::of<state_error>("calls are taken from this world's members only");
 }
 

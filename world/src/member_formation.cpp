@@ -160,11 +160,13 @@ std::optional<std::string> other_world_refusal(member_actor* self, const std::st
 
 wire_bytes roster_now(member_actor* self, std::uint32_t incarnation) {
   auto& st = self->state;
-  roster members{st.core->members.names(), {}, {}, {}, st.core->world_id, incarnation};
+  roster members{st.core->members.names(), {}, {}, {}, {}, st.core->world_id, incarnation};
   for (std::size_t rank = 0; rank < members.names.size(); ++rank) {
     members.hosts.push_back(st.addresses[rank].host);
     members.ports.push_back(st.addresses[rank].port);
     members.devices.push_back(st.core->members.devices(static_cast<int>(rank)));
+    members.gone.push_back(static_cast<std::uint8_t>(
+      !st.lost[rank] ? gone_as::present : (st.left[rank] ? gone_as::left : gone_as::lost)));
   }
   return to_wire(encode_roster(members));
 }
@@ -209,6 +211,12 @@ void on_roster(member_actor* self, roster_adoption& roster) {
   st.core->members.adopt(roster.names, roster.devices);
   for (std::size_t rank = 0; rank < roster.hosts.size(); ++rank)
     st.addresses[rank] = endpoint{roster.hosts[rank], roster.ports[rank]};
+  for (std::size_t rank = 0; rank < roster.gone.size(); ++rank)
+    if (const auto how = static_cast<gone_as>(roster.gone[rank]); how != gone_as::present) {
+      st.lost[rank] = true; // before this member joined: nothing here waits on it
+      st.left[rank] = how == gone_as::left;
+      st.core->gone_before_joining(static_cast<int>(rank), how == gone_as::left);
+    }
   st.roster_known = true;
   check_ready(self);
   if (st.core->options.rank == 0) // a world of one: formed at once

@@ -62,7 +62,7 @@ void welcome(member_actor* self, int rank) {
   auto join = std::move(at->second);
   st.late_joins.erase(at);
   deliver(join.promise, {}, roster_now(self, 1 + st.incarnations[rank]));
-  st.core->members.tell_joined(join.name, rank);
+  st.core->member_joined(join.name, rank);
 }
 
 /// Rank 0: tells every member there of the joiner of `rank`; welcomes it once all have answered.
@@ -83,7 +83,7 @@ void tell_every_member(member_actor* self, int rank, pending_join& join) {
     self
       ->request(st.peers[other], st.core->options.timeout,
                 joined_message::make(static_cast<std::int32_t>(rank), join.name, devices, join.host,
-                                     join.port, join.handle.node()))
+                                     join.port, join.handle.node(), join.handle.id()))
       .then(
         [self, told](std::uint8_t, std::string&, wire_bytes&) {
           const handling scope{self};
@@ -105,12 +105,12 @@ void announce(member_actor* self, int rank) {
   auto& join = st.late_joins.at(rank);
   st.reserved.erase(rank);
   if (returns(self, join.name, rank)) {
-    take_back(self, rank, join.handle.node());
+    take_back(self, rank, member_identity::of(join.handle));
     st.core->members.renew(rank, join.devices);
     ++st.incarnations[rank];
   } else {
     st.core->members.add(rank, join.name, join.devices);
-    st.joined_nodes[rank] = join.handle.node();
+    st.joined_as[rank] = member_identity::of(join.handle);
   }
   st.addresses[static_cast<std::size_t>(rank)] = endpoint{join.host, join.port};
   st.core->joined(rank, join.name, join.handle.node());
@@ -220,7 +220,7 @@ void on_reservation_expiry(member_actor* self, reservation_expiry& expiry) {
     reserved.erase(at);
 }
 
-void take_back(member_actor* self, int rank, const caf::node_id& node) {
+void take_back(member_actor* self, int rank, const member_identity& incarnation) {
   auto& st = self->state;
   const auto at = static_cast<std::size_t>(rank);
   st.lost[at] = false;
@@ -228,7 +228,7 @@ void take_back(member_actor* self, int rank, const caf::node_id& node) {
   st.peers[at] = nullptr; // its old process's (whose end was handled when it was lost)
   st.connect_failures.erase(rank);
   st.greet_when_reached.erase(rank);
-  st.joined_nodes[rank] = node;
+  st.joined_as[rank] = incarnation;
   st.groups.returned(rank);
   st.core->member_returned(rank);
 }
@@ -255,14 +255,15 @@ reply_result on_joined(member_actor* self, joined_fields joined) {
     return failed_reply(failure::of<invalid_argument>("world: rank " + std::to_string(rank) +
                                                       " cannot be '" + name + "' here: it is " +
                                                       st.core->label(rank)));
+  const member_identity incarnation{joined.node, joined.actor};
   if (again) {
-    take_back(self, rank, joined.node);
+    take_back(self, rank, incarnation);
     st.core->members.renew(rank, std::move(*listed));
   } else {
-    st.joined_nodes[rank] = joined.node;
+    st.joined_as[rank] = incarnation;
   }
   st.addresses[static_cast<std::size_t>(rank)] = endpoint{joined.host, joined.port};
-  st.core->members.tell_joined(name, rank);
+  st.core->member_joined(name, rank);
   return ok_reply();
 }
 

@@ -34,7 +34,7 @@ using barrier_atom = caf::atom_constant<caf::atom("barrier")>; // to a parent in
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 9;
+inline constexpr std::uint32_t wire_version = 10;
 
 /// A reply's status on the wire: which of troupe's errors a failed reply is, its text the
 /// message (CAF's sec is the same: a code on the wire, one error value on either side).
@@ -127,9 +127,9 @@ struct join_fields {
 };
 /// Rank 0 to every member, when one joins the formed world (or joins it again, a new process
 /// under its old name and rank): (its rank, its name, its devices encoded, the host and port it
-/// is reached at, its process). Answered once taken in.
+/// is reached at, its process and its member actor's id there). Answered once taken in.
 using joined_message = member_message<joined_atom, std::int32_t, std::string, wire_bytes,
-                                      std::string, std::uint16_t, caf::node_id>;
+                                      std::string, std::uint16_t, caf::node_id, std::uint64_t>;
 /// joined_message's fields, by name.
 struct joined_fields {
   std::int32_t rank = 0;
@@ -138,6 +138,7 @@ struct joined_fields {
   std::string host;
   std::uint16_t port = 0;
   caf::node_id node;
+  std::uint64_t actor = 0;
 };
 /// A member that joins the formed world at any rank asks rank 0 for one: (wire_version, its
 /// name, world_size, max_world_size). Answered with the rank, encoded.
@@ -223,12 +224,14 @@ struct early_peer {
   caf::actor handle;
 };
 
-/// Every member's name, address and devices, once rank 0 has told them.
+/// Every member's name, address and devices, and which are gone (roster.hpp's gone_as), once
+/// rank 0 has told them.
 struct roster_adoption {
   std::vector<std::string> names;
   std::vector<std::string> hosts;
   std::vector<std::uint16_t> ports;
   std::vector<std::vector<std::string>> devices;
+  std::vector<std::uint8_t> gone;
 };
 
 } // namespace troupe::detail

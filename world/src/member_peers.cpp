@@ -69,9 +69,10 @@ void connect_to(member_actor* self, int rank) {
       const handling scope{self};
       auto& st = self->state;
       st.connect_failures.erase(rank);
-      const auto joined = st.joined_nodes.find(rank);
-      if (joined != st.joined_nodes.end() && joined->second != handle.node()) {
-        fail_awaiting(self, rank, "its address answered as another process than rank 0 took in");
+      const auto joined = st.joined_as.find(rank);
+      if (joined != st.joined_as.end() && joined->second != member_identity::of(handle)) {
+        fail_awaiting(self, rank,
+                      "its address answered as another incarnation than rank 0 took in");
         return;
       }
       if (!st.lost[static_cast<std::size_t>(rank)] && !st.peers[static_cast<std::size_t>(rank)])
@@ -148,8 +149,9 @@ int sender_rank(member_actor* self) {
   if (!sender)
     return -1;
   auto& st = self->state;
+  const auto identity = member_identity::of(sender);
   for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
-    if (st.peers[rank] && st.peers[rank].node() == sender->node())
+    if (st.peers[rank] && member_identity::of(st.peers[rank]) == identity)
       return static_cast<int>(rank);
   const auto proven = proven_name(self);
   if (!proven || !st.roster_known)
@@ -160,9 +162,9 @@ int sender_rank(member_actor* self) {
   const auto rank = static_cast<std::size_t>(*found);
   if (st.peers[rank] || st.lost[rank]) // held by another process, or gone
     return -1;
-  if (const auto joined = st.joined_nodes.find(*found);
-      joined != st.joined_nodes.end() && joined->second != sender->node())
-    return -1; // the name's old process, or a stranger's: rank 0 took in another
+  if (const auto joined = st.joined_as.find(*found);
+      joined != st.joined_as.end() && joined->second != identity)
+    return -1; // the name's old incarnation, or a stranger's: rank 0 took in another
 
   add_peer(self, static_cast<int>(rank), caf::actor_cast<caf::actor>(sender));
   return static_cast<int>(rank);
@@ -238,8 +240,10 @@ void send_request(member_actor* self, outgoing_request& request) {
   }
   if (st.lost[0] && to != st.core->options.rank &&
       !(request.after_rank_0_left && st.left[0])) { // the world is rank 0's: this member left it
-    request.reply->set_error(std::make_exception_ptr(
-      peer_lost(st.core->label(to) + " is out of reach: rank 0 was lost, and with it the world")));
+    request.reply->set_error(std::make_exception_ptr(peer_lost(
+      st.core->label(to) + " is out of reach: rank 0 was lost, and with it the world" +
+      (st.core->options.rejoin ? " (this member joins it again once rank 0 answers)"
+                               : " (this member stays out: world_options::rejoin is off)"))));
     return;
   }
   const auto id = st.pending.add(to, request.reply, request.timeout);

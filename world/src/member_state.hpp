@@ -31,6 +31,18 @@ struct pending_join {
   std::size_t unanswered = 0; // members not yet told of it (joining the formed world)
 };
 
+/// One incarnation of a member: its process and its member actor there. A member that joins
+/// again is a new one even from its old process (world_options::rejoin: a new member actor).
+struct member_identity {
+  caf::node_id node;
+  caf::actor_id actor = 0;
+  static member_identity of(const caf::actor& handle) { return {handle.node(), handle.id()}; }
+  static member_identity of(const caf::strong_actor_ptr& sender) {
+    return {sender->node(), sender->id()};
+  }
+  bool operator==(const member_identity&) const = default;
+};
+
 struct member_state {
   world_core* core = nullptr;
   std::vector<caf::actor> peers; // by rank, once connected; this member's own at its rank
@@ -56,9 +68,9 @@ struct member_state {
   std::map<int, pending_join> late_joins; // rank 0: joins of ranks from world_size up, in progress
   std::map<int, std::string> reserved; // rank 0: ranks given to joiners that asked for any, by rank
   std::map<int, std::uint32_t> incarnations; // rank 0: how often each rank joined again
-  /// The process each member that joined the formed world is: a connection proving its name
-  /// from another process (its old one, or a stranger) is not taken for it.
-  std::map<int, caf::node_id> joined_nodes;
+  /// The incarnation each member that joined the formed world is: a message proving its name
+  /// from another (its old process or member actor, or a stranger) is not taken for it.
+  std::map<int, member_identity> joined_as;
   int unknown_addresses = 0; // rank 0: joins whose address is still being looked up
   coordinator groups; // rank 0
   barrier_table barriers; // the groups' barriers in progress here
@@ -94,8 +106,8 @@ checked_devices(const std::string& name, std::vector<std::string> devices, std::
 reply_result accept_late_join(member_actor* self, join_fields& join, join_details& details);
 /// Rank 0, once formed: takes in the members that asked to join meanwhile.
 void take_in_waiting(member_actor* self);
-/// `rank`, gone, joined again as the process `node`: it is a member again, reached anew.
-void take_back(member_actor* self, int rank, const caf::node_id& node);
+/// `rank`, gone, joined again as `incarnation`: it is a member again, reached anew.
+void take_back(member_actor* self, int rank, const member_identity& incarnation);
 
 // member_barriers.cpp
 /// Member `rank` was lost (or `left` on purpose): a barrier waiting for it here (its parent, or

@@ -1,13 +1,10 @@
-// Who the members of a world are, by rank: their names and devices, and what is told when one
-// joins. The member actor writes it (when the world forms, and when a member joins the running
-// world) while users' threads read it: it owns its lock. Its rows are made for every rank the
-// world may ever have (world_options::max_world_size), and a rank, once given, keeps its name:
-// a reference to a name stays valid, and a name never names two ranks.
+// Who the members of a world are, by rank: their names and devices. The member actor writes it
+// (when the world forms, and when a member joins the running world) while users' threads read it:
+// it owns its lock. Its rows are made for every rank the world may ever have
+// (world_options::max_world_size), and a rank, once given, keeps its name: a reference to a name
+// stays valid, and a name never names two ranks.
 #pragma once
 
-#include "member_callbacks.hpp"
-
-#include <functional>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -42,18 +39,11 @@ public:
   int size() const;
   int capacity() const noexcept { return static_cast<int>(names_.size()); }
 
-  void add_joined_callback(member_callbacks::callback callback) {
-    joined_.add(std::move(callback));
-  }
-  /// Runs every joined callback for member `name` of `rank` (member_callbacks::run).
-  void tell_joined(const std::string& name, int rank) const noexcept { joined_.run(name, rank); }
-
 private:
   mutable std::shared_mutex mutex_;
   std::vector<std::string> names_; // by rank; sized once, so references to names stay valid
   std::vector<std::vector<std::string>> devices_;
   int given_ = 0;
-  member_callbacks joined_{"on_member_joined"};
 };
 
 } // namespace troupe::detail

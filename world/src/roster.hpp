@@ -1,6 +1,6 @@
 // What a joining member and rank 0 tell each other: the member's details with its join, and
 // rank 0's roster in its answer (each member's name, host, port and devices by rank, for every
-// rank the world may have, and the world's id, which names its inboxes).
+// rank the world may have, which of them are gone, and the world's id, which names its inboxes).
 #pragma once
 
 #include "troupe/actors/serialization.hpp"
@@ -13,10 +13,15 @@
 
 namespace troupe::detail {
 
+/// roster::gone's values.
+enum class gone_as : std::uint8_t { present, lost, left };
+
 struct roster {
   std::vector<std::string> names, hosts; // "" for a rank no member holds
   std::vector<std::uint16_t> ports;
   std::vector<std::vector<std::string>> devices;
+  /// By rank: whether its member is gone (a joiner must not count it), and how.
+  std::vector<std::uint8_t> gone;
   std::string world_id;
   /// The joiner's incarnation: 1 the first time it joins, more when it joins again after it
   /// was lost (a new process under its old name and rank).

@@ -1,7 +1,7 @@
 #include "troupe/world/world.hpp"
 
 #include "group_state.hpp"
-#include "world_core.hpp"
+#include "world_membership.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -30,11 +30,11 @@ world::world(runtime& rt, world_options options) {
     options = detail::checked(std::move(options));
     if (options.rank == any_rank)
       options.rank = detail::request_rank(state, options);
-    core_ = std::make_shared<detail::world_core>(state, std::move(options));
-    core_->join();
-    state.services->add(core_.get());
+    name_ = options.name;
+    membership_ = std::make_shared<detail::world_membership>(state, std::move(options));
+    state.services->add(membership_.get());
   } catch (...) {
-    core_.reset();
+    membership_.reset();
     world_alive = false;
     throw;
   }
@@ -43,59 +43,71 @@ world::world(runtime& rt, world_options options) {
 world::~world() { stop(); }
 
 void world::stop() {
-  if (!core_)
+  if (!membership_)
     return;
-  core_->rt.services->remove(core_.get());
-  core_->stop();
-  core_.reset();
+  membership_->runtime().services->remove(membership_.get());
+  membership_->stop();
+  membership_.reset();
   world_alive = false;
 }
 
 namespace {
 
-detail::world_core& live(const std::shared_ptr<detail::world_core>& core) {
-  if (!core)
+std::shared_ptr<detail::world_core>
+live(const std::shared_ptr<detail::world_membership>& membership) {
+  if (!membership)
     throw state_error("the world has stopped");
-  return *core;
+  return membership->core();
 }
 
 } // namespace
 
-int world::rank() const noexcept { return core_ ? core_->options.rank : -1; }
-int world::size() const noexcept { return core_ ? core_->live_count() : 0; }
+int world::rank() const noexcept { return membership_ ? membership_->options().rank : -1; }
 
-const std::string& world::name() const noexcept {
-  static const std::string none;
-  return core_ ? core_->options.name : none;
+int world::size() const noexcept {
+  try {
+    return live(membership_)->live_count();
+  } catch (const state_error&) {
+    return 0;
+  }
 }
 
-std::vector<std::string> world::members() const { return live(core_).live_members(); }
+const std::string& world::name() const noexcept { return name_; }
 
-const std::string& world::member_name(int rank) const {
-  const auto& core = live(core_);
-  const auto* name = core.members.name(rank);
+std::vector<std::string> world::members() const { return live(membership_)->live_members(); }
+
+std::string world::member_name(int rank) const {
+  const auto core = live(membership_);
+  const auto* name = core->members.name(rank);
   if (name == nullptr)
     throw invalid_argument("no member has rank " + std::to_string(rank) + " in this world (ranks " +
-                           "0 to " + std::to_string(core.options.max_world_size - 1) + ")");
+                           "0 to " + std::to_string(core->options.max_world_size - 1) + ")");
   return *name;
 }
 
 void world::on_member_lost(std::function<void(const std::string& name, int rank)> callback) {
-  live(core_).add_lost_callback(std::move(callback));
+  live(membership_);
+  membership_->callbacks().lost.add(std::move(callback));
 }
 
 void world::on_member_joined(std::function<void(const std::string& name, int rank)> callback) {
-  live(core_).members.add_joined_callback(std::move(callback));
+  live(membership_);
+  membership_->callbacks().joined.add(std::move(callback));
+}
+
+void world::on_rejoined(std::function<void()> callback) {
+  live(membership_);
+  membership_->callbacks().rejoined.add(
+    [callback = std::move(callback)](const std::string&, int) { callback(); });
 }
 
 rpc_group world::create_rpc_group(const std::string& name, std::vector<std::string> members) {
-  return create_rpc_group(name, std::move(members), live(core_).options.timeout);
+  return create_rpc_group(name, std::move(members), live(membership_)->options.timeout);
 }
 
 rpc_group world::create_rpc_group(const std::string& name, std::vector<std::string> members,
                                   std::chrono::milliseconds timeout) {
-  live(core_);
-  return detail::create_group(core_, name, std::move(members), timeout);
+  return detail::create_group(live(membership_), name, std::move(members), timeout);
 }
 
 } // namespace troupe

@@ -2,7 +2,7 @@
 // public class keeps to itself.
 #pragma once
 
-#include "world_core.hpp"
+#include "world_membership.hpp"
 
 #include "troupe/actors/error.hpp"
 #include "troupe/world/world.hpp"
@@ -12,11 +12,12 @@
 namespace troupe::detail {
 
 struct world_access {
-  /// The world's core; state_error once the world has stopped.
-  static const std::shared_ptr<world_core>& core(world& members) {
-    if (!members.core_)
+  /// The world's core now (world_options::rejoin may replace it); state_error once the world
+  /// has stopped.
+  static std::shared_ptr<world_core> core(world& members) {
+    if (!members.membership_)
       throw state_error("the world has stopped");
-    return members.core_;
+    return members.membership_->core();
   }
 };
 

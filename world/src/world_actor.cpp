@@ -421,6 +421,7 @@ private:
 
 std::mutex resolver_mutex;
 std::weak_ptr<world_core> resolver_world;
+const world_core* resolver_owner = nullptr; // resolver_world's, even while it is destroyed
 
 std::shared_ptr<actor_core> resolve_world_actor(const actor_address& address) {
   std::shared_ptr<world_core> core;
@@ -448,12 +449,16 @@ std::shared_ptr<actor_core> resolve_world_actor(const actor_address& address) {
 void install_actor_resolver(const std::shared_ptr<world_core>& core) {
   std::lock_guard guard{resolver_mutex};
   resolver_world = core;
+  resolver_owner = core.get();
   set_actor_resolver(&resolve_world_actor);
 }
 
-void remove_actor_resolver() noexcept {
+void remove_actor_resolver(const world_core& core) noexcept {
   std::lock_guard guard{resolver_mutex};
+  if (resolver_owner != &core) // an attempt to join again that failed, say
+    return;
   resolver_world.reset();
+  resolver_owner = nullptr;
   set_actor_resolver(nullptr);
 }
 

@@ -10,7 +10,8 @@ class world_core;
 
 /// From now on, handles decoded in this process reach their actors through `core`'s world.
 void install_actor_resolver(const std::shared_ptr<world_core>& core);
-/// This process has left its world: handles that arrive no longer resolve.
-void remove_actor_resolver() noexcept;
+/// `core` has left its world: handles that arrive no longer resolve (unless another core has
+/// been installed since).
+void remove_actor_resolver(const world_core& core) noexcept;
 
 } // namespace troupe::detail

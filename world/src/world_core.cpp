@@ -99,16 +99,17 @@ void check_devices(const std::vector<std::string>& devices, const std::string& w
   }
 }
 
-world_core::world_core(runtime_state& state, world_options opts)
+world_core::world_core(runtime_state& state, world_options opts,
+                       std::shared_ptr<world_callbacks> callbacks)
   : rt(state), options(checked(std::move(opts))),
     rank0_address(parse_endpoint(options.address, "world_options::address")),
-    tls(options.tls.has_value()),
+    tls(options.tls.has_value()), callbacks_(std::move(callbacks)),
     // One more thread with shared memory: at any time one of them waits on the inbox.
     executor_(static_cast<std::size_t>(options.rpc_threads) + (options.shared_memory ? 1 : 0)) {}
 
 world_core::~world_core() { stop(); }
 
-void world_core::join() {
+void world_core::join(join_kind kind) {
   const auto deadline = clock::now() + options.timeout;
   const auto listen = listen_address(options, rank0_address);
   check_listen_allowed(listen.host, tls, options.allow_insecure);
@@ -118,20 +119,27 @@ void world_core::join() {
     world_id = make_nonce().substr(0, 16);
     open_inbox();
   }
-  answerer_ = std::make_unique<caf::scoped_actor>(*rt.system);
-  (*answerer_)->mailbox().close();
-  member = spawn_member(*this);
-  port_ = publish(rt, member, listen, link());
+  open_member(listen);
   if (options.rank != 0)
-    join_rank0(deadline);
+    join_rank0(deadline, kind);
   else if (options.world_size == 1)
     send_from_outside(member, roster_adoption{{options.name}, {}, {}, {options.devices}});
   await_formation(deadline);
   install_actor_resolver(shared_from_this()); // handles that arrive reach actors through here
 }
 
-void world_core::join_rank0(clock::time_point deadline) {
-  const auto rank0 = reach_rank0(deadline);
+void world_core::open_member(const endpoint& listen) {
+  std::unique_lock guard{stop_mutex};
+  if (stopped_)
+    throw state_error(stopped_why_);
+  answerer_ = std::make_unique<caf::scoped_actor>(*rt.system);
+  (*answerer_)->mailbox().close();
+  member = spawn_member(*this);
+  port_ = publish(rt, member, listen, link());
+}
+
+void world_core::join_rank0(clock::time_point deadline, join_kind kind) {
+  const auto rank0 = reach_rank0(deadline, kind);
   rank0_node_ = rank0.node();
   const auto listen = listen_address(options, rank0_address);
   const auto advertised = listen.host == "0.0.0.0" ? std::string{} : listen.host;
@@ -148,16 +156,20 @@ void world_core::join_rank0(clock::time_point deadline) {
   if (roster.incarnation == 1)
     open_inbox();
   send_from_outside(member, roster_adoption{std::move(roster.names), std::move(roster.hosts),
-                                            std::move(roster.ports), std::move(roster.devices)});
+                                            std::move(roster.ports), std::move(roster.devices),
+                                            std::move(roster.gone)});
 }
 
-caf::actor world_core::reach_rank0(clock::time_point deadline) {
-  if (options.rank < options.world_size)
+caf::actor world_core::reach_rank0(clock::time_point deadline, join_kind kind) {
+  if (options.rank < options.world_size && kind == join_kind::first)
     return connect(rt, rank0_address, link(), deadline); // rank 0 may not listen yet
   // The world has formed already: rank 0 listens, unless it is lost. A few seconds cover a
-  // launcher that starts this member beside those that form the world.
+  // launcher that starts this member beside those that form the world; joining again, this
+  // member tries for a while, and again later (world_membership.hpp).
+  const auto grace =
+    kind == join_kind::first ? clock::duration{late_join_grace} : clock::duration{rejoin_reach};
   try {
-    return connect(rt, rank0_address, link(), std::min(deadline, clock::now() + late_join_grace));
+    return connect(rt, rank0_address, link(), std::min(deadline, clock::now() + grace));
   } catch (const timeout_error& e) {
     throw peer_lost("world: rank 0 (" + rank0_address.to_string() +
                     ") cannot be reached to join the formed world: it is lost, or never started (" +
@@ -207,7 +219,7 @@ bool world_core::local_call(int rank, const std::string& group, call_request& re
                             const bytes_result& reply) {
   std::shared_lock guard{stop_mutex};
   if (stopped_)
-    throw state_error("the world has stopped");
+    throw state_error(stopped_why_);
   return channel_ && channel_->call(rank, group, request, reply);
 }
 
@@ -234,6 +246,31 @@ void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept
   gone_.gone(rank, left);
   if (!left)
     member_lost(rank);
+  if (rank == 0 && !left && options.rank != 0)
+    lost_the_world();
+}
+
+void world_core::lost_the_world() noexcept {
+  cut_off_ = true;
+  if (options.rejoin) {
+    std::cerr << "troupe: " << label(options.rank)
+              << " lost rank 0 and is out of the world; it joins again once rank 0 can be "
+                 "reached (world_options::rejoin)\n";
+    if (callbacks_->cut_off)
+      callbacks_->cut_off(*this);
+    return;
+  }
+  std::cerr << "troupe: " << label(options.rank)
+            << " lost rank 0 and is out of the world for good (world_options::rejoin is off)\n";
+}
+
+void world_core::retire(std::string why) noexcept {
+  {
+    std::unique_lock guard{stop_mutex};
+    if (!stopped_)
+      stopped_why_ = std::move(why);
+  }
+  stop();
 }
 
 void world_core::stop() noexcept {
@@ -242,7 +279,7 @@ void world_core::stop() noexcept {
     if (stopped_)
       return;
     stopped_ = true;
-    remove_actor_resolver();
+    remove_actor_resolver(*this);
     if (member) {
       if (port_ != 0)
         unpublish(rt, member, port_);
@@ -264,6 +301,9 @@ void world_core::stop() noexcept {
     std::unique_lock guard{stop_mutex};
     member = nullptr;
   }
+  // A join still waiting (stopped from another thread) waits no more; the member actor, which
+  // sets it otherwise, has ended.
+  formation_failed(std::make_exception_ptr(state_error(stopped_why_)));
 }
 
 bytes_result world_core::arrive_at_barrier(const std::string& group, std::uint64_t n,
@@ -271,7 +311,7 @@ bytes_result world_core::arrive_at_barrier(const std::string& group, std::uint64
   auto reply = std::make_shared<result_state<reply_bytes>>();
   std::shared_lock guard{stop_mutex};
   if (stopped_)
-    throw state_error("the world has stopped");
+    throw state_error(stopped_why_);
   send_from_outside(member, barrier_arrival{group, n, std::move(ranks), reply});
   return reply;
 }
@@ -283,7 +323,7 @@ bytes_result world_core::send(int to, caf::message message,
     reply = std::make_shared<result_state<reply_bytes>>();
   std::shared_lock guard{stop_mutex};
   if (stopped_)
-    throw state_error("the world has stopped");
+    throw state_error(stopped_why_);
   send_from_outside(member, outgoing_request{to, std::move(message), timeout, reply});
   return reply;
 }
@@ -295,7 +335,7 @@ bytes_result world_core::call(int to, const std::string& group, call_request req
   if (!timeout) {
     std::shared_lock guard{stop_mutex};
     if (stopped_)
-      throw state_error("the world has stopped");
+      throw state_error(stopped_why_);
     if (auto ticket = direct.start(to, reply)) {
       one_way_call_message::send_from_outside(member, ticket->to, ticket->id, kind, group,
                                               std::move(request.key), std::move(request.name),
@@ -417,6 +457,12 @@ void world_core::joined(int rank, const std::string& name, const caf::node_id& n
   joined_.add(rank, name, node);
 }
 
+void world_core::member_joined(const std::string& name, int rank) noexcept {
+  callbacks_->joined.run(name, rank);
+}
+
+void world_core::gone_before_joining(int rank, bool left) { gone_.gone(rank, left); }
+
 void world_core::add_lost_callback(std::function<void(const std::string&, int)> callback) {
   gone_.add_lost_callback(std::move(callback));
 }
@@ -442,6 +488,10 @@ std::vector<std::string> world_core::live_members() {
 
 int world_core::live_count() const noexcept { return std::max(0, members.size() - gone_.count()); }
 
-void world_core::member_lost(int rank) noexcept { gone_.tell_lost(member_name(rank), rank); }
+void world_core::member_lost(int rank) noexcept {
+  const auto name = member_name(rank);
+  gone_.tell_lost(name, rank);
+  callbacks_->lost.run(name, rank);
+}
 
 } // namespace troupe::detail

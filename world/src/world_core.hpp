@@ -12,12 +12,14 @@
 #include "member_table.hpp"
 #include "served_calls.hpp"
 #include "service_owners.hpp"
+#include "world_callbacks.hpp"
 
 #include "troupe/actors/network.hpp"
 #include "troupe/world/world_options.hpp"
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -30,6 +32,13 @@ namespace troupe::detail {
 /// How long a member joining the formed world tries to reach rank 0 before it holds rank 0 lost
 /// (a few seconds cover a launcher that starts it beside the members that form the world).
 inline constexpr auto late_join_grace = std::chrono::seconds{5};
+/// How long one attempt of a member cut off from the world (world_options::rejoin) tries to
+/// reach rank 0 before it gives up and, a pause later, tries again: what holds up stop().
+inline constexpr auto rejoin_reach = std::chrono::seconds{2};
+
+/// A member joins the world for the first time, or again, cut off from it (the same process,
+/// a new member actor: world_options::rejoin).
+enum class join_kind { first, again };
 
 /// `options` as a world takes them (defaults filled in); invalid_argument naming what is wrong.
 world_options checked(world_options options);
@@ -65,17 +74,21 @@ struct call_done {
 
 class local_channel;
 
-class world_core : public service,
-                   public call_host,
-                   public std::enable_shared_from_this<world_core> {
+class world_core : public call_host, public std::enable_shared_from_this<world_core> {
 public:
-  world_core(runtime_state& rt, world_options options);
+  /// `callbacks`: what the membership's users gave, shared by its incarnations.
+  world_core(runtime_state& rt, world_options options, std::shared_ptr<world_callbacks> callbacks);
   ~world_core() override;
 
-  /// Forms the world (world.cpp's constructor); throws as world's constructor says.
-  void join();
+  /// Forms the world (world.cpp's constructor), or joins it again; throws as world's
+  /// constructor says. May run while another thread stops this core: it then throws.
+  void join(join_kind kind = join_kind::first);
   void stop() noexcept;
-  void shutdown() noexcept override { stop(); }
+  /// Stops this incarnation of the membership, which goes on as another: what is still made
+  /// through it (its groups' calls) fails with state_error saying `why`.
+  void retire(std::string why) noexcept;
+  /// Whether this member lost rank 0 without its leaving: it is out of the world.
+  bool cut_off() const noexcept { return cut_off_; }
 
   /// Arrives at barrier `n` of `group` (of world ranks `ranks`) here: the result is set once
   /// every member has arrived. state_error once stopped.
@@ -119,11 +132,17 @@ public:
   void formed() noexcept;
   void formation_failed(std::exception_ptr why) noexcept;
   void joined(int rank, const std::string& name, const caf::node_id& node);
+  /// Member `name` joined the formed world as `rank` (or joined it again): the users' callbacks.
+  void member_joined(const std::string& name, int rank) noexcept;
+  /// The roster says `rank` was gone before this member joined (`left`: on purpose).
+  void gone_before_joining(int rank, bool left);
   /// `rank` is gone: `why` says how; `left` if it said it was leaving (not reported lost).
   void peer_gone(int rank, const std::string& why, bool left) noexcept;
   /// `rank`, gone, joined again as a new process.
   void member_returned(int rank);
 
+  /// What troupe itself runs when a member is lost (a supervised actor's restart), for this
+  /// incarnation only; users' callbacks are the membership's (world_callbacks).
   void add_lost_callback(std::function<void(const std::string&, int)> callback);
   /// The members that are neither lost nor gone, in rank order, and how many they are.
   std::vector<std::string> live_members();
@@ -168,14 +187,20 @@ public:
 private:
   /// Served call `id` has been answered: the member actor stops counting it.
   void call_finished(std::uint64_t id) noexcept;
-  void join_rank0(std::chrono::steady_clock::time_point deadline);
-  /// Connects to rank 0; peer_lost if a member joining the formed world cannot reach it.
-  caf::actor reach_rank0(std::chrono::steady_clock::time_point deadline);
+  void join_rank0(std::chrono::steady_clock::time_point deadline, join_kind kind);
+  /// Connects to rank 0; peer_lost if a member joining the formed world (or joining it again)
+  /// cannot reach it.
+  caf::actor reach_rank0(std::chrono::steady_clock::time_point deadline, join_kind kind);
+  /// Spawns the member actor and publishes it, unless stop() came first (state_error).
+  void open_member(const endpoint& listen);
   reply_bytes ask_while_forming(int rank, const caf::actor& peer, caf::message message,
                                 std::chrono::steady_clock::time_point deadline);
   void await_formation(std::chrono::steady_clock::time_point deadline);
   void open_inbox();
   void member_lost(int rank) noexcept;
+  /// Rank 0 was lost (not by leaving): this member is out of the world; with
+  /// world_options::rejoin, its membership makes a new incarnation.
+  void lost_the_world() noexcept;
   /// Answers call `id` of `rank`, made through the shared-memory inboxes, late.
   void answer_local_call(int rank, std::uint64_t id, served outcome) noexcept;
 
@@ -184,6 +209,9 @@ private:
 
   std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone (the only lock here)
   bool stopped_ = false;
+  std::string stopped_why_ = "the world has stopped"; // what a call after stop() throws
+  const std::shared_ptr<world_callbacks> callbacks_;
+  std::atomic<bool> cut_off_{false};
   std::uint16_t port_ = 0;
   caf::node_id rank0_node_; // a member's: the process it joined through
   std::atomic<bool> dropping_queued_{false};

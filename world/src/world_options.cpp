@@ -42,6 +42,20 @@ std::vector<std::string> comma_separated(std::string_view text) {
   }
 }
 
+/// Environment variable `name` as a flag: 1/true/yes or 0/false/no; nullopt if unset.
+std::optional<bool> flag_from(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr)
+    return std::nullopt;
+  const std::string_view value{text};
+  if (value == "1" || value == "true" || value == "yes")
+    return true;
+  if (value == "0" || value == "false" || value == "no")
+    return false;
+  throw invalid_argument(std::string{"environment variable "} + name +
+                         " must be 1, true, yes, 0, false or no, got '" + std::string{value} + "'");
+}
+
 } // namespace
 
 world_options world_options::from_environment() {
@@ -70,6 +84,8 @@ world_options world_options::from_environment() {
     options.address = address;
   if (const char* secret = std::getenv("TROUPE_SECRET"); secret != nullptr)
     options.secret = secret;
+  if (const auto rejoin = flag_from("TROUPE_REJOIN"))
+    options.rejoin = *rejoin;
   if (const char* devices = std::getenv("TROUPE_DEVICES"); devices != nullptr)
     options.devices = comma_separated(devices);
   options.tls = tls_options::from_environment();

@@ -26,7 +26,7 @@
 namespace troupe {
 
 namespace detail {
-class world_core;
+class world_membership;
 struct world_access; // for troupe's modules over world (collective groups)
 } // namespace detail
 
@@ -51,7 +51,7 @@ public:
   /// The names of the members the world has now, in rank order.
   std::vector<std::string> members() const;
   /// The name of the member of rank `rank` (lost or gone, it keeps its name).
-  const std::string& member_name(int rank) const;
+  std::string member_name(int rank) const;
 
   /// Calls `callback(name, rank)` when a member is lost (on a network thread: keep it short).
   /// The world keeps the callback until it stops: what it refers to must live as long.
@@ -59,6 +59,10 @@ public:
   /// Calls `callback(name, rank)` when a member joins the formed world (on a network thread:
   /// keep it short), once every member that was there has learnt of it. Kept as on_member_lost's.
   void on_member_joined(std::function<void(const std::string& name, int rank)> callback);
+  /// Calls `callback()` when this member, cut off from the world, has joined it again
+  /// (world_options::rejoin), on the thread that made it join: make the groups this member
+  /// needs again there (those made before throw state_error). Kept as on_member_lost's.
+  void on_rejoined(std::function<void()> callback);
 
   /// Creates the group `name` of `members` here; returns once every member has created it.
   /// The caller must be one of them. timeout_error if they do not all come within `timeout`
@@ -72,7 +76,8 @@ public:
 
 private:
   friend struct detail::world_access;
-  std::shared_ptr<detail::world_core> core_;
+  std::string name_;
+  std::shared_ptr<detail::world_membership> membership_;
 };
 
 } // namespace troupe

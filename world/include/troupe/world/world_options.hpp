@@ -49,6 +49,14 @@ struct world_options {
   /// over TCP, with its framing); a connection that announces more is closed. Every member
   /// should have the same limit.
   std::size_t max_message_bytes = std::size_t{1} << 30;
+  /// A member cut off from the world (it lost rank 0: a link down past the 3 s loss bound, rank
+  /// 0's host rebooted) joins it again by itself, under its name and rank, as soon as rank 0
+  /// can be reached, trying every second or so until it is taken in or stopped: a new
+  /// incarnation of it, which the others take as a member that joined again. What belonged to
+  /// the old one failed with peer_lost and stays gone; its groups throw state_error (create
+  /// them again, in world::on_rejoined). false: a member cut off stays out, and every call it
+  /// makes fails with peer_lost. Environment: TROUPE_REJOIN (1 or 0).
+  bool rejoin = false;
   /// How long the constructor waits for the whole world to join.
   std::chrono::milliseconds timeout{60'000};
   /// How long stop() and the destructor wait for calls this member is still running for
@@ -69,9 +77,9 @@ struct world_options {
   std::vector<std::string> devices;
 
   /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_MAX_WORLD_SIZE, TROUPE_ADDRESS,
-  /// TROUPE_SECRET and TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT, TROUPE_TLS_KEY and
-  /// TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's nodes do (TROUPE_RANK=any: any_rank); the
-  /// rank and size fall back to what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE,
+  /// TROUPE_SECRET, TROUPE_REJOIN and TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT, TROUPE_TLS_KEY
+  /// and TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's nodes do (TROUPE_RANK=any: any_rank);
+  /// the rank and size fall back to what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE,
   /// SLURM_PROCID/SLURM_NTASKS). Throws invalid_argument naming a variable that is malformed, or
   /// saying which are missing.
   static world_options from_environment();
