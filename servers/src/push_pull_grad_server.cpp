@@ -14,7 +14,7 @@ std::string push_service(const std::string& server, const std::string& member) {
   return server + "/" + member + "/_push_service";
 }
 
-const std::string& primary_of(const rpc_group& group, const grad_server_options& options) {
+std::string primary_of(const rpc_group& group, const grad_server_options& options) {
   return options.primary.empty() ? group.members().front() : options.primary;
 }
 

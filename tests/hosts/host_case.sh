@@ -3,8 +3,8 @@
 # world_join), a member of host_roles on each (or a pool and two nodes), and the faults the case
 # makes.
 #   usage: host_case.sh PATH/TO/test_hosts PATH/TO/make-certs.sh CASE
-#   CASE: world_plain world_tls world_join gloo servers graph pool_nodes cut_call cut_rejoin
-#         cut_all_reduce slow_link
+#   CASE: world_plain world_tls world_join gloo servers graph pool_nodes pool_node_returns
+#         cut_call cut_rejoin cut_all_reduce slow_link
 #   or:    host_case.sh PATH/TO/test_collectives_mpi PATH/TO/make-certs.sh mpi PATH/TO/mpirun
 set -u
 program=$1
@@ -68,6 +68,17 @@ pool_nodes)
     testbed_start "$i" env TROUPE_SECRET=hosts-secret $(tls_of "$i") \
       "$program" --troupe-join "${TESTBED_IP[0]}:$port"
   done
+  ;;
+pool_node_returns) # host 2's link down 5 s: its node is lost, exits, and is started again
+  testbed_start 0 env TROUPE_TEST_ROLE=pool_node_returns TROUPE_SECRET=hosts-secret \
+    TROUPE_TEST_PORT="$port" TROUPE_TEST_DIR="$dir" $(tls_of pool) "$program"
+  await pool_listens || status=1
+  node() { testbed_start "$1" env TROUPE_SECRET=hosts-secret $(tls_of "$1") \
+    "$program" --troupe-join "${TESTBED_IP[0]}:$port"; }
+  node 1
+  node 2
+  await nodes_in && testbed_cut 2 && sleep 5 && testbed_restore 2 && await node_lost && node 2 ||
+    status=1
   ;;
 cut_call)
   members cut_call plain

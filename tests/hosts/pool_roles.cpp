@@ -1,6 +1,7 @@
 // Pools across hosts: a process pool on host 0 whose nodes join from hosts 1 and 2 over TLS,
-// with inbatch_parallel's processes target and staged compute on it; and the three parameter
-// servers, hosted on host 0 and used from the others.
+// with inbatch_parallel's processes target and staged compute on it, and a node that joins again
+// after its host's link came back; and the three parameter servers, hosted on host 0 and used
+// from the others.
 #include "host_roles.hpp"
 
 #include "troupe/inbatch/inbatch_parallel.hpp"
@@ -103,6 +104,42 @@ TROUPE_HOST_ROLE(pool_with_nodes) {
   require(std::set<double>(where.begin(), where.end()).size() > 1,
           "staged's slices ran beyond this host");
   mark("pool_done");
+}
+
+/// Waits up to `limit` for `pool` to have `slots` slots; whether it came to.
+bool slots_become(troupe::process_pool& pool, std::size_t slots, std::chrono::seconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (pool.size() != slots && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(20ms);
+  return pool.size() == slots;
+}
+
+/// How many hosts a map of 30 items ran on.
+std::size_t hosts_of_a_map(troupe::process_pool& pool) {
+  const auto hosts = pool.map(host_of_item, std::vector<int>(30));
+  return std::set<double>(hosts.begin(), hosts.end()).size();
+}
+
+/// Host 0: a pool whose node on host 2 is lost when the test cuts its link ("nodes_in"), and
+/// joins again once the link is back and the node is started again (as a supervisor would):
+/// a map then runs on all three hosts again.
+TROUPE_HOST_ROLE(pool_node_returns) {
+  troupe::process_pool pool{
+    rt,
+    {.workers = 1,
+     .remote_secret = std::getenv("TROUPE_SECRET"),
+     .tls = troupe::tls_options::from_environment(),
+     .listen_address = "0.0.0.0",
+     .listen_port = static_cast<std::uint16_t>(std::stoi(std::getenv("TROUPE_TEST_PORT")))}};
+  mark("pool_listens");
+  require(slots_become(pool, 3, 60s), "both nodes joined");
+  require(hosts_of_a_map(pool) == 3, "the map ran on three hosts");
+  mark("nodes_in");
+  require(slots_become(pool, 2, 30s), "the cut-off node was lost");
+  require(hosts_of_a_map(pool) == 2, "the map runs on the two hosts left");
+  mark("node_lost");
+  require(slots_become(pool, 3, 60s), "the node joined again");
+  require(hosts_of_a_map(pool) == 3, "the map runs on three hosts again");
 }
 
 troupe::grad_server_options machin_options() {

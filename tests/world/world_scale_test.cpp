@@ -1,5 +1,7 @@
 // Worlds that grow: members connect to each other on first use, not when the world forms, and
-// hear of losses from rank 0; a world of 128 processes forms on this 2-core machine.
+// hear of losses from rank 0; a world of 128 processes forms on this 2-core machine, and one of
+// 16 grows to 64 by joins and shrinks back with calls running throughout.
+#include "../eventually.hpp"
 #include "../process_usage.hpp"
 #include "world_test_support.hpp"
 
@@ -52,6 +54,126 @@ TEST(world_scale, a_world_of_128_processes_forms_calls_around_its_ring_and_meets
   group.barrier();
   for (auto& member : members)
     EXPECT_EQ(member.exit_code(60s), 0);
+}
+
+/// The names of the 48 members that join the world of 16 in the test below.
+std::string joiner_name(int i) { return "j" + std::to_string(i); }
+
+/// One of the 15 members the world of 16 forms with: meets rank 0 in the group of all members,
+/// then, once the world has grown to 64 and shrunk back, again, and serves until rank 0 leaves.
+TROUPE_ROLE(elastic_founder) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("elastic", troupe::all_members);
+    group.barrier();
+    // Asked of rank 0 each time: not too often, with 63 others asking.
+    for (int i = 0; i < 1'200 && !group.is_paired("full"); ++i)
+      std::this_thread::sleep_for(100ms);
+    for (int i = 0; i < 12'000 && world.size() > 16; ++i)
+      std::this_thread::sleep_for(10ms);
+    require(world.size() == 16, "the world shrank back to 16");
+    group.barrier();
+    wait_until_gone(group, "0");
+  });
+}
+
+/// One of 48 members that join the world of 16 at any rank: calls rank 0 and member 1 through
+/// the group of all members, and leaves once rank 0 says the world is full.
+TROUPE_ROLE(elastic_joiner) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("elastic", troupe::all_members);
+    for (int i = 0; i < 10; ++i) {
+      require(group.rpc_sync("0", add_numbers, i, 1) == i + 1, "a call to rank 0");
+      require(group.rpc_sync("1", add_numbers, i, 2) == i + 2, "a call to member 1");
+    }
+    for (int i = 0; i < 1'200 && !group.is_paired("full"); ++i)
+      std::this_thread::sleep_for(100ms);
+    require(group.is_paired("full"), "rank 0 said the world is full");
+  });
+}
+
+/// Rank 0's calls to every member there is, round after round, until told to stop: how many
+/// were answered, and what went wrong otherwise (a joiner that left as it was called is no
+/// fault: its call fails with peer_lost; nothing else may fail).
+struct calls_throughout {
+  std::atomic<bool> full{false}, stop{false};
+  std::atomic<int> answered{0}, answered_by_joiners{0}, answered_once_full{0}, raced_a_leave{0};
+  std::atomic<int> rounds_of_64{0}; // rounds over 64 members, every call answered
+  std::vector<std::string> faults;
+
+  void run(troupe::rpc_group& group) {
+    for (int round = 0; !stop; ++round) {
+      const auto members = group.members();
+      const auto answered_before = answered.load();
+      for (const auto& member : members) {
+        try {
+          if (group.rpc_sync(member, 30s, add_numbers, round, 1) != round + 1)
+            faults.push_back(member + " answered wrong");
+          ++answered;
+          answered_by_joiners += member.starts_with("j");
+          answered_once_full += full.load();
+        } catch (const troupe::peer_lost& e) {
+          if (member.starts_with("j"))
+            ++raced_a_leave;
+          else
+            faults.push_back(member + ": " + e.what());
+        } catch (const std::exception& e) {
+          faults.push_back(member + ": " + e.what());
+        }
+      }
+      rounds_of_64 += members.size() == 64 && answered - answered_before == 64;
+    }
+  }
+};
+
+// A world of 16 on this host grows to 64 by joins (at any rank) and shrinks back by leaves,
+// while rank 0 calls every member there is through a group of all members: every call to a
+// member that stays is answered, and only calls to a joiner as it leaves fail (peer_lost).
+TEST(world_scale, a_world_of_16_grows_to_64_and_back_with_calls_throughout) {
+  const int port = free_port();
+  troupe::runtime rt;
+  auto options = member_options(0, 16, port);
+  options.max_world_size = 64;
+  options.timeout = 60s;
+  std::vector<member_process> founders;
+  for (int rank = 1; rank < 16; ++rank) {
+    auto environment = member_environment(rank, 16, port);
+    environment["TROUPE_MAX_WORLD_SIZE"] = "64";
+    founders.emplace_back("elastic_founder", environment);
+  }
+  troupe::world world{rt, options};
+  auto group = world.create_rpc_group("elastic", troupe::all_members);
+  group.barrier();
+  calls_throughout calls;
+  std::thread caller{[&] { calls.run(group); }};
+  std::vector<member_process> joiners;
+  for (int i = 16; i < 64; ++i) {
+    auto environment = member_environment(1, 16, port);
+    environment["TROUPE_RANK"] = "any";
+    environment["TROUPE_NAME"] = joiner_name(i);
+    environment["TROUPE_MAX_WORLD_SIZE"] = "64";
+    joiners.emplace_back("elastic_joiner", environment);
+  }
+  const bool grew = eventually([&] { return world.size() == 64; }, 120s);
+  EXPECT_TRUE(grew) << "the world has " << world.size() << " members";
+  EXPECT_EQ(group.members().size(), static_cast<std::size_t>(world.size()));
+  EXPECT_TRUE(eventually([&] { return calls.rounds_of_64 > 0; }, 120s))
+    << "every member of the world of 64 answered a call";
+  calls.full = true;
+  group.pair("full", true);
+  const bool shrank = eventually([&] { return world.size() == 16; }, 120s);
+  calls.stop = true;
+  caller.join();
+  EXPECT_TRUE(shrank) << "the world has " << world.size() << " members";
+  for (auto& joiner : joiners)
+    EXPECT_EQ(joiner.exit_code(60s), 0);
+  EXPECT_TRUE(calls.faults.empty())
+    << calls.faults.size()
+    << " faults, the first: " << (calls.faults.empty() ? "" : calls.faults.front());
+  EXPECT_GE(calls.answered_by_joiners, 48) << "every joiner was called";
+  EXPECT_GT(calls.answered_once_full, 0) << "and members as the joiners left";
+  group.barrier(); // the founders, once the world is back to 16
+  world.stop();
+  expect_clean_exits(founders);
 }
 
 /// Member 1: calls member 2 (over TCP), then reports how many TCP connections it has open and

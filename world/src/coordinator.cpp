@@ -15,7 +15,7 @@ void coordinator::arrive(const std::string& what, const std::vector<int>& ranks,
     }
   auto [at, fresh] = waiting_.try_emplace(what, rendezvous{ranks, {}});
   auto& meeting = at->second;
-  if (meeting.ranks != ranks) {
+  if (meeting.of_present || meeting.ranks != ranks) {
     deliver(promise,
             failure::of<invalid_argument>(what + " is being created with other members elsewhere"));
     return;
@@ -23,8 +23,31 @@ void coordinator::arrive(const std::string& what, const std::vector<int>& ranks,
   meeting.arrived.insert_or_assign(rank, std::move(promise));
   if (!payload.empty())
     meeting.payloads.insert_or_assign(rank, std::move(payload));
-  if (meeting.arrived.size() < meeting.ranks.size())
-    return;
+  complete_if_whole(at);
+}
+
+void coordinator::arrive_present(const std::string& what, bool once,
+                                 const std::vector<int>& present, int rank, reply_promise promise) {
+  if (once && met_once_.contains(what))
+    return deliver(promise, {});
+  if (auto owed = owed_failures_.extract({what, rank}))
+    return deliver(promise, failure::of<peer_lost>(owed.mapped()));
+  auto [at, fresh] = waiting_.try_emplace(what, rendezvous{present, {}, {}, true, once});
+  auto& meeting = at->second;
+  if (!meeting.of_present || meeting.once != once)
+    return deliver(
+      promise, failure::of<invalid_argument>(what + " is being met with other members elsewhere"));
+  meeting.arrived.insert_or_assign(rank, std::move(promise));
+  complete_if_whole(at);
+}
+
+void coordinator::complete_if_whole(std::map<std::string, rendezvous>::iterator at) {
+  auto& meeting = at->second;
+  for (int rank : meeting.ranks)
+    if (!meeting.arrived.contains(rank))
+      return;
+  if (meeting.once)
+    met_once_.insert(at->first);
   wire_bytes gathered;
   if (!meeting.payloads.empty()) {
     std::vector<wire_bytes> in_order;
@@ -86,8 +109,13 @@ void coordinator::lost(int rank, const std::string& why) {
     }
     for (auto& [_, waiting] : meeting.arrived)
       deliver(waiting, failure::of<peer_lost>(at->first + ": " + why));
+    if (meeting.of_present && !meeting.once) // the others would meet at the next one instead
+      for (int other : meeting.ranks)
+        if (other != rank && !meeting.arrived.contains(other))
+          owed_failures_.emplace(std::pair{at->first, other}, at->first + ": " + why);
     at = waiting_.erase(at);
   }
+  std::erase_if(owed_failures_, [rank](const auto& owed) { return owed.first.second == rank; });
   for (auto at = owners_.begin(); at != owners_.end();) {
     if (at->second != rank) {
       ++at;

@@ -7,6 +7,7 @@
 #include "member_messages.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -25,6 +26,15 @@ public:
   void arrive(const std::string& what, const std::vector<int>& ranks, int rank,
               reply_promise promise, wire_bytes payload = {});
 
+  /// Member `rank` arrived at the rendezvous `what` of the members present (a group that follows
+  /// the world): those of `present` (rank 0's view now) when the first of them came. Met
+  /// `once` (a group's creation: any later arrival, a member that joined since, passes at
+  /// once) or anew each time (its barriers: an arrival that was not present at the start
+  /// passes with the others). A member that had not arrived at one that failed hears it when
+  /// it does.
+  void arrive_present(const std::string& what, bool once, const std::vector<int>& present, int rank,
+                      reply_promise promise);
+
   /// Adds, removes or looks up `key` in `table` of `group` for member `rank`.
   reply_result keys(key_operation op, key_table table, const std::string& group,
                     const std::string& key, int rank);
@@ -41,11 +51,20 @@ public:
 
 private:
   struct rendezvous {
-    std::vector<int> ranks;
+    std::vector<int> ranks; // those it waits for
     std::map<int, reply_promise> arrived;
     std::map<int, wire_bytes> payloads;
+    bool of_present = false; // arrive_present's: others may pass with it
+    bool once = false;
   };
+  /// Answers the rendezvous at `at` if everyone it waits for has arrived.
+  void complete_if_whole(std::map<std::string, rendezvous>::iterator at);
+
   std::map<std::string, rendezvous> waiting_;
+  std::set<std::string> met_once_; // rendezvous of the members present met once: passed now
+  /// Members that had not arrived at a rendezvous of the members present when it failed, and
+  /// why: told when they arrive.
+  std::map<std::pair<std::string, int>, std::string> owed_failures_;
   std::map<std::tuple<key_table, std::string, std::string>, int> owners_;
   // Keys whose owner was lost, until someone takes them again: a lookup says who went (a
   // server whose host is gone is peer_lost naming the host, not a key never heard of).

@@ -1,5 +1,5 @@
-// Creating an rpc group: checking its members, and meeting them at rank 0's
-// rendezvous.
+// Creating an rpc group: checking its members, and meeting them at rank 0's rendezvous (for a
+// group of all members, those present when the first of them came).
 #include "group_state.hpp"
 
 #include <algorithm>
@@ -38,6 +38,25 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
   }
   return rpc_group{
     std::make_shared<group_state>(shared, name, std::move(members), std::move(ranks))};
+}
+
+rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::string& name,
+                       all_members_t all, std::chrono::milliseconds timeout) {
+  auto& core = *shared;
+  if (!core.groups.add(name))
+    throw state_error("rpc group '" + name + "' exists in this process already");
+  try {
+    await_call(
+      core.send(0,
+                presence_rendezvous_message::make(creation_rendezvous(name),
+                                                  static_cast<std::uint8_t>(presence_round::once),
+                                                  static_cast<std::int32_t>(core.options.rank)),
+                timeout));
+  } catch (...) {
+    core.groups.remove(name);
+    throw;
+  }
+  return rpc_group{std::make_shared<group_state>(shared, name, all)};
 }
 
 } // namespace troupe::detail

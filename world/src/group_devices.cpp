@@ -22,9 +22,10 @@ std::string listed(const std::vector<std::string>& names) {
 std::vector<std::string> group_devices(const group_state& group) {
   const auto& core = group.live_core();
   std::vector<std::string> all;
-  for (std::size_t i = 0; i < group.ranks.size(); ++i)
-    for (const auto& device : core.members.devices(group.ranks[i]))
-      all.push_back(device + "@" + group.members[i]);
+  for (const auto& member : group.names_now())
+    if (const auto rank = group.rank_of(member))
+      for (const auto& device : core.members.devices(*rank))
+        all.push_back(device + "@" + member);
   std::sort(all.begin(), all.end());
   return all;
 }
@@ -34,12 +35,11 @@ int device_member(const group_state& group, std::string_view device) {
   const auto name = device.substr(0, at);
   const auto member = at == std::string_view::npos ? std::string_view{} : device.substr(at + 1);
   const auto& core = group.live_core();
-  const auto held = std::find(group.members.begin(), group.members.end(), member);
-  if (at != std::string_view::npos && held != group.members.end()) {
-    const int rank = group.ranks[static_cast<std::size_t>(held - group.members.begin())];
-    const auto own = core.members.devices(rank);
+  const auto held = group.rank_of(member);
+  if (at != std::string_view::npos && held) {
+    const auto own = core.members.devices(*held);
     if (std::find(own.begin(), own.end(), name) != own.end())
-      return rank;
+      return *held;
   }
   throw invalid_argument("on_device: no member of rpc group '" + group.name + "' offers '" +
                          std::string{device} + "'" +

@@ -40,13 +40,14 @@ std::string local_channel::inbox_name(int rank, bool replies) const {
   return "troupe.w." + world_id_ + "." + std::to_string(rank) + (replies ? ".r" : ".q");
 }
 
-local_channel::peer* local_channel::peer_of(int rank) {
+local_channel::peer* local_channel::peer_of(int rank, bool answering) {
   std::lock_guard guard{mutex_};
   auto& known = peers_[rank];
   if (known.requests)
     return &known;
   const auto now = std::chrono::steady_clock::now();
-  if (now < known.retry_after)
+  constexpr auto never = std::chrono::steady_clock::time_point::max(); // rejoined()
+  if (known.retry_after == never || (!answering && now < known.retry_after))
     return nullptr;
   try {
     known.replies.emplace(queue<local_message>::open(inbox_name(rank, true)));
@@ -141,6 +142,13 @@ void local_channel::rejoined(int rank) {
   peers_[rank] = peer{.retry_after = std::chrono::steady_clock::time_point::max()};
 }
 
+bool local_channel::joined_again(int rank) {
+  std::lock_guard guard{mutex_};
+  const auto at = peers_.find(rank);
+  return at != peers_.end() &&
+         at->second.retry_after == std::chrono::steady_clock::time_point::max();
+}
+
 void local_channel::stop() noexcept {
   if (stopping_.exchange(true))
     return;
@@ -229,8 +237,13 @@ void local_channel::settle_replies() {
 }
 
 void local_channel::read_request() {
+  // A request from no rank, or from one that joined again (its old process, which these inboxes
+  // knew, is not the member now), is not served.
+  const auto refused = [this](const local_message& message) {
+    return message.from < 0 || message.from >= capacity_ || joined_again(message.from);
+  };
   auto request = next_of(requests_, [](const std::exception&) {});
-  while (request && (request->from < 0 || request->from >= capacity_))
+  while (request && refused(*request))
     request = next_of(requests_, [](const std::exception&) {});
   if (!request) {
     std::lock_guard guard{mutex_};
@@ -251,7 +264,7 @@ void local_channel::read_request() {
     refusal.from = rank_;
     refusal.set_failure(
       failure::of<state_error>(std::string{"the call could not be answered: "} + e.what()));
-    if (auto* caller = peer_of(request->from))
+    if (auto* caller = peer_of(request->from, true))
       (void)reply_to(*caller, request->from, refusal);
   }
 }
@@ -269,7 +282,9 @@ bool decoded_on_arrival(call_kind kind) {
 void local_channel::answer(local_message& request) {
   const auto kind = static_cast<call_kind>(request.kind);
   segment_store arguments = requests_.tensor_segments();
-  auto* caller = peer_of(request.from); // null: its inbox is gone, and so is whoever waits
+  // Null: its inbox is gone, and so is whoever waits. A caller this member tried to reach
+  // before its inboxes were made (a member that just joined) is reached now.
+  auto* caller = peer_of(request.from, true);
   std::optional<segment_store> outcome_tensors;
   if (caller != nullptr && decoded_on_arrival(kind))
     outcome_tensors.emplace(caller->replies->tensor_segments());
@@ -312,7 +327,7 @@ void local_channel::answer(local_message& request) {
 }
 
 void local_channel::answer_late(int rank, std::uint64_t id, served outcome) noexcept {
-  auto* caller = stopping_.load() ? nullptr : peer_of(rank);
+  auto* caller = stopping_.load() ? nullptr : peer_of(rank, true);
   if (caller == nullptr)
     return; // the caller's inbox is gone, and so is whoever waited
   // The outcome's large tensors go into the caller's reply inbox, as a task's do; its handle

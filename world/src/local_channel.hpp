@@ -86,7 +86,13 @@ private:
   };
 
   std::string inbox_name(int rank, bool replies) const;
-  peer* peer_of(int rank);
+  /// Where member `rank`'s inboxes are, opened on first use; null if they cannot be (on another
+  /// host, not made yet: tried again a second later) or `rank` joined again (TCP only).
+  /// `answering`: `rank` sent this member a request, so its inboxes exist: opened now, whenever
+  /// it was last tried.
+  peer* peer_of(int rank, bool answering = false);
+  /// Whether `rank` joined the world again (rejoined): reached over TCP only.
+  bool joined_again(int rank);
   bool put(peer& to, int rank, bool reply, const local_message& message);
   /// On an executor thread: waits for the next request, posts the next read, answers it.
   void read_request();

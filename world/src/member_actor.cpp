@@ -62,6 +62,7 @@ caf::behavior member(member_actor* self, world_core* core) {
     // Groups and barriers (member_groups.cpp, member_barriers.cpp).
     rendezvous_message::handler(self, on_rendezvous),
     checked_rendezvous_message::handler(self, on_checked_rendezvous),
+    presence_rendezvous_message::handler(self, on_presence_rendezvous),
     local_handler(self, arrive_at_barrier),
     barrier_message::handler(self, child_arrives),
     local_handler(self, parent_answered),

@@ -215,7 +215,7 @@ void on_roster(member_actor* self, roster_adoption& roster) {
     if (const auto how = static_cast<gone_as>(roster.gone[rank]); how != gone_as::present) {
       st.lost[rank] = true; // before this member joined: nothing here waits on it
       st.left[rank] = how == gone_as::left;
-      st.core->gone_before_joining(static_cast<int>(rank), how == gone_as::left);
+      st.core->mark_gone(static_cast<int>(rank), how == gone_as::left);
     }
   st.roster_known = true;
   check_ready(self);

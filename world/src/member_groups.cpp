@@ -1,6 +1,7 @@
 // Groups' rendezvous at the member actor, on rank 0: each member of a group arrives (in its own
-// name only, bringing at most a small payload) and is answered once every member has
-// (coordinator.hpp keeps the rendezvous).
+// name only, bringing at most a small payload) and is answered once every member has (of a
+// group that follows the world, every member present when the first came); coordinator.hpp
+// keeps the rendezvous.
 #include "member_handlers.hpp"
 
 #include "troupe/actors/serialization.hpp"
@@ -11,13 +12,26 @@ namespace {
 
 /// What a member may bring to a rendezvous (a shape check's signature is 88 bytes).
 constexpr std::size_t max_rendezvous_payload = 4096;
+/// How long a rendezvous' name may be (it names a group of up to 255 bytes).
+constexpr std::size_t max_rendezvous_name = 512;
+
+/// Rank 0: why member `rank`'s arrival at rendezvous `what` is refused, if it is.
+std::optional<failure> arrival_refusal(member_actor* self, const std::string& what, int rank) {
+  if (rank != sender_rank(self))
+    return failure::of<invalid_argument>("a group request for rank " + std::to_string(rank) +
+                                         " must come from that member");
+  if (what.size() > max_rendezvous_name)
+    return failure::of<invalid_argument>("a rendezvous name of " + std::to_string(what.size()) +
+                                         " bytes, over the limit of " +
+                                         std::to_string(max_rendezvous_name));
+  return std::nullopt;
+}
 
 /// Rank 0: member `rank` arrives at a group's rendezvous.
 reply_result arrive(member_actor* self, std::string what, const wire_bytes& ranks, int rank,
                     wire_bytes payload) {
-  if (rank != sender_rank(self))
-    return failed_reply(failure::of<invalid_argument>(
-      "a group request for rank " + std::to_string(rank) + " must come from that member"));
+  if (auto refusal = arrival_refusal(self, what, rank))
+    return failed_reply(*refusal);
   if (payload.size() > max_rendezvous_payload)
     return failed_reply(failure::of<invalid_argument>(
       "a rendezvous payload of " + std::to_string(payload.size()) + " bytes, over the limit of " +
@@ -37,6 +51,24 @@ reply_result arrive(member_actor* self, std::string what, const wire_bytes& rank
 reply_result on_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,
                            std::int32_t rank) {
   return arrive(self, std::move(what), ranks, rank, {});
+}
+
+reply_result on_presence_rendezvous(member_actor* self, std::string& what, std::uint8_t round,
+                                    std::int32_t rank) {
+  if (auto refusal = arrival_refusal(self, what, rank))
+    return failed_reply(*refusal);
+  if (round > static_cast<std::uint8_t>(presence_round::each))
+    return failed_reply(failure::of<invalid_argument>(
+      "a rendezvous of the members present met in no known way (" + std::to_string(round) + ")"));
+  auto& st = self->state;
+  std::vector<int> present;
+  for (int member = 0; member < st.core->members.capacity(); ++member)
+    if (st.core->members.name(member) != nullptr && !st.lost[static_cast<std::size_t>(member)])
+      present.push_back(member);
+  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+  st.groups.arrive_present(what, round == static_cast<std::uint8_t>(presence_round::once), present,
+                           rank, promise);
+  return promise;
 }
 
 reply_result on_checked_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,

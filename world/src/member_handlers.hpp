@@ -79,6 +79,9 @@ reply_result on_rendezvous(member_actor* self, std::string& what, wire_bytes& ra
 /// The same, bringing what every member must agree on.
 reply_result on_checked_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,
                                    std::int32_t rank, wire_bytes& payload);
+/// Member `rank` arrives at the rendezvous `what` of the members present (presence_round).
+reply_result on_presence_rendezvous(member_actor* self, std::string& what, std::uint8_t round,
+                                    std::int32_t rank);
 
 // member_barriers.cpp: barriers along a tree of the group.
 /// This member arrives at a barrier (its caller waits on the arrival's reply).

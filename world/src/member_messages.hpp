@@ -179,6 +179,13 @@ using rendezvous_message = member_message<group_atom, std::string, wire_bytes, s
 /// The same, bringing what every member must agree on: (what, ranks, rank, payload).
 using checked_rendezvous_message =
   member_message<group_atom, std::string, wire_bytes, std::int32_t, wire_bytes>;
+/// To rank 0, a rendezvous of the members present (a group that follows the world): (what,
+/// presence_round, rank); answered as rendezvous_message is.
+using presence_rendezvous_message =
+  member_message<group_atom, std::string, std::uint8_t, std::int32_t>;
+/// What a rendezvous of the members present is: a group's creation, met once (a member that
+/// comes later passes at once), or one of its barriers, met anew each time.
+enum class presence_round : std::uint8_t { once, each };
 /// To rank 0, its key tables: (operation, table, group, key, rank).
 using key_message =
   member_message<key_atom, std::uint8_t, std::uint8_t, std::string, std::string, std::int32_t>;

@@ -201,6 +201,7 @@ void on_lost(member_actor* self, int rank) {
     return;
   st.lost[static_cast<std::size_t>(rank)] = true;
   const bool left = st.left[static_cast<std::size_t>(rank)];
+  st.core->mark_gone(rank, left);
   const auto who = st.core->label(rank) + (left ? " has left the world" : " was lost");
   for (auto& request : st.pending.take_to(rank))
     request.reply->set_error(std::make_exception_ptr(peer_lost(who)));
@@ -219,7 +220,9 @@ void on_lost(member_actor* self, int rank) {
     for (std::size_t other = 1; other < st.peers.size(); ++other)
       if (st.peers[other] && !st.lost[other])
         gone_message::send(self, st.peers[other], static_cast<std::int32_t>(rank), left);
-  if (!st.ready)
+  // Rank 0 fails the forming world for any member it loses; a member fails its own join only
+  // for rank 0 (another lost while it joins is one loss more, before or after the roster).
+  if (!st.ready && (rank == 0 || st.core->options.rank == 0))
     st.core->formation_failed(
       std::make_exception_ptr(peer_lost(who + " while the world was forming")));
   st.core->peer_gone(rank, who, left);

@@ -17,6 +17,7 @@ bool member_table::add(int rank, const std::string& name, std::vector<std::strin
     return held == name;
   held = name;
   devices_[static_cast<std::size_t>(rank)] = std::move(devices);
+  ranks_.emplace(name, rank);
   ++given_;
   return true;
 }
@@ -41,12 +42,12 @@ const std::string* member_table::name(int rank) const {
   return &names_[static_cast<std::size_t>(rank)];
 }
 
-std::optional<int> member_table::rank_of(const std::string& name) const {
+std::optional<int> member_table::rank_of(std::string_view name) const {
   std::shared_lock guard{mutex_};
-  const auto at = std::find(names_.begin(), names_.end(), name);
-  if (name.empty() || at == names_.end())
+  const auto at = ranks_.find(name);
+  if (at == ranks_.end())
     return std::nullopt;
-  return static_cast<int>(at - names_.begin());
+  return at->second;
 }
 
 std::vector<std::string> member_table::devices(int rank) const {

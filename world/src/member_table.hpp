@@ -5,9 +5,12 @@
 // stays valid, and a name never names two ranks.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace troupe::detail {
@@ -29,8 +32,8 @@ public:
 
   /// The name of `rank`, or null if no member holds it (the reference lives as the table does).
   const std::string* name(int rank) const;
-  /// The rank `name` holds, if any.
-  std::optional<int> rank_of(const std::string& name) const;
+  /// The rank `name` holds, if any (the first given it: callers give a name one rank).
+  std::optional<int> rank_of(std::string_view name) const;
   /// The devices of `rank`; empty if no member holds it.
   std::vector<std::string> devices(int rank) const;
   /// Every given rank's name, indexed by rank ("" for ranks not given).
@@ -43,6 +46,7 @@ private:
   mutable std::shared_mutex mutex_;
   std::vector<std::string> names_; // by rank; sized once, so references to names stay valid
   std::vector<std::vector<std::string>> devices_;
+  std::map<std::string, int, std::less<>> ranks_; // by name: rank_of on every call by name
   int given_ = 0;
 };
 

@@ -14,19 +14,38 @@ world_core& group_state::live_core() const {
   return *core;
 }
 
+std::vector<std::string> group_state::names_now() const {
+  return follows_world ? core->live_members_by_name() : members;
+}
+
+std::vector<int> group_state::ranks_now() const {
+  return follows_world ? core->live_ranks() : ranks;
+}
+
+std::optional<int> group_state::rank_of(std::string_view member) const {
+  if (follows_world) // a member gone too: a call to it fails with peer_lost, as in a list
+    return core->members.rank_of(member);
+  const auto at = std::find(members.begin(), members.end(), member);
+  if (at == members.end())
+    return std::nullopt;
+  return ranks[static_cast<std::size_t>(at - members.begin())];
+}
+
 std::string creation_rendezvous(const std::string& group) { return "group '" + group + "'"; }
+
+std::string barrier_rendezvous(const std::string& group) {
+  return "a barrier of group '" + group + "'";
+}
 
 int member_rank(const group_state& group, std::string_view name) {
   group.live_core();
-  auto at = std::find(group.members.begin(), group.members.end(), name);
-  if (at == group.members.end()) {
-    std::string all;
-    for (const auto& member : group.members)
-      all += (all.empty() ? "" : ", ") + member;
-    throw invalid_argument("'" + std::string{name} + "' is not a member of rpc group '" +
-                           group.name + "' (members: " + all + ")");
-  }
-  return group.ranks[static_cast<std::size_t>(at - group.members.begin())];
+  if (const auto rank = group.rank_of(name))
+    return *rank;
+  std::string all;
+  for (const auto& member : group.names_now())
+    all += (all.empty() ? "" : ", ") + member;
+  throw invalid_argument("'" + std::string{name} + "' is not a member of rpc group '" + group.name +
+                         "' (members" + (group.follows_world ? " now" : "") + ": " + all + ")");
 }
 
 std::string member_label(const group_state& group, int rank) { return group.core->label(rank); }
@@ -133,10 +152,13 @@ const std::string& rpc_group::name() const { return state()->name; }
 
 const std::string& rpc_group::own_name() const { return state()->core->options.name; }
 
-const std::vector<std::string>& rpc_group::members() const { return state()->members; }
+std::vector<std::string> rpc_group::members() const { return state()->names_now(); }
 
 bool rpc_group::is_member(std::string_view member) const {
-  return std::binary_search(state()->members.begin(), state()->members.end(), member);
+  const auto& group = *state();
+  return group.follows_world
+           ? group.core->live_rank_of(member).has_value()
+           : std::binary_search(group.members.begin(), group.members.end(), member);
 }
 
 void rpc_group::barrier() { meet(std::nullopt); }
@@ -153,9 +175,17 @@ void rpc_group::barrier(std::chrono::milliseconds timeout) {
 
 void rpc_group::meet(std::optional<std::chrono::milliseconds> timeout) {
   auto& group = *state();
-  // Met along a tree of the members (barrier_tree.hpp); a barrier that timed out here has still
-  // arrived, and the others pass it once everyone has.
-  auto reply = group.live_core().arrive_at_barrier(group.name, ++group.barriers, group.ranks);
+  // Met along a tree of the members (barrier_tree.hpp), or, following the world, at rank 0
+  // among the members present; a barrier that timed out here has still arrived, and the others
+  // pass it once everyone has.
+  auto reply = group.follows_world
+                 ? group.live_core().send(0,
+                                          detail::presence_rendezvous_message::make(
+                                            detail::barrier_rendezvous(group.name),
+                                            static_cast<std::uint8_t>(detail::presence_round::each),
+                                            static_cast<std::int32_t>(group.core->options.rank)),
+                                          std::nullopt)
+                 : group.live_core().arrive_at_barrier(group.name, ++group.barriers, group.ranks);
   if (timeout && !reply->wait_until(std::chrono::steady_clock::now() + *timeout))
     throw timeout_error("barrier of group '" + group.name + "'");
   detail::await_call(reply);

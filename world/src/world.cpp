@@ -110,4 +110,13 @@ rpc_group world::create_rpc_group(const std::string& name, std::vector<std::stri
   return detail::create_group(live(membership_), name, std::move(members), timeout);
 }
 
+rpc_group world::create_rpc_group(const std::string& name, all_members_t all) {
+  return create_rpc_group(name, all, live(membership_)->options.timeout);
+}
+
+rpc_group world::create_rpc_group(const std::string& name, all_members_t all,
+                                  std::chrono::milliseconds timeout) {
+  return detail::create_group(live(membership_), name, all, timeout);
+}
+
 } // namespace troupe

@@ -295,10 +295,14 @@ std::vector<int> restart_candidates(const group_state& group, const restart_poli
     for (const auto& member : policy.members)
       ranks.push_back(member_rank(group, member));
   } else {
-    const auto& all = group.ranks;
-    const auto at =
-      static_cast<std::size_t>(std::find(all.begin(), all.end(), lost_rank) - all.begin());
-    for (std::size_t step = 1; step <= all.size(); ++step)
+    // A list keeps the lost member; following the world, the live ranks, in rank order, do not:
+    // the next is then the first rank above it.
+    const auto all = group.ranks_now();
+    const auto listed = std::find(all.begin(), all.end(), lost_rank);
+    const auto next =
+      listed != all.end() ? listed + 1 : std::upper_bound(all.begin(), all.end(), lost_rank);
+    const auto at = static_cast<std::size_t>(next - all.begin());
+    for (std::size_t step = 0; step < all.size(); ++step)
       ranks.push_back(all[(at + step) % all.size()]);
   }
   std::erase(ranks, lost_rank);
@@ -509,7 +513,7 @@ std::shared_ptr<actor_core> find_actor(const std::shared_ptr<group_state>& group
 
 int least_loaded_member(group_state& group) {
   std::vector<std::pair<int, bytes_result>> asked;
-  for (const int rank : group.ranks)
+  for (const int rank : group.ranks_now())
     if (!group.core->first_gone({rank}))
       asked.emplace_back(rank, start_call(group, rank, {call_kind::actor_count, {}, {}, {}, {}},
                                           group.core->options.timeout));

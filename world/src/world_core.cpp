@@ -243,7 +243,6 @@ void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept
   calls.held.forget_owner(rank);
   if (channel_)
     channel_->lost(rank, why);
-  gone_.gone(rank, left);
   if (!left)
     member_lost(rank);
   if (rank == 0 && !left && options.rank != 0)
@@ -461,7 +460,7 @@ void world_core::member_joined(const std::string& name, int rank) noexcept {
   callbacks_->joined.run(name, rank);
 }
 
-void world_core::gone_before_joining(int rank, bool left) { gone_.gone(rank, left); }
+void world_core::mark_gone(int rank, bool left) { gone_.gone(rank, left); }
 
 void world_core::add_lost_callback(std::function<void(const std::string&, int)> callback) {
   gone_.add_lost_callback(std::move(callback));
@@ -484,6 +483,28 @@ std::vector<std::string> world_core::live_members() {
     if (!names[rank].empty() && !gone_.is_gone(static_cast<int>(rank)))
       live.push_back(std::move(names[rank]));
   return live;
+}
+
+std::vector<std::string> world_core::live_members_by_name() {
+  auto names = live_members();
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<int> world_core::live_ranks() {
+  const auto names = members.names();
+  std::vector<int> live;
+  for (std::size_t rank = 0; rank < names.size(); ++rank)
+    if (!names[rank].empty() && !gone_.is_gone(static_cast<int>(rank)))
+      live.push_back(static_cast<int>(rank));
+  return live;
+}
+
+std::optional<int> world_core::live_rank_of(std::string_view name) {
+  const auto rank = members.rank_of(name);
+  if (!rank || gone_.is_gone(*rank))
+    return std::nullopt;
+  return rank;
 }
 
 int world_core::live_count() const noexcept { return std::max(0, members.size() - gone_.count()); }

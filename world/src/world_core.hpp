@@ -23,6 +23,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -134,9 +135,13 @@ public:
   void joined(int rank, const std::string& name, const caf::node_id& node);
   /// Member `name` joined the formed world as `rank` (or joined it again): the users' callbacks.
   void member_joined(const std::string& name, int rank) noexcept;
-  /// The roster says `rank` was gone before this member joined (`left`: on purpose).
-  void gone_before_joining(int rank, bool left);
-  /// `rank` is gone: `why` says how; `left` if it said it was leaving (not reported lost).
+  /// `rank` is gone (`left`: on purpose): members() and size() leave it out from now on. The
+  /// member actor says so first thing when it loses a member (before the calls pending on it
+  /// fail, so that a caller who sees peer_lost sees it gone), and for the members the roster
+  /// says were gone before this one joined.
+  void mark_gone(int rank, bool left);
+  /// `rank` is gone (mark_gone said so first): `why` says how; `left` if it said it was leaving
+  /// (not reported lost). What this member held of it goes, and the callbacks run.
   void peer_gone(int rank, const std::string& why, bool left) noexcept;
   /// `rank`, gone, joined again as a new process.
   void member_returned(int rank);
@@ -147,6 +152,11 @@ public:
   /// The members that are neither lost nor gone, in rank order, and how many they are.
   std::vector<std::string> live_members();
   int live_count() const noexcept;
+  /// The same members' names, sorted, and their ranks, in rank order.
+  std::vector<std::string> live_members_by_name();
+  std::vector<int> live_ranks();
+  /// The rank of member `name` unless it is gone (or no member has the name).
+  std::optional<int> live_rank_of(std::string_view name);
   /// The first of `ranks` that is gone, if any, one that was lost before one that left (which
   /// may have left because of the loss): what a wait that needs them all checks so that it
   /// fails with peer_lost instead of waiting out its timeout.

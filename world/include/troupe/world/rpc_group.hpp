@@ -50,8 +50,9 @@ public:
   const std::string& name() const;
   /// This member's name.
   const std::string& own_name() const;
-  /// The members' names, sorted.
-  const std::vector<std::string>& members() const;
+  /// The members' names, sorted: those it was made with, or (made with troupe::all_members)
+  /// the world's members now.
+  std::vector<std::string> members() const;
   std::size_t size() const { return members().size(); }
   bool is_member(std::string_view member) const;
 

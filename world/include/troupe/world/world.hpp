@@ -4,6 +4,7 @@
 //   troupe::world world{rt, troupe::world_options::from_environment()};  // returns once all joined
 //   world.on_member_lost([](const std::string& name, int rank) { ... });
 //   auto group = world.create_rpc_group("all", world.members());
+//   auto everyone = world.create_rpc_group("elastic", troupe::all_members);   // follows joins
 //   auto tensors = troupe::create_collective_group(world, {0, 1, 2});   // troupe::collectives
 //
 // Rank 0 listens at `address`; the others reach it there, then each other, over CAF's network
@@ -29,6 +30,13 @@ namespace detail {
 class world_membership;
 struct world_access; // for troupe's modules over world (collective groups)
 } // namespace detail
+
+/// world::create_rpc_group(name, troupe::all_members): a group of every member the world has,
+/// now and later, instead of a list.
+struct all_members_t {
+  explicit all_members_t() = default;
+};
+inline constexpr all_members_t all_members{};
 
 class world {
 public:
@@ -69,6 +77,15 @@ public:
   /// (default: the world's), peer_lost if one is lost.
   rpc_group create_rpc_group(const std::string& name, std::vector<std::string> members);
   rpc_group create_rpc_group(const std::string& name, std::vector<std::string> members,
+                             std::chrono::milliseconds timeout);
+  /// Creates the group `name` of every member the world has, now and later: it follows the
+  /// membership. Calls may name any member there is when they are made, one that joined after
+  /// the group was made too; each barrier counts the members present when it begins (at rank 0:
+  /// one that joins meanwhile passes with it, one lost fails it with peer_lost). Every member
+  /// there is when it is made must make it too, and each one that joins later, to call and
+  /// meet at barriers: returns once those present have (one that joins later, at once).
+  rpc_group create_rpc_group(const std::string& name, all_members_t);
+  rpc_group create_rpc_group(const std::string& name, all_members_t,
                              std::chrono::milliseconds timeout);
 
   /// Leaves the world now (the destructor does it too); later calls throw state_error.
