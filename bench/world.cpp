@@ -6,6 +6,8 @@
 // connection every 200 ms, so a member's beats a second are five times its TCP connections,
 // counted in its own process), and a join into the formed world: one more process joins it, and
 // times its world constructor (reaching rank 0, which tells every member before it answers).
+// With --grow [F] [N] (default 64 and 256), a world of F forms and grows to N by joins, each
+// its own process, and then one more joins it, timed (world_join_ms_N).
 #include "spawn_self.hpp"
 
 #include "troupe/actors/network.hpp"
@@ -23,6 +25,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace {
@@ -122,14 +125,24 @@ int member(const char* spec) {
   return 0;
 }
 
-/// The member of rank `size` that joins the formed world: times its join, reports it to rank 0.
+/// The options of a member of the world that forms with `founders` and grows to `size` by joins
+/// (one more joins it then, timed).
+troupe::world_options growing_options(int rank, int founders, int size, int port) {
+  auto options = options_of(rank, founders, port);
+  options.max_world_size = size + 1;
+  return options;
+}
+
+/// The member of rank `size` that joins the formed world (of `founders` that grew to `size`, if
+/// given): times its join, reports it to rank 0.
 int joiner(const char* spec) {
-  int size = 0, port = 0;
-  if (std::sscanf(spec, "%d,%d", &size, &port) != 2)
+  int size = 0, port = 0, founders = 0;
+  if (std::sscanf(spec, "%d,%d,%d", &size, &port, &founders) < 2)
     return 2;
   troupe::runtime rt;
   const auto start = clock_type::now();
-  troupe::world world{rt, options_of(size, size, port)};
+  troupe::world world{rt, founders > 0 ? growing_options(size, founders, size, port)
+                                       : options_of(size, size, port)};
   const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
   auto group = world.create_rpc_group("join", {"0", world.name()});
   group.rpc_sync("0", bench_report_join, ms);
@@ -137,12 +150,16 @@ int joiner(const char* spec) {
   return 0;
 }
 
-/// Rank 0: one more member joins `world` (of `size`); how long its join took, as it timed it.
-double time_a_join(troupe::world& world, int size, int port) {
+/// Rank 0: one more member joins `world` (of `size`; formed with `founders`, if it grew);
+/// how long its join took, as it timed it.
+double time_a_join(troupe::world& world, int size, int port, int founders = 0) {
   std::promise<void> joined;
-  world.on_member_joined([&joined](const std::string&, int) { joined.set_value(); });
+  world.on_member_joined([&joined, size](const std::string&, int rank) {
+    if (rank == size)
+      joined.set_value();
+  });
   const auto pid = troupe::bench::spawn_self("TROUPE_BENCH_JOINER=" + std::to_string(size) + "," +
-                                             std::to_string(port));
+                                             std::to_string(port) + "," + std::to_string(founders));
   if (joined.get_future().wait_for(120s) != std::future_status::ready)
     throw std::runtime_error("the joiner did not join within 120 s");
   auto group = world.create_rpc_group("join", {"0", std::to_string(size)});
@@ -211,11 +228,99 @@ figures run_world(int size) {
 
 } // namespace
 
+/// A member of the growing world (a founder, or one that joins it): stays until rank 0 has left,
+/// watching its own tables, so that waiting costs rank 0 nothing.
+int growing_member(const char* spec) {
+  int rank = 0, founders = 0, size = 0, port = 0;
+  if (std::sscanf(spec, "%d,%d,%d,%d", &rank, &founders, &size, &port) != 4)
+    return 2;
+  troupe::runtime rt;
+  troupe::world world{rt, growing_options(rank, founders, size, port)};
+  while (!world.members().empty() && world.members().front() == "0")
+    std::this_thread::sleep_for(100ms);
+  return 0;
+}
+
+constexpr int joiners_a_wave = 4;
+
+/// Waits until `world` has `size` members; throws if one of `members` died first, or after 120 s.
+void await_members(troupe::world& world, int size, const std::vector<pid_t>& members) {
+  const auto until = clock_type::now() + 120s;
+  while (world.size() < size) {
+    for (const auto pid : members)
+      if (int status = 0; ::waitpid(pid, &status, WNOHANG) == pid)
+        throw std::runtime_error("a member of the growing world ended before it was in");
+    if (clock_type::now() > until)
+      throw std::runtime_error("the world did not grow to " + std::to_string(size) +
+                               " within 120 s");
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+/// A world of `founders` that grows to `size` by joins, each started as its own process, in
+/// waves (ranks founders..size-1); then one more joins it, timed. Returns how long the
+/// growth took (the first joiner started to the last taken in) and that join.
+std::pair<double, double> grow_world(int founders, int size) {
+  const int port = troupe::detail::free_loopback_port();
+  std::vector<pid_t> members;
+  double growth_ms = 0, join_ms = 0;
+  {
+    troupe::runtime rt;
+    auto forming = std::async(std::launch::async, [&] {
+      return std::make_unique<troupe::world>(rt, growing_options(0, founders, size, port));
+    });
+    while (!listening_on(port) && forming.wait_for(1ms) != std::future_status::ready) {
+    }
+    const auto spec = [&](int rank) {
+      return "TROUPE_BENCH_GROWING=" + std::to_string(rank) + "," + std::to_string(founders) + "," +
+             std::to_string(size) + "," + std::to_string(port);
+    };
+    for (int rank = 1; rank < founders; ++rank)
+      members.push_back(troupe::bench::spawn_self(spec(rank)));
+    const auto formed = forming.get();
+    auto& world = *formed;
+    // In waves of 4, each taken in before the next starts: as a cluster's nodes come up, and
+    // so that 192 processes starting at once on 2 cores do not outlast the joiners' 5 s grace
+    // for reaching rank 0.
+    const auto start = clock_type::now();
+    for (int wave = founders; wave < size; wave += joiners_a_wave) {
+      const int last = std::min(size, wave + joiners_a_wave);
+      for (int rank = wave; rank < last; ++rank)
+        members.push_back(troupe::bench::spawn_self(spec(rank)));
+      await_members(world, last, members);
+    }
+    growth_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+    join_ms = time_a_join(world, size, port, founders);
+  }
+  for (const auto pid : members) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw std::runtime_error("a member of the growing world failed");
+  }
+  return {growth_ms, join_ms};
+}
+
 int main(int argc, char** argv) {
   if (const char* spec = std::getenv("TROUPE_BENCH_WORLD"))
     return member(spec);
   if (const char* spec = std::getenv("TROUPE_BENCH_JOINER"))
     return joiner(spec);
+  if (const char* spec = std::getenv("TROUPE_BENCH_GROWING"))
+    return growing_member(spec);
+  if (argc > 1 && std::string_view{argv[1]} == "--grow") {
+    const int founders = argc > 2 ? std::atoi(argv[2]) : 64;
+    const int size = argc > 3 ? std::atoi(argv[3]) : 256;
+    if (founders < 2 || size <= founders) {
+      std::fprintf(stderr, "usage: world --grow [founders, at least 2; default 64] [size, more; "
+                           "default 256]\n");
+      return 2;
+    }
+    const auto [growth_ms, join_ms] = grow_world(founders, size);
+    std::printf("world_growth_ms_%d_to_%d %.1f ms\n", founders, size, growth_ms);
+    std::printf("world_join_ms_%d %.1f ms\n", size, join_ms);
+    return 0;
+  }
   std::vector<int> sizes{16, 64, 256};
   if (argc > 1) {
     const int size = std::atoi(argv[1]);

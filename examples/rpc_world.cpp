@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   const auto final_tally = group.get_paired<tally>("tally").to_here();
   std::cout << world.name() << ": the tally holds " << final_tally.batches << " batches, total "
             << final_tally.total << "\n";
+  const int members = world.size(); // once past the next barrier, others may leave
   group.barrier(); // nobody leaves while another still reads the tally
-  return final_tally.batches == world.size() ? 0 : 1;
+  return final_tally.batches == members ? 0 : 1;
 }

@@ -219,6 +219,37 @@ TROUPE_ROLE(stranger_announcer) {
   return code;
 }
 
+/// A process that is no member (claiming member 1's name) arrives at rank 0's rendezvous of a
+/// group of all members as member 1, and with a name too long to keep: exits 0 if both are
+/// refused saying why, 1 if either is taken, 2 if no answer came.
+TROUPE_ROLE(stranger_at_a_group_of_all_members) {
+  stranger_at_rank_0 stranger{"1"};
+  caf::scoped_actor self{*stranger.state().system};
+  const auto refusal = [&](const std::string& what) {
+    std::string text = "no answer";
+    self
+      ->request(stranger.rank0, 5s,
+                troupe::detail::presence_rendezvous_message::make(
+                  what, static_cast<std::uint8_t>(troupe::detail::presence_round::once), 1))
+      .receive(
+        [&](std::uint8_t status, std::string& said, troupe::detail::wire_bytes&) {
+          text =
+            status == static_cast<std::uint8_t>(troupe::detail::reply_status::ok) ? "taken" : said;
+        },
+        [](caf::error&) {});
+    std::cerr << "rank 0 answered: " << text << "\n";
+    return text;
+  };
+  const auto as_member = refusal("group 'elastic'");
+  const auto too_long = refusal(std::string(600, 'g'));
+  if (as_member == "no answer" || too_long == "no answer")
+    return 2;
+  return as_member.find("must come from that member") != std::string::npos &&
+             too_long.find("over the limit of 512") != std::string::npos
+           ? 0
+           : 1;
+}
+
 /// A process that joins a formed world of one (at most two) with a raw join asking for rank 5,
 /// its details right: exits 0 if rank 0 refuses it naming the rank and the ranks there are, 1
 /// otherwise, 2 if no answer came.

@@ -67,6 +67,16 @@ TEST(world_strangers, a_stranger_cannot_announce_a_member) {
   w.server.kill_and_collect();
 }
 
+// A group of all members meets at rank 0 among the members present: a stranger claiming a
+// member's name is not counted as that member, and a rendezvous name is bounded.
+TEST(world_strangers, a_stranger_cannot_arrive_at_a_group_of_all_members_as_a_member) {
+  world_with_a_server w;
+  member_process stranger{"stranger_at_a_group_of_all_members", member_environment(1, 2, w.port)};
+  EXPECT_EQ(stranger.exit_code(20s), 0);
+  EXPECT_EQ(w.group.rpc_sync("1", 5s, add_numbers, 20, 22), 42);
+  w.server.kill_and_collect();
+}
+
 // Ranks are bounded at the door: a raw join beyond the largest world is refused naming it.
 TEST(world_strangers, a_join_beyond_the_largest_world_is_refused_naming_the_ranks) {
   troupe::runtime rt;

@@ -17,13 +17,13 @@ constexpr std::size_t max_rendezvous_name = 512;
 
 /// Rank 0: why member `rank`'s arrival at rendezvous `what` is refused, if it is.
 std::optional<failure> arrival_refusal(member_actor* self, const std::string& what, int rank) {
-  if (rank != sender_rank(self))
-    return failure::of<invalid_argument>("a group request for rank " + std::to_string(rank) +
-                                         " must come from that member");
   if (what.size() > max_rendezvous_name)
     return failure::of<invalid_argument>("a rendezvous name of " + std::to_string(what.size()) +
                                          " bytes, over the limit of " +
                                          std::to_string(max_rendezvous_name));
+  if (rank != sender_rank(self))
+    return failure::of<invalid_argument>("a group request for rank " + std::to_string(rank) +
+                                         " must come from that member");
   return std::nullopt;
 }
 
