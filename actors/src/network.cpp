@@ -18,8 +18,12 @@
 #include <set>
 #include <thread>
 
+#include <netdb.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 namespace troupe::detail {
 
@@ -196,6 +200,33 @@ std::optional<caf::actor> try_connect(runtime_state& rt, const endpoint& at, caf
 }
 
 } // namespace
+
+bool accepts_connections(const endpoint& at, std::chrono::milliseconds within) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const auto port = std::to_string(at.port);
+  if (::getaddrinfo(at.host.c_str(), port.c_str(), &hints, &found) != 0)
+    return false;
+  const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses{found, ::freeaddrinfo};
+  for (const auto* address = found; address != nullptr; address = address->ai_next) {
+    const int fd = ::socket(address->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+      continue;
+    bool made = ::connect(fd, address->ai_addr, address->ai_addrlen) == 0;
+    if (!made && errno == EINPROGRESS) {
+      pollfd waiting{fd, POLLOUT, 0};
+      int error = 0;
+      socklen_t size = sizeof error;
+      made = ::poll(&waiting, 1, static_cast<int>(within.count())) == 1 &&
+             ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error == 0;
+    }
+    ::close(fd);
+    if (made)
+      return true;
+  }
+  return false;
+}
 
 caf::actor connect(runtime_state& rt, const endpoint& at, const link_policy& policy,
                    std::chrono::steady_clock::time_point deadline) {

@@ -7,6 +7,7 @@
 #include "world_test_support.hpp"
 
 #include "../eventually.hpp"
+#include "../process_usage.hpp"
 #include "../tally_actor.hpp"
 
 #include "troupe/actors/actor.hpp"
@@ -15,6 +16,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 #include <set>
 #include <signal.h>
@@ -467,6 +469,45 @@ TEST(world_joining, members_that_ask_for_any_rank_get_the_free_ones_until_the_wo
   world.create_rpc_group("abc", {"0", "a", "b"}).barrier();
   EXPECT_EQ(a.exit_code(20s), 0);
   EXPECT_EQ(b.exit_code(20s), 0);
+}
+
+/// Rank 0 of a world of one that takes two: meets the member that joins, and serves until it
+/// leaves.
+TROUPE_ROLE(rank0_waits_for_a_joiner) {
+  return as_member([](troupe::world& world) {
+    for (int i = 0; i < 6000 && world.size() < 2; ++i)
+      std::this_thread::sleep_for(10ms);
+    auto pair = world.create_rpc_group("pair", {"0", "1"});
+    pair.barrier();
+    wait_until_gone(pair, "1");
+  });
+}
+
+// A rank 0 that takes connections but does not finish the handshake within the joiner's 5 s
+// grace (here frozen for 7 s; a busy one on a loaded host) is waited for, not taken for lost.
+TEST(world_joining, a_joiner_waits_for_a_rank_0_that_takes_connections_but_answers_late) {
+  troupe::runtime rt;
+  const int port = free_port();
+  auto environment = member_environment(0, 1, port);
+  environment["TROUPE_MAX_WORLD_SIZE"] = "2";
+  member_process rank0{"rank0_waits_for_a_joiner", environment};
+  ASSERT_TRUE(eventually([&] { return listening_on(port); }, 20s));
+  rank0.signal(SIGSTOP);
+  std::thread resume{[&rank0] {
+    std::this_thread::sleep_for(7s);
+    rank0.signal(SIGCONT);
+  }};
+  auto options = member_options(1, 1, port);
+  options.max_world_size = 2;
+  std::optional<troupe::world> world;
+  EXPECT_NO_THROW(world.emplace(rt, options)) << "the joiner took the frozen rank 0 for lost";
+  resume.join();
+  if (!world)
+    return;
+  EXPECT_EQ(world->members(), (std::vector<std::string>{"0", "1"}));
+  world->create_rpc_group("pair", {"0", "1"}).barrier();
+  world->stop();
+  EXPECT_EQ(rank0.exit_code(20s), 0);
 }
 
 TEST(world_joining, a_joiner_that_cannot_reach_rank_0_fails_with_peer_lost_naming_it) {

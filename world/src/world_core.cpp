@@ -164,12 +164,22 @@ caf::actor world_core::reach_rank0(clock::time_point deadline, join_kind kind) {
   if (options.rank < options.world_size && kind == join_kind::first)
     return connect(rt, rank0_address, link(), deadline); // rank 0 may not listen yet
   // The world has formed already: rank 0 listens, unless it is lost. A few seconds cover a
-  // launcher that starts this member beside those that form the world; joining again, this
-  // member tries for a while, and again later (world_membership.hpp).
+  // launcher that starts this member beside those that form the world (and a rank 0 that takes
+  // connections is waited for); joining again, this member tries for a while, and again later
+  // (world_membership.hpp).
   const auto grace =
     kind == join_kind::first ? clock::duration{late_join_grace} : clock::duration{rejoin_reach};
   try {
-    return connect(rt, rank0_address, link(), std::min(deadline, clock::now() + grace));
+    try {
+      return connect(rt, rank0_address, link(), std::min(deadline, clock::now() + grace));
+    } catch (const timeout_error&) {
+      // Rank 0 takes connections but has not finished the handshake: it is busy (with other
+      // joins, say), not gone. A member that joins for the first time waits for it.
+      if (kind == join_kind::again ||
+          !accepts_connections(rank0_address, std::chrono::milliseconds{1'000}))
+        throw;
+      return connect(rt, rank0_address, link(), deadline);
+    }
   } catch (const timeout_error& e) {
     throw peer_lost("world: rank 0 (" + rank0_address.to_string() +
                     ") cannot be reached to join the formed world: it is lost, or never started (" +

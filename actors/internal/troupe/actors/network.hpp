@@ -35,6 +35,11 @@ endpoint parse_endpoint(std::string_view address, std::string_view what);
 /// at once.
 std::uint16_t free_loopback_port();
 
+/// Whether something accepts TCP connections at `at` now: a connection made within `within`
+/// and closed at once, nothing sent. A peer that does so and still does not answer is slow,
+/// not gone.
+bool accepts_connections(const endpoint& at, std::chrono::milliseconds within);
+
 /// 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback(std::string_view host);
 
