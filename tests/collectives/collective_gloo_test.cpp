@@ -208,7 +208,7 @@ TEST(collective_gloo, a_member_frozen_while_the_group_forms_fails_the_others_nam
   troupe::runtime rt;
   troupe::world world{rt, member_options(0, 3, port)};
   std::this_thread::sleep_for(500ms); // the others are waiting at rank 0's rendezvous by now
-  members[1].signal(SIGSTOP);
+  ASSERT_TRUE(members[1].freeze());
   const auto start = std::chrono::steady_clock::now();
   try {
     troupe::create_collective_group(world, {0, 1, 2}, forming_timeout);

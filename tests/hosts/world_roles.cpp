@@ -1,10 +1,14 @@
 // Worlds across hosts: calls, remote references, services, barriers and 64 MiB values; a
-// member joining the formed world from a fourth host; a host's link cut mid-call and
+// member joining the formed world from a fourth host (and taking an actor restarted from a lost
+// member); a host's link cut mid-call and
 // mid-barrier, for good or (world_options::rejoin) until it comes back; calls over a slow,
 // lossy link.
 #include "host_roles.hpp"
 
+#include "troupe/actors/actor.hpp"
 #include "troupe/actors/error.hpp"
+
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -12,6 +16,16 @@
 #include <thread>
 
 TROUPE_TASK(host_add, [](int a, int b) { return a + b; });
+TROUPE_TASK(host_pid, [](int) { return static_cast<int>(::getpid()); });
+
+/// An actor a member of the hosts' world makes on another: a count, and the process it is in.
+struct host_counter {
+  explicit host_counter(int start) : n(start) {}
+  int get() const { return n; }
+  int pid() const { return ::getpid(); }
+  int n;
+};
+TROUPE_ACTOR(host_counter, int, &host_counter::get, &host_counter::pid);
 TROUPE_TASK(host_sleep_ms, [](int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds{ms});
   return ms;
@@ -212,8 +226,35 @@ void await_members(const troupe::world& world, const std::vector<std::string>& e
   require(world.members() == expected, "the world's members are as expected");
 }
 
+/// The members left once member 2 has gone, with member 3 that joined.
+const std::vector<std::string> after_the_loss{"0", "1", "3"};
+
+/// Rank 0: an actor made on member 2, restarted on member 3 (which joined from a fourth host)
+/// once member 2 is lost.
+void restart_on_the_joiner(troupe::rpc_group& group) {
+  auto phoenix = group.spawn<host_counter>(
+    "2", {.name = "phoenix", .restart = {.max_restarts = 1, .members = {"3"}}}, 7);
+  require(phoenix.call(&host_counter::pid).get(20s) == group.rpc_sync("2", host_pid, 0),
+          "the actor runs on member 2");
+  group.barrier(); // member 2 goes now
+  const auto joiner = group.rpc_sync("3", host_pid, 0);
+  bool moved = false;
+  for (int i = 0; i < 300 && !moved; ++i) {
+    try {
+      moved = phoenix.call(&host_counter::pid).get(20s) == joiner;
+    } catch (const troupe::worker_lost&) {
+      // the call met the lost member
+    }
+    if (!moved)
+      std::this_thread::sleep_for(100ms);
+  }
+  require(moved, "the actor was made again on member 3, the one that joined");
+  require(phoenix.call(&host_counter::get).get(20s) == 7, "from the same arguments");
+}
+
 /// Members 0 to 2, forming a world that takes up to four: each keeps a value under a key, calls
-/// member 3 once it has joined from a fourth host, and stays until it has left.
+/// member 3 once it has joined from a fourth host; rank 0 makes an actor on member 2, which
+/// then goes (a crash), and the actor is made again on member 3; 0 and 1 stay until 3 has left.
 TROUPE_HOST_ROLE(world_grows) {
   troupe::world world{rt, member_options()};
   mark("formed_" + world.name());
@@ -225,7 +266,15 @@ TROUPE_HOST_ROLE(world_grows) {
   require(group.rpc_sync("3", host_add, world.rank(), 1) == world.rank() + 1,
           "a call to the member that joined");
   group.barrier(); // member 3 has called everyone and read their keys
-  await_members(world, {"0", "1", "2"});
+  if (world.rank() == 0) {
+    restart_on_the_joiner(group);
+  } else {
+    group.barrier(); // the actor runs on member 2
+    if (world.rank() == 2)
+      std::_Exit(0); // gone without a word, as a crashed host's member is
+  }
+  world.create_rpc_group("after", after_the_loss).barrier(); // the actor moved
+  await_members(world, {"0", "1"});
 }
 
 /// Member 3, on a fourth host: joins the formed world, calls every member and reads its key,
@@ -246,6 +295,8 @@ TROUPE_HOST_ROLE(joins_world) {
             "member " + name + "'s key");
   }
   group.barrier();
+  group.barrier(); // the actor runs on member 2, which goes
+  world.create_rpc_group("after", after_the_loss).barrier(); // it runs here now
 }
 
 } // namespace

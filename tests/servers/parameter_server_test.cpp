@@ -473,7 +473,7 @@ TEST_F(grad_server_failover, a_dead_secondary_makes_pushes_try_another) {
 // A gradient client with a call timeout: a push to a secondary that froze ends with
 // timeout_error in that time, rather than waiting as long as the reducer is in the world.
 TEST_F(grad_server_failover, a_push_to_a_frozen_secondary_ends_at_the_call_timeout) {
-  reducer.signal(SIGSTOP);
+  ASSERT_TRUE(reducer.freeze());
   auto client = options;
   client.secondaries = {"1"};
   client.call_timeout = 300ms;
@@ -541,7 +541,7 @@ TEST(ordered_server_failure, calls_to_a_frozen_host_end_at_their_timeout) {
   troupe::ordered_server store{group, "store", 300ms};
   EXPECT_TRUE(store.push("a", std::string{"v"}, 1)) << "answered while the host runs";
   EXPECT_THROW((void)troupe::ordered_server(group, "store", 0ms), troupe::invalid_argument);
-  host.signal(SIGSTOP);
+  ASSERT_TRUE(host.freeze());
   const auto start = std::chrono::steady_clock::now();
   EXPECT_THROW((void)store.pull<std::string>("a"), troupe::timeout_error);
   EXPECT_THROW(store.push("a", std::string{"w"}, 2, 1), troupe::timeout_error);

@@ -10,9 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -82,6 +84,21 @@ int member_process::exit_code(std::chrono::milliseconds limit) {
 void member_process::signal(int number) {
   if (pid_ > 0)
     ::kill(pid_, number);
+}
+
+bool member_process::freeze() {
+  signal(SIGSTOP);
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream stat{"/proc/" + std::to_string(pid_) + "/stat"};
+    std::string line;
+    std::getline(stat, line);
+    const auto after_name = line.rfind(')');
+    if (after_name != std::string::npos && line.size() > after_name + 2 &&
+        line[after_name + 2] == 'T')
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+  return false;
 }
 
 void member_process::kill_and_collect() {

@@ -492,7 +492,7 @@ TEST(world_joining, a_joiner_waits_for_a_rank_0_that_takes_connections_but_answe
   environment["TROUPE_MAX_WORLD_SIZE"] = "2";
   member_process rank0{"rank0_waits_for_a_joiner", environment};
   ASSERT_TRUE(eventually([&] { return listening_on(port); }, 20s));
-  rank0.signal(SIGSTOP);
+  ASSERT_TRUE(rank0.freeze());
   std::thread resume{[&rank0] {
     std::this_thread::sleep_for(7s);
     rank0.signal(SIGCONT);
