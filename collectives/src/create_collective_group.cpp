@@ -7,12 +7,14 @@
 #include "troupe/actors/error.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 
 namespace troupe {
 
 namespace {
 
-std::vector<int> checked_ranks(std::vector<int> ranks, int world_size) {
+std::vector<int> checked_ranks(std::vector<int> ranks, const detail::world_core& core) {
   if (ranks.empty())
     throw invalid_argument("create_collective_group: no ranks");
   std::sort(ranks.begin(), ranks.end());
@@ -20,12 +22,26 @@ std::vector<int> checked_ranks(std::vector<int> ranks, int world_size) {
     throw invalid_argument("create_collective_group: rank " +
                            std::to_string(*std::adjacent_find(ranks.begin(), ranks.end())) +
                            " is listed twice");
-  if (ranks.front() < 0 || ranks.back() >= world_size)
-    throw invalid_argument("create_collective_group: rank " +
-                           std::to_string(ranks.front() < 0 ? ranks.front() : ranks.back()) +
-                           " is not in the world (ranks 0 to " + std::to_string(world_size - 1) +
-                           ")");
+  for (const int rank : ranks)
+    if (core.members.name(rank) == nullptr)
+      throw invalid_argument("create_collective_group: rank " + std::to_string(rank) +
+                             " is not in the world (no member holds it; ranks 0 to " +
+                             std::to_string(core.options.max_world_size - 1) + " may be)");
   return ranks;
+}
+
+/// A short name for a set of ranks, the same in every process (FNV-1a over them): rendezvous
+/// names stay small however many ranks a group has.
+std::string name_of(const std::vector<int>& ranks) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const int rank : ranks)
+    for (int byte = 0; byte < 4; ++byte) {
+      hash ^= static_cast<std::uint64_t>((static_cast<std::uint32_t>(rank) >> (8 * byte)) & 0xff);
+      hash *= 1099511628211ull;
+    }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
 }
 
 } // namespace
@@ -40,13 +56,16 @@ std::optional<collective_group> create_collective_group(world& members, std::vec
                            (options.backend == collective_backend::mpi ? "MPI" : "GLOO") + "=ON)");
   if (options.timeout <= std::chrono::milliseconds::zero())
     throw invalid_argument("create_collective_group: the timeout must be positive");
-  // Every member counts every creation, so the n-th group has one name on all
-  // of them.
-  const int number = core->collective_groups++;
   detail::engine_setup setup;
-  setup.world_ranks = checked_ranks(std::move(ranks), members.size());
-  setup.group = "collective group " + std::to_string(number);
-  setup.rendezvous = "troupe.collective." + std::to_string(number);
+  setup.world_ranks = checked_ranks(std::move(ranks), *core);
+  // Every member counts the groups of each set of ranks, so the n-th group of a set has one
+  // name on all of them (collective_numbers.hpp).
+  const int number = core->collective_groups.next(setup.world_ranks);
+  setup.group = "collective group " + std::to_string(number) + " of ranks " +
+                std::to_string(setup.world_ranks.front()) + ".." +
+                std::to_string(setup.world_ranks.back());
+  setup.rendezvous =
+    "troupe.collective." + name_of(setup.world_ranks) + "." + std::to_string(number);
   setup.options = std::move(options);
   const auto at = std::find(setup.world_ranks.begin(), setup.world_ranks.end(), members.rank());
   const bool member = at != setup.world_ranks.end();

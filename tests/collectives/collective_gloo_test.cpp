@@ -102,6 +102,65 @@ TEST(collective_gloo, a_group_forms_on_the_interface_named) {
   EXPECT_EQ(member.exit_code(20s), 0);
 }
 
+/// The environment of member `rank` of a world of two that takes up to three, on `port`.
+std::map<std::string, std::string> growing_member(int rank, int port) {
+  auto environment = member_environment(rank, 2, port);
+  environment["TROUPE_MAX_WORLD_SIZE"] = "3";
+  return environment;
+}
+
+/// Sums ones over `group`: how many members took part.
+int members_summed(troupe::collective_group& group) {
+  std::vector<int> t(1000, 1);
+  group.all_reduce(t);
+  return t[999];
+}
+
+/// Member 1 of the world of two: a group with rank 0, then, once member 2 has joined, one of
+/// all three.
+TROUPE_ROLE(collective_founder) {
+  return as_member([](troupe::world& world) {
+    auto pair = troupe::create_collective_group(world, {0, 1});
+    require(members_summed(*pair) == 2, "the group of two");
+    for (int i = 0; i < 2000 && world.size() < 3; ++i)
+      std::this_thread::sleep_for(10ms);
+    auto three = troupe::create_collective_group(world, {0, 1, 2});
+    require(members_summed(*three) == 3, "the group with the joiner");
+  });
+}
+
+/// Member 2, joining the formed world: makes the group of all three.
+TROUPE_ROLE(collective_joiner) {
+  return as_member([](troupe::world& world) {
+    auto three = troupe::create_collective_group(world, {0, 1, 2});
+    require(members_summed(*three) == 3, "the joiner's group");
+  });
+}
+
+// Collective groups keep their ranks; a new one may take in a member that joined the formed
+// world, although the others made groups before it came (their names are counted per set of
+// ranks, so they agree with the joiner's).
+TEST(collective_gloo, a_new_group_takes_in_a_member_that_joined_the_world) {
+  const int port = free_port();
+  member_process founder{"collective_founder", growing_member(1, port)};
+  troupe::runtime rt;
+  auto options = member_options(0, 2, port);
+  options.max_world_size = 3;
+  troupe::world world{rt, options};
+  auto pair = troupe::create_collective_group(world, {0, 1});
+  EXPECT_EQ(members_summed(*pair), 2);
+  EXPECT_THROW((void)troupe::create_collective_group(world, {0, 2}), troupe::invalid_argument)
+    << "no member holds rank 2 yet";
+  member_process joiner{"collective_joiner", growing_member(2, port)};
+  for (int i = 0; i < 2000 && world.size() < 3; ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(world.size(), 3);
+  auto three = troupe::create_collective_group(world, {0, 1, 2});
+  EXPECT_EQ(members_summed(*three), 3);
+  EXPECT_EQ(joiner.exit_code(20s), 0);
+  EXPECT_EQ(founder.exit_code(20s), 0);
+}
+
 TEST(collective_gloo, machin_cases_on_three_processes) {
   const int port = free_port();
   auto members = start_members("collective_member", 3, port);

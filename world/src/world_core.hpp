@@ -5,6 +5,7 @@
 #include "call_answer.hpp"
 #include "call_executor.hpp"
 #include "call_host.hpp"
+#include "collective_numbers.hpp"
 #include "direct_calls.hpp"
 #include "group_names.hpp"
 #include "member_messages.hpp"
@@ -190,7 +191,7 @@ public:
   /// Who offers the services this member calls (asked of rank 0 once).
   detail::service_owners service_owners;
 
-  std::atomic<int> collective_groups{0}; // created so far, here as on every member
+  collective_numbers collective_groups; // made so far here, of each set of ranks
 
   group_names groups; // created here and not destroyed
 
