@@ -73,6 +73,11 @@ TEST(world_all_members, a_group_of_all_members_follows_joins_and_leaves) {
   member_process joiner{"joins_the_elastic_group", elastic_member(2, port)};
   ASSERT_TRUE(members_become(group, three)) << "the joiner is a member of the group made before";
   EXPECT_EQ(group.rpc_sync("2", own_process_id, 0), joiner.pid()) << "called through it";
+  auto here = group.spawn<tally>("0", {.name = "on_0"}, 0);
+  auto on_1 = group.spawn<tally>("1", {.name = "on_1"}, 0);
+  auto placed = group.spawn<tally>(troupe::least_loaded, {.name = "placed"}, 0);
+  EXPECT_EQ(placed.call(&tally::pid).get(10s), joiner.pid())
+    << "least_loaded places an actor on the joiner, the member without one";
   const auto devices = group.devices();
   EXPECT_NE(std::find(devices.begin(), devices.end(), "cpu@2"), devices.end())
     << "its devices are the group's";

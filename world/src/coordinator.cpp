@@ -99,12 +99,21 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
   return failed_reply(failure::of<invalid_argument>("unknown key operation"));
 }
 
-void coordinator::lost(int rank, const std::string& why) {
+void coordinator::lost(int rank, const std::string& why, bool left) {
   gone_.emplace(rank, why);
   for (auto at = waiting_.begin(); at != waiting_.end();) {
     auto& meeting = at->second;
-    if (std::find(meeting.ranks.begin(), meeting.ranks.end(), rank) == meeting.ranks.end()) {
+    const auto listed = std::find(meeting.ranks.begin(), meeting.ranks.end(), rank);
+    if (listed == meeting.ranks.end()) {
       ++at;
+      continue;
+    }
+    if (meeting.of_present && left) { // it went on purpose: the others meet without it
+      meeting.ranks.erase(listed);
+      meeting.arrived.erase(rank);
+      const auto next = std::next(at);
+      complete_if_whole(at);
+      at = next;
       continue;
     }
     for (auto& [_, waiting] : meeting.arrived)

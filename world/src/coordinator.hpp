@@ -39,9 +39,10 @@ public:
   reply_result keys(key_operation op, key_table table, const std::string& group,
                     const std::string& key, int rank);
 
-  /// A member was lost (`why` says who, and how): fails every rendezvous that waits for it,
-  /// forgets its keys.
-  void lost(int rank, const std::string& why);
+  /// A member was lost, or `left` on purpose (`why` says who, and how): fails every rendezvous
+  /// that waits for it (one of the members present meets without a member that left), forgets
+  /// its keys.
+  void lost(int rank, const std::string& why, bool left);
   /// A lost member joined again, as a new process: rendezvous may wait for it again (its old
   /// keys stay orphaned until taken again).
   void returned(int rank);

@@ -214,7 +214,7 @@ void on_lost(member_actor* self, int rank) {
   if (rank == 0) // no member is reached without rank 0: what waits for one fails now
     while (!st.awaiting_peer.empty())
       fail_awaiting(self, st.awaiting_peer.begin()->first, who);
-  st.groups.lost(rank, who);
+  st.groups.lost(rank, who, left);
   barriers_lost(self, rank, who, left);
   if (st.core->options.rank == 0) // the members without a connection to it hear it from here
     for (std::size_t other = 1; other < st.peers.size(); ++other)

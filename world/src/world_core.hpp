@@ -137,9 +137,9 @@ public:
   /// Member `name` joined the formed world as `rank` (or joined it again): the users' callbacks.
   void member_joined(const std::string& name, int rank) noexcept;
   /// `rank` is gone (`left`: on purpose): members() and size() leave it out from now on. The
-  /// member actor says so first thing when it loses a member (before the calls pending on it
-  /// fail, so that a caller who sees peer_lost sees it gone), and for the members the roster
-  /// says were gone before this one joined.
+  /// member actor says so first thing when it loses a member (before the calls it holds for it
+  /// fail, so that their callers see it gone; a call through the inboxes may see a member's end
+  /// a moment earlier), and for the members the roster says were gone before this one joined.
   void mark_gone(int rank, bool left);
   /// `rank` is gone (mark_gone said so first): `why` says how; `left` if it said it was leaving
   /// (not reported lost). What this member held of it goes, and the callbacks run.
