@@ -261,16 +261,26 @@ void actor_link::refresh(std::unique_lock<std::mutex>& guard) {
   guard.unlock();
   int found = -1;
   actor_found now;
-  try {
-    // Only an actor its spawner restarts is worth waiting for.
-    found = owner_of(*group, *name,
-                     restartable ? group->core->options.timeout : std::chrono::milliseconds{0});
-    now = found_at(*group, found, *name, type);
-  } catch (const key_error&) {
-    throw actor_stopped("actor '" + *name + "' runs nowhere now: it was stopped");
-  } catch (const peer_lost&) {
-    throw actor_stopped("actor '" + *name +
-                        "' runs nowhere now: its member was lost, and it was not made again");
+  // Only an actor its spawner restarts is worth waiting for. Rank 0 may still name the lost
+  // member as its owner (it has not heard of the loss yet): asked again until the restart has
+  // claimed the name, or the world's timeout.
+  const auto until =
+    clock::now() + (restartable ? group->core->options.timeout : std::chrono::milliseconds{0});
+  for (;;) {
+    try {
+      const auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()),
+                                 std::chrono::milliseconds{0});
+      found = owner_of(*group, *name, left);
+      now = found_at(*group, found, *name, type);
+      break;
+    } catch (const key_error&) {
+      throw actor_stopped("actor '" + *name + "' runs nowhere now: it was stopped");
+    } catch (const peer_lost&) {
+      if (clock::now() >= until)
+        throw actor_stopped("actor '" + *name +
+                            "' runs nowhere now: its member was lost, and it was not made again");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
   }
   guard.lock();
   move_to(found, now.incarnation);

@@ -81,7 +81,8 @@ public:
   /// Creates the group `name` of every member the world has, now and later: it follows the
   /// membership. Calls may name any member there is when they are made, one that joined after
   /// the group was made too; each barrier counts the members present when it begins (at rank 0:
-  /// one that joins meanwhile passes with it, one lost fails it with peer_lost). Every member
+  /// one that joins meanwhile passes with it, one that leaves is not waited for, one lost fails
+  /// it with peer_lost). Every member
   /// there is when it is made must make it too, and each one that joins later, to call and
   /// meet at barriers: returns once those present have (one that joins later, at once).
   rpc_group create_rpc_group(const std::string& name, all_members_t);
