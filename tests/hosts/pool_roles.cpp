@@ -63,17 +63,20 @@ const auto host_schema = troupe::staged::register_schema(
                  return troupe::staged::tensor::scalar(net_namespace());
                }}));
 
+/// A pool of one local worker that takes nodes on TROUPE_TEST_PORT (TLS from the environment).
+troupe::process_pool_options taking_nodes() {
+  return {.workers = 1,
+          .remote_secret = std::getenv("TROUPE_SECRET"),
+          .tls = troupe::tls_options::from_environment(),
+          .listen_address = "0.0.0.0",
+          .listen_port = static_cast<std::uint16_t>(std::stoi(std::getenv("TROUPE_TEST_PORT")))};
+}
+
 /// Host 0: a pool of one local worker taking TLS nodes on TROUPE_TEST_PORT; once both nodes
 /// joined, a map, an inbatch_parallel action and a staged compute run on it, each reaching
 /// more than this host.
 TROUPE_HOST_ROLE(pool_with_nodes) {
-  troupe::process_pool pool{
-    rt,
-    {.workers = 1,
-     .remote_secret = std::getenv("TROUPE_SECRET"),
-     .tls = troupe::tls_options::from_environment(),
-     .listen_address = "0.0.0.0",
-     .listen_port = static_cast<std::uint16_t>(std::stoi(std::getenv("TROUPE_TEST_PORT")))}};
+  troupe::process_pool pool{rt, taking_nodes()};
   mark("pool_listens");
   const auto until = std::chrono::steady_clock::now() + 60s;
   while (pool.size() < 3 && std::chrono::steady_clock::now() < until)
@@ -124,13 +127,7 @@ std::size_t hosts_of_a_map(troupe::process_pool& pool) {
 /// joins again once the link is back and the node is started again (as a supervisor would):
 /// a map then runs on all three hosts again.
 TROUPE_HOST_ROLE(pool_node_returns) {
-  troupe::process_pool pool{
-    rt,
-    {.workers = 1,
-     .remote_secret = std::getenv("TROUPE_SECRET"),
-     .tls = troupe::tls_options::from_environment(),
-     .listen_address = "0.0.0.0",
-     .listen_port = static_cast<std::uint16_t>(std::stoi(std::getenv("TROUPE_TEST_PORT")))}};
+  troupe::process_pool pool{rt, taking_nodes()};
   mark("pool_listens");
   require(slots_become(pool, 3, 60s), "both nodes joined");
   require(hosts_of_a_map(pool) == 3, "the map ran on three hosts");
