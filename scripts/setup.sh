@@ -21,6 +21,7 @@ packages=(
   libhdf5-dev
   libonnx-dev libprotobuf-dev
   python3
+  etcd-server etcd-client # the world's store (world_options::store) and its tests' clusters
   iproute2 # ip netns, ip link, tc: the hosts tests' test bed (tests/hosts/testbed.sh)
 )
 

@@ -1,0 +1,72 @@
+#include "lease_keeper.hpp"
+
+namespace troupe::detail::etcd {
+
+lease_keeper::lease_keeper(client_settings settings, std::chrono::seconds ttl,
+                           std::function<void(std::string)> on_lost)
+  : store_{std::move(settings)}, ttl_{ttl}, on_lost_{std::move(on_lost)}, id_{store_.grant(ttl)} {
+  thread_ = std::thread{[this] { run(); }};
+}
+
+lease_keeper::~lease_keeper() {
+  {
+    std::scoped_lock lock{mutex_};
+    stopped_ = true;
+  }
+  stopping_.notify_all();
+  thread_.join();
+  if (lost())
+    return;
+  try {
+    store_.revoke(id_);
+  } catch (const troupe::error&) {
+    // The store is out of reach: the lease expires within its TTL, and its keys with it.
+  }
+}
+
+bool lease_keeper::lost() const {
+  std::scoped_lock lock{mutex_};
+  return lost_;
+}
+
+void lease_keeper::lose(std::string why) {
+  {
+    std::scoped_lock lock{mutex_};
+    lost_ = true;
+  }
+  on_lost_(std::move(why));
+}
+
+bool lease_keeper::renew(clock::time_point& renewed) {
+  try {
+    if (!store_.keep_alive(id_)) {
+      lose("its lease in the world's store expired (it was not renewed within " +
+           std::to_string(ttl_.count()) + " s)");
+      return false;
+    }
+    renewed = clock::now();
+  } catch (const troupe::error& e) {
+    if (clock::now() - renewed >= ttl_) {
+      lose("the world's store did not renew its lease for " + std::to_string(ttl_.count()) +
+           " s (" + e.what() + ")");
+      return false;
+    }
+  }
+  return true;
+}
+
+void lease_keeper::run() {
+  auto renewed = clock::now();
+  const auto period = std::chrono::duration_cast<std::chrono::milliseconds>(ttl_) / 3;
+  for (;;) {
+    {
+      std::unique_lock lock{mutex_};
+      if (stopping_.wait_for(lock, period, [this] { return stopped_; }))
+        return;
+    }
+    if (!renew(renewed))
+      return;
+  }
+}
+
+} // namespace troupe::detail::etcd
