@@ -264,6 +264,71 @@ TEST_F(etcd_store, a_server_that_does_not_answer_is_passed_over) {
   EXPECT_EQ(store.get("/k")->value, "v");
 }
 
+class etcd_cluster_of_three : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!etcd_servers::installed())
+      GTEST_SKIP() << "etcd is not installed (scripts/setup.sh installs etcd-server)";
+    servers_.emplace(3);
+  }
+  etcd::client_settings settings_of(std::vector<int> servers) const {
+    const auto all = servers_->endpoints();
+    etcd::client_settings settings{{}, nullptr, 2s};
+    for (const int s : servers)
+      settings.endpoints.push_back(all[static_cast<std::size_t>(s)]);
+    return settings;
+  }
+
+  std::optional<etcd_servers> servers_;
+};
+
+TEST_F(etcd_cluster_of_three, one_server_killed_changes_nothing_for_its_clients) {
+  etcd::client store{settings_of({0, 1, 2})};
+  std::atomic<bool> lost{false};
+  etcd::lease_keeper keeper{settings_of({0, 1, 2}), 3s, [&](const std::string&) { lost = true; }};
+  store.put("/three/a", "1", keeper.id());
+  servers_->kill(0); // the server both talk to first
+  store.put("/three/b", "2");
+  EXPECT_EQ(store.get("/three/a")->value, "1");
+  std::this_thread::sleep_for(4s); // past the TTL: renewed by the others
+  EXPECT_FALSE(lost);
+  EXPECT_TRUE(store.get("/three/a"));
+}
+
+// etcd's one rule for partitions: a server without the cluster's quorum cannot renew a lease,
+// so a member that reaches only such a server learns that it lost its lease within the TTL,
+// and its watch there ends (the server has no leader) instead of going silent.
+TEST_F(etcd_cluster_of_three, a_member_that_reaches_only_a_server_without_quorum_loses_its_lease) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::optional<std::string> why;
+  etcd::lease_keeper keeper{settings_of({2}), 3s, [&](std::string reason) {
+                              std::scoped_lock lock{mutex};
+                              why = std::move(reason);
+                              changed.notify_all();
+                            }};
+  etcd::client store{settings_of({2})};
+  etcd::watch watch{settings_of({2}),
+                    "/minority/",
+                    store.prefix("/minority/", 1).revision,
+                    {[](const std::vector<etcd::change>&) {}, [] {}},
+                    30s};
+  std::this_thread::sleep_for(500ms);
+  const auto streams_before = watch.streams();
+  servers_->kill(0);
+  servers_->kill(1);
+  const auto cut = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_for(mutex, changed, 15s, [&] { return why.has_value(); }));
+  EXPECT_LT(std::chrono::steady_clock::now() - cut, 8s);
+  EXPECT_NE(why->find("did not renew its lease for 3 s"), std::string::npos) << *why;
+  EXPECT_THROW(store.put("/minority/k", "v"), troupe::network_error);
+  // Before the watch's own 30 s silence bound: the server ended the stream (etcd ends the
+  // streams of clients that require a leader after three election timeouts without one).
+  while (watch.streams() == streams_before && std::chrono::steady_clock::now() - cut < 20s)
+    std::this_thread::sleep_for(100ms);
+  EXPECT_GT(watch.streams(), streams_before);
+}
+
 TEST(etcd_client, a_store_out_of_reach_fails_typed_within_the_request_timeout) {
   etcd::client store{{{{"127.0.0.1", 1}, {"127.0.0.1", 2}}, nullptr, 1s}};
   const auto start = std::chrono::steady_clock::now();
