@@ -89,22 +89,39 @@ std::int64_t client::put(const std::string& key, const std::string& value, std::
 }
 
 bool client::create(const std::string& key, const std::string& value, std::int64_t lease) {
-  const nlohmann::json body{
-    {"compare", {{{"key", base64(key)}, {"target", "CREATE"}, {"create_revision", "0"}}}},
-    {"success", {{{"request_put", put_request(key, value, lease)}}}},
-    {"failure", {{{"request_range", {{"key", base64(key)}}}}}}};
-  const auto answer = call("/v3/kv/txn", body);
+  return create_all({{key, value}}, lease);
+}
+
+bool client::create_all(const std::vector<std::pair<std::string, std::string>>& items,
+                        std::int64_t lease) {
+  nlohmann::json compare = nlohmann::json::array();
+  nlohmann::json success = nlohmann::json::array();
+  nlohmann::json failure = nlohmann::json::array();
+  for (const auto& [key, value] : items) {
+    compare.push_back({{"key", base64(key)}, {"target", "CREATE"}, {"create_revision", "0"}});
+    success.push_back({{"request_put", put_request(key, value, lease)}});
+    failure.push_back({{"request_range", {{"key", base64(key)}}}});
+  }
+  const auto answer =
+    call("/v3/kv/txn", {{"compare", compare}, {"success", success}, {"failure", failure}});
   if (flag_field(answer, "succeeded"))
     return true;
-  // A try whose answer was lost, retried on another server, finds its own key: made here.
-  for (const auto& response : array_field(answer, "responses"))
-    if (response.is_object() && response.contains("response_range"))
-      for (const auto& kv : array_field(response["response_range"], "kvs")) {
-        const auto item = item_of(kv);
-        if (lease != 0 && item.lease == lease && item.value == value)
-          return true;
-      }
-  return false;
+  // A try whose answer was lost, retried on another server, finds its own keys: made here.
+  const auto& responses = array_field(answer, "responses");
+  if (lease == 0 || responses.size() != items.size())
+    return false;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto& response = responses[i];
+    if (!response.is_object() || !response.contains("response_range"))
+      return false;
+    const auto& found = array_field(response["response_range"], "kvs");
+    if (found.size() != 1)
+      return false;
+    const auto item = item_of(found.front());
+    if (item.lease != lease || item.value != items[i].second)
+      return false;
+  }
+  return true;
 }
 
 std::optional<key_value> client::get(const std::string& key) {

@@ -1,0 +1,171 @@
+#include "member_registry.hpp"
+
+#include "troupe/actors/error.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+namespace troupe::detail::etcd {
+
+namespace {
+
+/// The most members one read of the store returns (a world of max_world_size, and room for
+/// records that will be ignored).
+constexpr std::int64_t read_margin = 64;
+
+std::string text_of(const nlohmann::json& record, const char* field) {
+  const auto found = record.find(field);
+  if (found == record.end() || !found->is_string())
+    throw std::invalid_argument(field);
+  return found->get<std::string>();
+}
+
+} // namespace
+
+member_registry::member_registry(registry_settings settings, registry_handlers handlers)
+  : settings_{std::move(settings)}, handlers_{std::move(handlers)}, store_{settings_.store} {
+  lease_ = std::make_unique<lease_keeper>(settings_.store, settings_.ttl,
+                                          [this](std::string why) { handlers_.cut_off(why); });
+  read_all();
+}
+
+member_registry::~member_registry() {
+  watch_.reset();
+  lease_.reset();
+}
+
+std::string member_registry::member_key(int rank) const {
+  char digits[16];
+  std::snprintf(digits, sizeof digits, "%07d", rank); // key order is rank order
+  return "/troupe/" + settings_.world + "/members/" + digits;
+}
+
+std::string member_registry::name_key(const std::string& name) const {
+  return "/troupe/" + settings_.world + "/names/" + name;
+}
+
+// A record as the store holds it, if it has the shape of one at a rank of this world.
+std::optional<member_record> member_registry::record_of(const key_value& item) {
+  const auto prefix = member_key(0).substr(0, member_key(0).size() - 7);
+  const std::string_view digits = std::string_view{item.key}.substr(prefix.size());
+  int rank = -1;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+  const bool at_a_rank = item.key.starts_with(prefix) && ec == std::errc{} &&
+                         end == digits.data() + digits.size() && rank >= 0 &&
+                         rank < settings_.max_world_size;
+  if (at_a_rank && item.value.size() <= max_record_bytes) {
+    const auto document = nlohmann::json::parse(item.value, nullptr, false);
+    try {
+      if (document.is_object())
+        return member_record{rank, text_of(document, "name"), text_of(document, "incarnation"),
+                             text_of(document, "address")};
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  std::scoped_lock lock{mutex_};
+  ++ignored_;
+  return std::nullopt;
+}
+
+void member_registry::read_all() {
+  const auto read = store_.prefix("/troupe/" + settings_.world + "/members/",
+                                  settings_.max_world_size + read_margin);
+  std::vector<member_record> found;
+  for (const auto& item : read.items)
+    if (auto record = record_of(item))
+      found.push_back(std::move(*record));
+  {
+    std::scoped_lock lock{mutex_};
+    for (auto& record : found)
+      members_[record.rank] = record;
+  }
+  watch_ = std::make_unique<watch>(settings_.store, "/troupe/" + settings_.world + "/members/",
+                                   read.revision,
+                                   watch_handlers{[this](const auto& c) { take(c); }, [] {}});
+}
+
+// The watch's changes, in the store's order: a record that appears joined, one that goes lost.
+void member_registry::take(const std::vector<change>& changes) {
+  for (const auto& change : changes) {
+    if (change.deleted) {
+      std::optional<member_record> gone;
+      bool own = false;
+      {
+        std::scoped_lock lock{mutex_};
+        for (auto it = members_.begin(); it != members_.end(); ++it)
+          if (member_key(it->first) == change.item.key) {
+            gone = std::move(it->second);
+            own = it->first == own_rank_;
+            members_.erase(it);
+            break;
+          }
+      }
+      if (gone && !own)
+        handlers_.lost(*gone);
+      continue;
+    }
+    auto record = record_of(change.item);
+    if (!record)
+      continue;
+    bool own = false;
+    {
+      std::scoped_lock lock{mutex_};
+      members_[record->rank] = *record;
+      own = record->rank == own_rank_;
+    }
+    if (!own)
+      handlers_.joined(*record);
+  }
+}
+
+bool member_registry::try_claim(member_record& record) {
+  const nlohmann::json value{
+    {"name", record.name}, {"incarnation", record.incarnation}, {"address", record.address}};
+  return store_.create_all(
+    {{member_key(record.rank), value.dump()}, {name_key(record.name), std::to_string(record.rank)}},
+    lease_->id());
+}
+
+int member_registry::claim(member_record record, int first_free) {
+  const bool any = record.rank < 0;
+  if (!any && record.rank >= settings_.max_world_size)
+    throw state_error("rank " + std::to_string(record.rank) + " is outside the world (its " +
+                      "largest size is " + std::to_string(settings_.max_world_size) + ")");
+  const int first = any ? first_free : record.rank;
+  const int last = any ? settings_.max_world_size - 1 : record.rank;
+  for (int rank = first; rank <= last; ++rank) {
+    record.rank = rank;
+    set_own_rank(rank); // before the watch can show this member its own record
+    if (try_claim(record))
+      return rank;
+    set_own_rank(-1);
+    if (const auto holder = store_.get(name_key(record.name)))
+      throw state_error("the name '" + record.name + "' is held in the world's store by rank " +
+                        holder->value);
+  }
+  if (!any)
+    throw state_error("rank " + std::to_string(record.rank) +
+                      " is held in the world's store by another member");
+  throw state_error("the world is full: every rank from " + std::to_string(first_free) + " to " +
+                    std::to_string(settings_.max_world_size - 1) + " is held");
+}
+
+void member_registry::set_own_rank(int rank) {
+  std::scoped_lock lock{mutex_};
+  own_rank_ = rank;
+}
+
+std::vector<member_record> member_registry::members() const {
+  std::scoped_lock lock{mutex_};
+  std::vector<member_record> all;
+  for (const auto& [rank, record] : members_)
+    all.push_back(record);
+  return all;
+}
+
+std::uint64_t member_registry::ignored() const {
+  std::scoped_lock lock{mutex_};
+  return ignored_;
+}
+
+} // namespace troupe::detail::etcd

@@ -1,0 +1,94 @@
+// Who the members of a world are, as its store says: each member's record lives under its
+// lease (it goes when the member's lease does, for everyone at once), a rank and a name are
+// claimed together in one transaction (so neither names two members, with no coordinator to
+// ask), and a watch tells every member of joins and losses in the store's order.
+//
+// Keys, under "/troupe/<world>/": "members/<rank>" holds the record, "names/<name>" the rank.
+// What the store says is not trusted beyond its shape: a record that does not parse, is over
+// its bound, or sits at a rank outside the world is ignored (and counted), never handed on.
+#pragma once
+
+#include "etcd_watch.hpp"
+#include "lease_keeper.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe::detail::etcd {
+
+struct member_record {
+  int rank = -1;
+  std::string name;
+  /// The incarnation's identity (the world's own: its node and member actor), opaque here.
+  std::string incarnation;
+  /// Where it listens, "host:port".
+  std::string address;
+
+  friend bool operator==(const member_record&, const member_record&) = default;
+};
+
+struct registry_handlers {
+  /// Another member's record appeared (a join, or one made before this member watched).
+  std::function<void(const member_record&)> joined;
+  /// A member's record went: its lease expired or was revoked.
+  std::function<void(const member_record&)> lost;
+  /// This member's own lease is gone: the others have lost it, or will within the TTL.
+  std::function<void(const std::string& why)> cut_off;
+};
+
+struct registry_settings {
+  client_settings store;
+  /// The world's name in the store: its keys' prefix.
+  std::string world;
+  /// Ranks run from 0 to max_world_size - 1.
+  int max_world_size = 0;
+  std::chrono::seconds ttl{3};
+};
+
+class member_registry {
+public:
+  /// The largest record taken from the store.
+  static constexpr std::size_t max_record_bytes = 4096;
+
+  /// Takes a lease (throws as the store does) and reads the members there are; handlers run on
+  /// the watch's and the lease's threads, never under the registry's lock.
+  member_registry(registry_settings settings, registry_handlers handlers);
+  /// Revokes the lease: this member's record goes at once for the others.
+  ~member_registry();
+
+  /// Claims `record.rank` and `record.name` for this member, or, with rank -1, the lowest free
+  /// rank from `first_free` up (the rank claimed is returned). Throws state_error naming who
+  /// holds the rank or the name, or that the world is full.
+  int claim(member_record record, int first_free = 0);
+
+  /// The members as this one last saw them, by rank.
+  std::vector<member_record> members() const;
+  /// Records from the store that were ignored (malformed, too large, out of range).
+  std::uint64_t ignored() const;
+
+private:
+  std::string member_key(int rank) const;
+  std::string name_key(const std::string& name) const;
+  std::optional<member_record> record_of(const key_value& item);
+  void take(const std::vector<change>& changes);
+  void read_all();
+  bool try_claim(member_record& record);
+  void set_own_rank(int rank);
+
+  registry_settings settings_;
+  registry_handlers handlers_;
+  client store_;
+  std::unique_ptr<lease_keeper> lease_;
+  mutable std::mutex mutex_;
+  std::map<int, member_record> members_;
+  int own_rank_ = -1;
+  std::uint64_t ignored_ = 0;
+  std::unique_ptr<watch> watch_; // last: it stops first
+};
+
+} // namespace troupe::detail::etcd
