@@ -195,49 +195,48 @@ TEST_F(etcd_store, a_keeper_that_cannot_reach_the_store_says_so_within_its_ttl) 
   EXPECT_NE(why->find("did not renew its lease for 3 s"), std::string::npos) << *why;
 }
 
-TEST_F(etcd_store, a_watch_sees_every_change_under_its_prefix_in_order) {
-  etcd::client store{settings()};
-  const auto start = store.prefix("/watched/", 10).revision;
+/// The changes a watch handed over, as "+key=value" and "-key=", for a test to wait on.
+struct seen_changes {
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<std::string> seen;
-  etcd::watch watch{settings(),
-                    "/watched/",
-                    start,
-                    {[&](const std::vector<etcd::change>& changes) {
-                       std::scoped_lock lock{mutex};
-                       for (const auto& c : changes)
-                         seen.push_back((c.deleted ? "-" : "+") + c.item.key + "=" + c.item.value);
-                       changed.notify_all();
-                     },
-                     [] { ADD_FAILURE() << "resync"; }}};
+
+  etcd::watch_handlers handlers() {
+    return {[this](const std::vector<etcd::change>& changes) {
+              std::scoped_lock lock{mutex};
+              for (const auto& c : changes)
+                seen.push_back((c.deleted ? "-" : "+") + c.item.key + "=" + c.item.value);
+              changed.notify_all();
+            },
+            [] { ADD_FAILURE() << "resync"; }};
+  }
+  /// Whether `count` changes came within 10 s.
+  bool wait_for(std::size_t count) {
+    std::unique_lock lock{mutex};
+    return changed.wait_for(lock, 10s, [&] { return seen.size() >= count; });
+  }
+};
+
+TEST_F(etcd_store, a_watch_sees_every_change_under_its_prefix_in_order) {
+  etcd::client store{settings()};
+  seen_changes changes;
+  etcd::watch watch{settings(), "/watched/", store.prefix("/watched/", 10).revision,
+                    changes.handlers()};
   store.put("/watched/a", "1");
   store.put("/elsewhere", "1");
   store.put("/watched/b", "2");
   store.erase("/watched/a");
-  ASSERT_TRUE(wait_for(mutex, changed, 10s, [&] { return seen.size() >= 3; }));
-  EXPECT_EQ(seen, (std::vector<std::string>{"+/watched/a=1", "+/watched/b=2", "-/watched/a="}));
+  ASSERT_TRUE(changes.wait_for(3));
+  EXPECT_EQ(changes.seen,
+            (std::vector<std::string>{"+/watched/a=1", "+/watched/b=2", "-/watched/a="}));
 }
 
 TEST_F(etcd_store, a_watch_goes_on_after_its_server_restarts_without_losing_a_change) {
   etcd::client store{settings()};
-  const auto start = store.prefix("/w/", 10).revision;
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<std::string> seen;
-  etcd::watch watch{settings(),
-                    "/w/",
-                    start,
-                    {[&](const std::vector<etcd::change>& changes) {
-                       std::scoped_lock lock{mutex};
-                       for (const auto& c : changes)
-                         seen.push_back(c.item.key);
-                       changed.notify_all();
-                     },
-                     [] { ADD_FAILURE() << "resync"; }},
-                    1s};
+  seen_changes changes;
+  etcd::watch watch{settings(), "/w/", store.prefix("/w/", 10).revision, changes.handlers(), 1s};
   store.put("/w/before", "x");
-  ASSERT_TRUE(wait_for(mutex, changed, 10s, [&] { return seen.size() == 1; }));
+  ASSERT_TRUE(changes.wait_for(1));
   servers_->kill(0);
   std::this_thread::sleep_for(1500ms);
   servers_->restart(0);
@@ -251,8 +250,8 @@ TEST_F(etcd_store, a_watch_goes_on_after_its_server_restarts_without_losing_a_ch
       ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "etcd did not come back";
     }
   }
-  ASSERT_TRUE(wait_for(mutex, changed, 10s, [&] { return seen.size() >= 2; }));
-  EXPECT_EQ(seen, (std::vector<std::string>{"/w/before", "/w/after"}));
+  ASSERT_TRUE(changes.wait_for(2));
+  EXPECT_EQ(changes.seen, (std::vector<std::string>{"+/w/before=x", "+/w/after=y"}));
   EXPECT_GE(watch.streams(), 2u);
 }
 
