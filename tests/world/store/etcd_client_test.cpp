@@ -272,7 +272,9 @@ protected:
   }
   etcd::client_settings settings_of(std::vector<int> servers) const {
     const auto all = servers_->endpoints();
-    etcd::client_settings settings{{}, nullptr, 2s};
+    // Longer than a leader election (the servers' election timeout is 2 s): a request made
+    // while the killed server's followers elect a new leader waits for it.
+    etcd::client_settings settings{{}, nullptr, 6s};
     for (const int s : servers)
       settings.endpoints.push_back(all[static_cast<std::size_t>(s)]);
     return settings;

@@ -2,9 +2,22 @@
 
 namespace troupe::detail::etcd {
 
+namespace {
+
+/// A renewal may take a third of the TTL at most: however long the store's requests may take,
+/// the keeper tries again in time and says within the TTL that the lease is gone.
+client_settings renewing(client_settings settings, std::chrono::seconds ttl) {
+  settings.request_timeout = std::min(
+    settings.request_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(ttl) / 3);
+  return settings;
+}
+
+} // namespace
+
 lease_keeper::lease_keeper(client_settings settings, std::chrono::seconds ttl,
                            std::function<void(std::string)> on_lost)
-  : store_{std::move(settings)}, ttl_{ttl}, on_lost_{std::move(on_lost)}, id_{store_.grant(ttl)} {
+  : store_{renewing(std::move(settings), ttl)}, ttl_{ttl}, on_lost_{std::move(on_lost)},
+    id_{store_.grant(ttl)} {
   thread_ = std::thread{[this] { run(); }};
 }
 
