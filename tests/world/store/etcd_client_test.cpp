@@ -231,6 +231,44 @@ TEST_F(etcd_store, a_watch_sees_every_change_under_its_prefix_in_order) {
             (std::vector<std::string>{"+/watched/a=1", "+/watched/b=2", "-/watched/a="}));
 }
 
+TEST_F(etcd_store, a_watch_from_compacted_revisions_asks_for_a_resync_and_goes_on) {
+  etcd::client store{settings()};
+  const auto before = store.prefix("/c/", 10).revision;
+  store.put("/c/a", "1");
+  const auto compacted_at = store.put("/other", "x");
+  etcd::connection raw{servers_->endpoints()[0], nullptr, 1 << 20};
+  ASSERT_EQ(raw
+              .post("/v3/kv/compaction", {{"revision", std::to_string(compacted_at)}},
+                    std::chrono::steady_clock::now() + 2s)
+              .status,
+            200u);
+  std::atomic<int> resyncs{0};
+  seen_changes changes;
+  auto handlers = changes.handlers();
+  handlers.on_resync = [&] { ++resyncs; };
+  etcd::watch watch{settings(), "/c/", before, handlers};
+  store.put("/c/b", "2");
+  ASSERT_TRUE(changes.wait_for(1));
+  EXPECT_EQ(resyncs.load(), 1);
+  EXPECT_EQ(changes.seen, (std::vector<std::string>{"+/c/b=2"})); // /c/a is the resync's to read
+}
+
+TEST_F(etcd_store, a_watch_handler_that_throws_does_not_end_the_watch) {
+  etcd::client store{settings()};
+  seen_changes changes;
+  auto handlers = changes.handlers();
+  handlers.on_changes = [&, record = handlers.on_changes](const std::vector<etcd::change>& c) {
+    record(c);
+    throw std::runtime_error("a handler's bug");
+  };
+  etcd::watch watch{settings(), "/t/", store.prefix("/t/", 10).revision, handlers};
+  store.put("/t/a", "1");
+  ASSERT_TRUE(changes.wait_for(1));
+  store.put("/t/b", "2");
+  ASSERT_TRUE(changes.wait_for(2));
+  EXPECT_EQ(watch.streams(), 1u); // the same stream: a handler's throw is not the server's fault
+}
+
 TEST_F(etcd_store, a_watch_goes_on_after_its_server_restarts_without_losing_a_change) {
   etcd::client store{settings()};
   seen_changes changes;

@@ -1,6 +1,7 @@
 #include "etcd_watch.hpp"
 
 #include "etcd_codec.hpp"
+#include "troupe/actors/detail/result_state.hpp"
 #include "troupe/actors/error.hpp"
 
 namespace troupe::detail::etcd {
@@ -72,7 +73,11 @@ bool watch::take(const nlohmann::json& document) {
   if (flag_field(result, "canceled")) {
     if (const auto compacted = number_field(result, "compact_revision"); compacted > 0) {
       seen_revision_ = compacted - 1;
-      handlers_.on_resync();
+      try {
+        handlers_.on_resync();
+      } catch (...) {
+        report_escaped_exception("a store watch's resync handler");
+      }
     }
     return false;
   }
@@ -89,7 +94,11 @@ bool watch::take(const nlohmann::json& document) {
   }
   if (!changes.empty()) {
     seen_revision_ = std::max(seen_revision_, changes.back().item.mod_revision);
-    handlers_.on_changes(changes);
+    try {
+      handlers_.on_changes(changes);
+    } catch (...) {
+      report_escaped_exception("a store watch's handler");
+    }
   }
   return true;
 }

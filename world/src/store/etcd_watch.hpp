@@ -21,7 +21,7 @@ struct change {
 };
 
 struct watch_handlers {
-  /// Changes of one revision, in order; called on the watch's thread.
+  /// Changes, in order; called on the watch's thread (what it throws is reported on stderr).
   std::function<void(const std::vector<change>&)> on_changes;
   /// Changes were lost to compaction; the watch goes on from the store's current revision.
   std::function<void()> on_resync;

@@ -1,5 +1,7 @@
 #include "lease_keeper.hpp"
 
+#include "troupe/actors/detail/result_state.hpp"
+
 namespace troupe::detail::etcd {
 
 namespace {
@@ -47,7 +49,11 @@ void lease_keeper::lose(std::string why) {
     std::scoped_lock lock{mutex_};
     lost_ = true;
   }
-  on_lost_(std::move(why));
+  try {
+    on_lost_(std::move(why));
+  } catch (...) {
+    report_escaped_exception("a store lease's loss handler");
+  }
 }
 
 bool lease_keeper::renew(clock::time_point& renewed) {

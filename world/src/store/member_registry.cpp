@@ -1,5 +1,6 @@
 #include "member_registry.hpp"
 
+#include "troupe/actors/detail/result_state.hpp"
 #include "troupe/actors/error.hpp"
 
 #include <charconv>
@@ -24,9 +25,13 @@ std::string text_of(const nlohmann::json& record, const char* field) {
 
 member_registry::member_registry(registry_settings settings, registry_handlers handlers)
   : settings_{std::move(settings)}, handlers_{std::move(handlers)}, store_{settings_.store} {
-  lease_ = std::make_unique<lease_keeper>(settings_.store, settings_.ttl,
-                                          [this](std::string why) { handlers_.cut_off(why); });
-  read_all();
+  lease_ = std::make_unique<lease_keeper>(settings_.store, settings_.ttl, [this](std::string why) {
+    tell("cut_off", [&] { handlers_.cut_off(why); });
+  });
+  const auto revision = read();
+  watch_ = std::make_unique<watch>(
+    settings_.store, members_prefix(), revision,
+    watch_handlers{[this](const auto& changes) { take(changes); }, [this] { read(); }});
 }
 
 member_registry::~member_registry() {
@@ -34,30 +39,41 @@ member_registry::~member_registry() {
   lease_.reset();
 }
 
+std::string member_registry::members_prefix() const {
+  return "/troupe/" + settings_.world + "/members/";
+}
+
 std::string member_registry::member_key(int rank) const {
   char digits[16];
   std::snprintf(digits, sizeof digits, "%07d", rank); // key order is rank order
-  return "/troupe/" + settings_.world + "/members/" + digits;
+  return members_prefix() + digits;
 }
 
 std::string member_registry::name_key(const std::string& name) const {
   return "/troupe/" + settings_.world + "/names/" + name;
 }
 
-// A record as the store holds it, if it has the shape of one at a rank of this world.
-std::optional<member_record> member_registry::record_of(const key_value& item) {
-  const auto prefix = member_key(0).substr(0, member_key(0).size() - 7);
-  const std::string_view digits = std::string_view{item.key}.substr(prefix.size());
+std::optional<int> member_registry::rank_of(std::string_view key) const {
+  const auto prefix = members_prefix();
+  if (!key.starts_with(prefix))
+    return std::nullopt;
+  const auto digits = key.substr(prefix.size());
   int rank = -1;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
-  const bool at_a_rank = item.key.starts_with(prefix) && ec == std::errc{} &&
-                         end == digits.data() + digits.size() && rank >= 0 &&
-                         rank < settings_.max_world_size;
-  if (at_a_rank && item.value.size() <= max_record_bytes) {
+  if (ec != std::errc{} || end != digits.data() + digits.size() || rank < 0 ||
+      rank >= settings_.max_world_size)
+    return std::nullopt;
+  return rank;
+}
+
+// A record as the store holds it, if it has the shape of one at a rank of this world.
+std::optional<member_record> member_registry::record_of(const key_value& item) {
+  const auto rank = rank_of(item.key);
+  if (rank && item.value.size() <= max_record_bytes) {
     const auto document = nlohmann::json::parse(item.value, nullptr, false);
     try {
       if (document.is_object())
-        return member_record{rank, text_of(document, "name"), text_of(document, "incarnation"),
+        return member_record{*rank, text_of(document, "name"), text_of(document, "incarnation"),
                              text_of(document, "address")};
     } catch (const std::invalid_argument&) {
     }
@@ -67,54 +83,75 @@ std::optional<member_record> member_registry::record_of(const key_value& item) {
   return std::nullopt;
 }
 
-void member_registry::read_all() {
-  const auto read = store_.prefix("/troupe/" + settings_.world + "/members/",
-                                  settings_.max_world_size + read_margin);
-  std::vector<member_record> found;
-  for (const auto& item : read.items)
+// The members as the store holds them now, told as changes against what this member knew (the
+// first read, and again when the watch lost changes to a compaction); the revision read at.
+std::int64_t member_registry::read() {
+  const auto now = store_.prefix(members_prefix(), settings_.max_world_size + read_margin);
+  std::map<int, member_record> found;
+  for (const auto& item : now.items)
     if (auto record = record_of(item))
-      found.push_back(std::move(*record));
+      found.emplace(record->rank, std::move(*record));
+  std::map<int, member_record> known;
   {
     std::scoped_lock lock{mutex_};
-    for (auto& record : found)
-      members_[record.rank] = record;
+    known = members_;
   }
-  watch_ = std::make_unique<watch>(settings_.store, "/troupe/" + settings_.world + "/members/",
-                                   read.revision,
-                                   watch_handlers{[this](const auto& c) { take(c); }, [] {}});
+  for (const auto& [rank, record] : known)
+    if (!found.contains(rank))
+      forget(rank);
+  for (const auto& [rank, record] : found)
+    learn(record);
+  return now.revision;
 }
 
 // The watch's changes, in the store's order: a record that appears joined, one that goes lost.
 void member_registry::take(const std::vector<change>& changes) {
   for (const auto& change : changes) {
     if (change.deleted) {
-      std::optional<member_record> gone;
-      bool own = false;
-      {
-        std::scoped_lock lock{mutex_};
-        for (auto it = members_.begin(); it != members_.end(); ++it)
-          if (member_key(it->first) == change.item.key) {
-            gone = std::move(it->second);
-            own = it->first == own_rank_;
-            members_.erase(it);
-            break;
-          }
-      }
-      if (gone && !own)
-        handlers_.lost(*gone);
-      continue;
+      if (const auto rank = rank_of(change.item.key))
+        forget(*rank);
+    } else if (auto record = record_of(change.item)) {
+      learn(*record);
     }
-    auto record = record_of(change.item);
-    if (!record)
-      continue;
-    bool own = false;
-    {
-      std::scoped_lock lock{mutex_};
-      members_[record->rank] = *record;
-      own = record->rank == own_rank_;
-    }
-    if (!own)
-      handlers_.joined(*record);
+  }
+}
+
+// A record seen in the store: told as joined unless it is this member's or known already (a
+// change seen again after a read is not a second join).
+void member_registry::learn(const member_record& record) {
+  {
+    std::scoped_lock lock{mutex_};
+    auto& known = members_[record.rank];
+    if (known == record)
+      return;
+    known = record;
+    if (record.rank == own_rank_)
+      return;
+  }
+  tell("joined", [&] { handlers_.joined(record); });
+}
+
+void member_registry::forget(int rank) {
+  member_record gone;
+  {
+    std::scoped_lock lock{mutex_};
+    const auto found = members_.find(rank);
+    if (found == members_.end())
+      return;
+    gone = std::move(found->second);
+    members_.erase(found);
+    if (rank == own_rank_)
+      return;
+  }
+  tell("lost", [&] { handlers_.lost(gone); });
+}
+
+template <class Handler>
+void member_registry::tell(const char* which, Handler handler) noexcept {
+  try {
+    handler();
+  } catch (...) {
+    report_escaped_exception(std::string{"the member registry's "} + which + " handler");
   }
 }
 

@@ -33,7 +33,8 @@ struct member_record {
 };
 
 struct registry_handlers {
-  /// Another member's record appeared (a join, or one made before this member watched).
+  /// Another member's record appeared (a join, or one made before this member watched). No
+  /// handler runs under the registry's lock; what one throws is reported on stderr.
   std::function<void(const member_record&)> joined;
   /// A member's record went: its lease expired or was revoked.
   std::function<void(const member_record&)> lost;
@@ -72,11 +73,19 @@ public:
   std::uint64_t ignored() const;
 
 private:
+  std::string members_prefix() const;
   std::string member_key(int rank) const;
   std::string name_key(const std::string& name) const;
+  /// The rank of a member's key, if it is one of this world's.
+  std::optional<int> rank_of(std::string_view key) const;
   std::optional<member_record> record_of(const key_value& item);
+  std::int64_t read();
   void take(const std::vector<change>& changes);
-  void read_all();
+  void learn(const member_record& record);
+  void forget(int rank);
+  /// Runs a handler; what it throws is reported, never let into the watch's or lease's thread.
+  template <class Handler>
+  void tell(const char* which, Handler handler) noexcept;
   bool try_claim(member_record& record);
   void set_own_rank(int rank);
 
