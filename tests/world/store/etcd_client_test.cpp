@@ -310,7 +310,7 @@ protected:
   }
   etcd::client_settings settings_of(std::vector<int> servers) const {
     const auto all = servers_->endpoints();
-    // Longer than a leader election (the servers' election timeout is 2 s): a request made
+    // Longer than a leader election (the servers' election timeout is 1 s): a request made
     // while the killed server's followers elect a new leader waits for it.
     etcd::client_settings settings{{}, nullptr, 6s};
     for (const int s : servers)
