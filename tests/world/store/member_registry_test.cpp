@@ -142,6 +142,28 @@ TEST_F(member_registry, a_member_whose_lease_goes_is_lost_for_everyone_and_told_
   EXPECT_EQ(of_a.count("cut"), 0u);
 }
 
+TEST_F(member_registry, a_member_whose_lease_went_claims_its_rank_again_as_a_new_incarnation) {
+  heard of_a;
+  heard of_b;
+  etcd::member_registry a{settings(), of_a.handlers()};
+  a.claim(record(0, "a"));
+  std::optional<etcd::member_registry> b{std::in_place, settings(), of_b.handlers()};
+  b->claim(record(1, "b"));
+  etcd::client store{settings().store};
+  store.revoke(store.get("/troupe/test-world/members/0000001")->lease);
+  ASSERT_TRUE(of_a.wait_for("-b", 3s));
+  ASSERT_TRUE(of_b.wait_for("cut", 5s));
+  b.reset();
+  heard of_b_again;
+  etcd::member_registry b_again{settings(), of_b_again.handlers()};
+  auto second = record(1, "b");
+  second.incarnation = "the second";
+  EXPECT_EQ(b_again.claim(second), 1);
+  EXPECT_EQ(b_again.members(), (std::vector{record(0, "a"), second}));
+  ASSERT_TRUE(of_a.wait_for("+b"));
+  EXPECT_EQ(a.members(), (std::vector{record(0, "a"), second}));
+}
+
 TEST_F(member_registry, records_a_stranger_wrote_into_the_store_are_ignored) {
   heard of_a;
   etcd::member_registry a{settings(), of_a.handlers()};

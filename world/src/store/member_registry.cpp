@@ -173,8 +173,10 @@ int member_registry::claim(member_record record, int first_free) {
   for (int rank = first; rank <= last; ++rank) {
     record.rank = rank;
     set_own_rank(rank); // before the watch can show this member its own record
-    if (try_claim(record))
+    if (try_claim(record)) {
+      learn(record); // in members() at once, not when the watch brings it back
       return rank;
+    }
     set_own_rank(-1);
     if (const auto holder = store_.get(name_key(record.name)))
       throw state_error("the name '" + record.name + "' is held in the world's store by rank " +

@@ -67,7 +67,7 @@ public:
   /// holds the rank or the name, or that the world is full.
   int claim(member_record record, int first_free = 0);
 
-  /// The members as this one last saw them, by rank.
+  /// The members as this one last saw them (itself from its claim on), by rank.
   std::vector<member_record> members() const;
   /// Records from the store that were ignored (malformed, too large, out of range).
   std::uint64_t ignored() const;
