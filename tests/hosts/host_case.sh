@@ -4,7 +4,7 @@
 # makes.
 #   usage: host_case.sh PATH/TO/test_hosts PATH/TO/make-certs.sh CASE
 #   CASE: world_plain world_tls world_join gloo servers graph pool_nodes pool_node_returns
-#         cut_call cut_rejoin cut_all_reduce slow_link
+#         cut_call cut_rejoin cut_all_reduce slow_link store_partition
 #   or:    host_case.sh PATH/TO/test_collectives_mpi PATH/TO/make-certs.sh mpi PATH/TO/mpirun
 set -u
 program=$1
@@ -12,7 +12,14 @@ make_certs=$2
 case_name=$3
 mpiexec=${4:-}
 source "$(dirname "$0")/testbed.sh"
-if [[ $case_name == world_join ]]; then testbed_up 4; else testbed_up 3; fi
+case $case_name in
+world_join) testbed_up 4 ;;
+store_partition)
+  command -v etcd >/dev/null || { echo "etcd is not installed (scripts/setup.sh installs etcd-server)"; exit 77; }
+  testbed_up 5
+  ;;
+*) testbed_up 3 ;;
+esac
 
 dir=$(mktemp -d)
 testbed_files+=("$dir")
@@ -37,6 +44,27 @@ members() { # role, tls or plain
     if [[ $2 == tls ]]; then member "$i" "$1" $(tls_of "$i"); else member "$i" "$1"; fi
   done
 }
+# etcd servers on hosts $@ as one cluster (client port 2379, peer port 2380 on each host's
+# address), their data on tmpfs; they end with the test bed (every process of its namespaces).
+# etcd's own heartbeat and election timeouts, and pre-vote (tests/world/store/etcd_servers.cpp).
+etcd_cluster() {
+  local data cluster="" i
+  data=$(mktemp -d /dev/shm/troupe-etcd-XXXXXX)
+  testbed_files+=("$data")
+  for i in "$@"; do cluster+="${cluster:+,}etcd$i=http://${TESTBED_IP[i]}:2380"; done
+  for i in "$@"; do
+    ip netns exec "${TESTBED_NS[i]}" etcd --name "etcd$i" --data-dir "$data/etcd$i" \
+      --listen-client-urls "http://${TESTBED_IP[i]}:2379" \
+      --advertise-client-urls "http://${TESTBED_IP[i]}:2379" \
+      --listen-peer-urls "http://${TESTBED_IP[i]}:2380" \
+      --initial-advertise-peer-urls "http://${TESTBED_IP[i]}:2380" \
+      --initial-cluster "$cluster" --initial-cluster-token "$data" --initial-cluster-state new \
+      --heartbeat-interval 100 --election-timeout 1000 --pre-vote \
+      --logger zap --log-outputs "$data/etcd$i.log" &
+    disown # ended by testbed_down with its namespace, without a job notice
+  done
+}
+
 # Waits for marks, 60 s at most each.
 await() {
   local name
@@ -102,6 +130,17 @@ mpi) # mpirun on host 0 starts its daemons on hosts 1 and 2 through netns_rsh_ag
     --mca plm_rsh_agent "$(dirname "$0")/netns_rsh_agent.sh" \
     --mca oob_tcp_if_include "$testbed_subnet.0/24" --mca btl_tcp_if_include "$testbed_subnet.0/24" \
     --mca btl self,tcp --mca mpi_yield_when_idle 1 -x TROUPE_TEST_RANK0_HOST -np 3 "$program"
+  ;;
+store_partition) # hosts 3 and 4 (an etcd server on 3) cut from 0-2 (servers on 0 and 1)
+  etcd_cluster 0 1 3
+  store="etcd://${TESTBED_IP[0]}:2379,${TESTBED_IP[1]}:2379,${TESTBED_IP[3]}:2379"
+  for i in 0 1 2 3 4; do
+    testbed_start "$i" env TROUPE_TEST_ROLE=store_member TROUPE_RANK="$i" TROUPE_TEST_DIR="$dir" \
+      TROUPE_TEST_STORE="$store" "$program"
+  done
+  await in_0 in_1 in_2 in_3 in_4 && testbed_cut 3 && testbed_cut 4 && sleep 5 &&
+    await saw_cut_0 saw_cut_1 saw_cut_2 cut_off_3 cut_off_4 && testbed_restore 3 &&
+    testbed_restore 4 && touch "$dir/restored" || status=1
   ;;
 slow_link)
   for i in 0 1 2; do

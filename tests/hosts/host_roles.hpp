@@ -26,7 +26,7 @@ struct role_registration {
 #define TROUPE_HOST_ROLE(name)                                                                     \
   void host_role_##name(troupe::runtime&);                                                         \
   const ::troupe::hosts::role_registration host_role_registered_##name{#name, host_role_##name};   \
-  void host_role_##name(troupe::runtime& rt)
+  void host_role_##name([[maybe_unused]] troupe::runtime& rt)
 
 inline void require(bool condition, const std::string& what) {
   if (!condition)
