@@ -1,4 +1,5 @@
 #include "troupe/collectives/collective_handle.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "collective_op.hpp"
 
@@ -23,8 +24,8 @@ int collective_op::wait(std::optional<std::chrono::milliseconds> timeout) {
   if (!timeout)
     ended_.wait(lock, [&] { return done_; });
   else if (!ended_.wait_for(lock, *timeout, [&] { return done_; }))
-    throw timeout_error("collective operation not done within " + std::to_string(timeout->count()) +
-                        " ms (it goes on)");
+    throw timeout_error("collective operation not done within " + readable(*timeout) +
+                        " (it goes on)");
   if (error_)
     std::rethrow_exception(error_);
   return source_;

@@ -6,6 +6,7 @@
 #include "element_dispatch.hpp"
 #include "gloo_address.hpp"
 #include "gloo_mesh.hpp"
+#include "troupe/actors/detail/readable.hpp"
 #include "world_core.hpp"
 #include "world_store.hpp"
 
@@ -108,8 +109,8 @@ public:
     } catch (const error& e) {
       check_members(); // a member the world has seen go is the reason, whatever gloo says
       if (std::chrono::steady_clock::now() >= deadline)
-        throw timeout_error(group_ + " did not form within " + std::to_string(timeout_.count()) +
-                            " ms (" + e.what() + ")");
+        throw timeout_error(group_ + " did not form within " + readable(timeout_) + " (" +
+                            e.what() + ")");
       throw;
     }
     store.close();
@@ -284,7 +285,7 @@ private:
       const std::string what = e.what();
       if (what.find("imed out") != std::string::npos)
         throw timeout_error(group_ + ": " + operation + " did not finish within " +
-                            std::to_string(timeout_.count()) + " ms (" + what + ")");
+                            readable(timeout_) + " (" + what + ")");
       throw peer_lost(group_ + ": " + operation + " failed: a member is gone (" + what + ")");
     } catch (const gloo::Exception& e) {
       throw network_error(group_ + ": " + operation + " failed in gloo: " + e.what());

@@ -9,6 +9,7 @@
 #include "element_dispatch.hpp"
 #include "group_state.hpp"
 #include "mpi_shape_check.hpp"
+#include "troupe/actors/detail/readable.hpp"
 #include "world_core.hpp"
 
 #include "troupe/actors/error.hpp"
@@ -358,7 +359,7 @@ private:
           abort_job(group_, operation, timeout_);
         cancel(request);
         throw timeout_error(group_ + ": " + operation + " did not finish within " +
-                            std::to_string(timeout_.count()) + " ms");
+                            readable(timeout_));
       }
       std::this_thread::yield();
     }

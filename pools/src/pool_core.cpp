@@ -1,4 +1,5 @@
 #include "troupe/pools/detail/pool_core.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "process_engine.hpp"
 #include "thread/thread_workers.hpp"
@@ -90,14 +91,14 @@ worker_setup setup_from(const process_pool_options& options, context_settings co
   setup.max_tasks = options.max_tasks_per_worker.value_or(0);
   if (options.heartbeat_timeout <= std::chrono::milliseconds{0})
     throw invalid_argument("process_pool_options::heartbeat_timeout must be positive, got " +
-                           std::to_string(options.heartbeat_timeout.count()) + " ms");
+                           readable(options.heartbeat_timeout));
   auto settings = std::make_shared<process_settings>();
   settings->initializer = options.initializer;
   settings->max_retries = options.max_retries;
   settings->heartbeat_timeout = options.heartbeat_timeout;
   if (options.startup_timeout <= std::chrono::milliseconds{0})
     throw invalid_argument("process_pool_options::startup_timeout must be positive, got " +
-                           std::to_string(options.startup_timeout.count()) + " ms");
+                           readable(options.startup_timeout));
   settings->startup_timeout = options.startup_timeout;
   if (options.max_message_bytes != 0 && options.max_message_bytes < min_message_bytes)
     throw invalid_argument("process_pool_options::max_message_bytes must be 0 or at least " +

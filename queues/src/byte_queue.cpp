@@ -16,6 +16,7 @@
 // descriptor marked `spilled`). So no message is too large for the ring, and one huge message
 // never starves the small ones behind it.
 #include "troupe/queues/detail/byte_queue.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "shm.hpp"
 
@@ -160,9 +161,9 @@ struct byte_queue::state {
 
   void check_size(std::size_t bytes) const {
     if (header->max_message_bytes != 0 && bytes > header->max_message_bytes)
-      throw capacity_error("a message of " + std::to_string(bytes) +
-                           " bytes is larger than queue '" + name + "' takes (max_message_bytes " +
-                           std::to_string(header->max_message_bytes) + ")");
+      throw capacity_error("a message of " + readable_bytes(bytes) + " is larger than queue '" +
+                           name + "' takes (max_message_bytes " +
+                           readable_bytes(header->max_message_bytes) + ")");
   }
 
   bool put_in_ring(std::span<const std::byte> message, bool spilled, deadline until,

@@ -1,4 +1,5 @@
 #include "troupe/queues/retain_memory.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "troupe/actors/error.hpp"
 
@@ -12,7 +13,7 @@ void retain_freed_memory(std::size_t largest_bytes) {
   constexpr std::size_t most = std::size_t{512} << 20; // twice it still fits mallopt's int
   if (largest_bytes == 0 || largest_bytes > most)
     throw invalid_argument("retain_freed_memory: " + std::to_string(largest_bytes) +
-                           " bytes; give 1 byte to 512 MiB (" + std::to_string(most) + ")");
+                           " bytes; give 1 byte to " + detail::readable_bytes(most));
   // Above the threshold malloc maps and unmaps; below, freed memory at the top of the heap is
   // trimmed only beyond the trim threshold, so it is kept at twice the largest allocation.
   const int threshold = static_cast<int>(largest_bytes + 1);

@@ -1,4 +1,5 @@
 #include "shm.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include <algorithm>
 
@@ -163,15 +164,15 @@ std::optional<mapped_object> create_object(const std::string& name, std::size_t 
   if (rc != 0) {
     close(fd);
     shm_unlink(path.c_str());
-    throw capacity_error("cannot allocate " + std::to_string(size) +
-                         " bytes of shared memory for " + name + ": " + std::strerror(rc) +
-                         " (/dev/shm has " + std::to_string(free_bytes) + " bytes free)");
+    throw capacity_error("cannot allocate " + readable_bytes(size) + " of shared memory for " +
+                         name + ": " + std::strerror(rc) + " (/dev/shm has " +
+                         readable_bytes(free_bytes) + " free)");
   }
   auto mapped = map_fd(fd, size);
   if (!mapped) {
     shm_unlink(path.c_str());
-    throw capacity_error("cannot map " + std::to_string(size) + " bytes of shared memory for " +
-                         name + ": " + std::strerror(errno));
+    throw capacity_error("cannot map " + readable_bytes(size) + " of shared memory for " + name +
+                         ": " + std::strerror(errno));
   }
   return mapped;
 }

@@ -1,4 +1,5 @@
 #include "troupe/queues/shm_segment.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "shm.hpp"
 
@@ -166,8 +167,8 @@ shm_segment shm_segment::create(std::size_t bytes) {
     h.magic.store(magic_word(), std::memory_order_release);
     return shm_segment{std::make_shared<segment_mapping>(name, std::move(*object))};
   }
-  throw invalid_argument("cannot create a shared-memory segment of " + std::to_string(bytes) +
-                         " bytes: no free name after 8 attempts");
+  throw invalid_argument("cannot create a shared-memory segment of " + readable_bytes(bytes) +
+                         ": no free name after 8 attempts");
 }
 
 shm_segment shm_segment::open(const std::string& name) {

@@ -3,6 +3,7 @@
 // group that follows the world, every member present when the first came); coordinator.hpp
 // keeps the rendezvous.
 #include "member_handlers.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "troupe/actors/serialization.hpp"
 
@@ -34,8 +35,8 @@ reply_result arrive(member_actor* self, std::string what, const wire_bytes& rank
     return failed_reply(*refusal);
   if (payload.size() > max_rendezvous_payload)
     return failed_reply(failure::of<invalid_argument>(
-      "a rendezvous payload of " + std::to_string(payload.size()) + " bytes, over the limit of " +
-      std::to_string(max_rendezvous_payload)));
+      "a rendezvous payload of " + readable_bytes(payload.size()) + ", over the limit of " +
+      readable_bytes(max_rendezvous_payload)));
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   try {
     self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank, promise,

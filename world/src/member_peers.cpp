@@ -6,6 +6,7 @@
 // other at once would each have CAF close one of the two connections, and lose each other. Rank
 // 0 sees every member, and tells the others of a loss.
 #include "member_handlers.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "troupe/actors/annotated.hpp"
 
@@ -23,9 +24,9 @@ constexpr std::chrono::milliseconds connect_pause{100};
 std::exception_ptr error_from_caf(const caf::error& e, const std::string& who,
                                   std::optional<std::chrono::milliseconds> timeout) {
   if (e == caf::sec::request_timeout)
-    return std::make_exception_ptr(timeout_error("no answer from " + who + " within " +
-                                                 std::to_string(timeout ? timeout->count() : 0) +
-                                                 " ms"));
+    return std::make_exception_ptr(
+      timeout_error("no answer from " + who + " within " +
+                    readable(timeout.value_or(std::chrono::milliseconds{0}))));
   if (e == caf::sec::request_receiver_down)
     return std::make_exception_ptr(peer_lost(who + " is gone"));
   return std::make_exception_ptr(network_error("a call to " + who + " failed: " + to_string(e)));
@@ -266,9 +267,8 @@ void on_sweep(member_actor* self, sweep_request&) {
   auto& st = self->state;
   st.sweep_at.reset();
   for (auto& request : st.pending.take_expired(pending_requests::clock::now()))
-    request.reply->set_error(std::make_exception_ptr(
-      timeout_error("no answer from " + st.core->label(request.to) + " within " +
-                    std::to_string(request.timeout->count()) + " ms")));
+    request.reply->set_error(std::make_exception_ptr(timeout_error(
+      "no answer from " + st.core->label(request.to) + " within " + readable(*request.timeout))));
   schedule_sweep(self);
 }
 

@@ -1,4 +1,5 @@
 #include "troupe/world/rpc_group.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "group_state.hpp"
 
@@ -169,7 +170,7 @@ void rpc_group::barrier(std::chrono::milliseconds timeout) {
   } catch (const timeout_error&) {
     throw timeout_error("rpc group '" + state()->name +
                         "': not every member reached the barrier within " +
-                        std::to_string(timeout.count()) + " ms");
+                        detail::readable(timeout));
   }
 }
 

@@ -3,6 +3,7 @@
 // again by name when its member is lost. The spawner's handle also restarts the actor on
 // another member, as its restart_policy allows.
 #include "world_actor.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "actor_wire.hpp"
 #include "group_state.hpp"
@@ -250,8 +251,7 @@ void actor_link::refresh(std::unique_lock<std::mutex>& guard) {
   if (supervisor) {
     const auto limit = group->core->options.timeout;
     if (!restarted.wait_for(guard, limit, [&] { return !supervisor->restarting; }))
-      throw timeout_error("actor '" + *name + "' was not made again within " +
-                          std::to_string(limit.count()) + " ms");
+      throw timeout_error("actor '" + *name + "' was not made again within " + readable(limit));
     if (stopped.load())
       throw_stopped();
     if (!stale)
@@ -369,7 +369,7 @@ bool actor_link::count_restart(const std::string& why) {
   cause = why + (policy.max_restarts == 0
                    ? ", and its restart_policy allows no restart"
                    : ", past its restart_policy of " + std::to_string(policy.max_restarts) +
-                       " restarts within " + std::to_string(policy.within.count()) + " ms");
+                       " restarts within " + readable(policy.within));
   stopped = true;
   sup.restarting = false;
   restarted.notify_all();

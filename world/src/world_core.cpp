@@ -1,4 +1,5 @@
 #include "world_core.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "world_actor.hpp"
 
@@ -207,7 +208,7 @@ void world_core::await_formation(clock::time_point deadline) {
   }
   const auto missing = joined_.missing(options.world_size);
   throw timeout_error("world: not all " + std::to_string(options.world_size) +
-                      " members joined within " + std::to_string(options.timeout.count()) + " ms" +
+                      " members joined within " + readable(options.timeout) +
                       (options.rank == 0 ? "; missing ranks: " + missing
                                          : "; rank " + std::to_string(options.rank) +
                                              " did not hear from rank 0 that everyone joined"));

@@ -1,4 +1,5 @@
 #include "guarded_scribe.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "signals.hpp"
 #include "tls_context.hpp"
@@ -85,14 +86,14 @@ guarded_scribe::~guarded_scribe() {
 
 void guarded_scribe::configure_read(caf::io::receive_policy::config config) {
   if (config.second > max_message_bytes_ + caf::io::basp::header_size) {
-    refuse("a read of " + std::to_string(config.second) + " bytes, over the limit of " +
-           std::to_string(max_message_bytes_));
+    refuse("a read of " + readable_bytes(config.second) + ", over the limit of " +
+           readable_bytes(max_message_bytes_));
     config = caf::io::receive_policy::exactly(1);
   }
   try {
     stream_.configure_read(config);
   } catch (const std::bad_alloc&) {
-    refuse("no memory for a message of " + std::to_string(config.second) + " bytes");
+    refuse("no memory for a message of " + readable_bytes(config.second));
     stream_.configure_read(caf::io::receive_policy::exactly(1));
   }
   if (!launched_) {
@@ -152,8 +153,8 @@ bool guarded_scribe::inspect_header(caf::execution_unit* ctx, const void* bytes,
     return false;
   }
   if (header.payload_len > max_message_bytes_) {
-    refuse("a message of " + std::to_string(header.payload_len) + " bytes, over the limit of " +
-           std::to_string(max_message_bytes_));
+    refuse("a message of " + readable_bytes(header.payload_len) + ", over the limit of " +
+           readable_bytes(max_message_bytes_));
     return false;
   }
   expect_header_ = header.payload_len == 0;

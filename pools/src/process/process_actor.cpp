@@ -5,6 +5,7 @@
 // fails exactly the calls that have not started. A thread per actor ("the host") takes the
 // answers, watches the worker, and restarts it.
 #include "process/process_actor.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "process/process_link.hpp"
 #include "process/relay_host.hpp"
@@ -342,7 +343,7 @@ private:
     if (policy.max_restarts == 0)
       return ", and its restart_policy allows no restart";
     return ", past its restart_policy of " + std::to_string(policy.max_restarts) +
-           " restarts within " + std::to_string(policy.within.count()) + " ms";
+           " restarts within " + readable(policy.within);
   }
 
   /// Under the lock: whether the host is done (the worker put away, the registry left).

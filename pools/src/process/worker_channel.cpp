@@ -1,4 +1,5 @@
 #include "process/worker_channel.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include <unistd.h>
 
@@ -22,8 +23,6 @@ queue_options rings(const process_settings& settings) {
           .max_message_bytes = settings.max_message_bytes,
           .owned_by_creator = true};
 }
-
-std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
 } // namespace
 
@@ -65,11 +64,11 @@ std::string worker_channel::stillness(const process_settings& settings) {
   if (last_beat_ == 0)
     return now - started_ < settings.startup_timeout
              ? std::string{}
-             : "did not start within the startup_timeout of " + ms(settings.startup_timeout);
+             : "did not start within the startup_timeout of " + readable(settings.startup_timeout);
   return now - last_beat_change_ < settings.heartbeat_timeout
            ? std::string{}
            : "stopped answering (no heartbeat for the heartbeat_timeout of " +
-               ms(settings.heartbeat_timeout) + ")";
+               readable(settings.heartbeat_timeout) + ")";
 }
 
 } // namespace troupe::detail

@@ -1,4 +1,5 @@
 #include "process/worker_driver.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "process/process_link.hpp"
 #include "process/relay_host.hpp"
@@ -192,8 +193,8 @@ std::optional<chunk_request> worker_driver::encode(lease& work, process_job& job
     // Made in its own statement: the temporary error shares its message with the copy the
     // consumer reads, and must be gone before fail() hands that copy over.
     const auto too_big = std::make_exception_ptr(capacity_error(
-      "the arguments of this chunk take " + std::to_string(request.calls.size()) +
-      " bytes encoded, more than the pool's max_message_bytes (" + std::to_string(limit) + ")"));
+      "the arguments of this chunk take " + readable_bytes(request.calls.size()) +
+      " encoded, more than the pool's max_message_bytes (" + readable_bytes(limit) + ")"));
     fail(*work.job(), chunk, too_big);
     return std::nullopt;
   }

@@ -4,6 +4,7 @@
 #include "process/process_link.hpp"
 #include "process/relay_client.hpp"
 #include "process/worker_spec.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "troupe/actors/error.hpp"
 #include "troupe/queues/queue.hpp"
@@ -45,8 +46,8 @@ void send_replies(queue<reply_batch>& replies, reply_batch& batch, segment_store
       if (limit != 0 && bytes < limit / 2)
         continue;
       reply.why = {type_name<capacity_error>(),
-                   "results of " + std::to_string(bytes) + " bytes cannot travel back: " +
-                     (limit != 0 ? "the pool's max_message_bytes is " + std::to_string(limit)
+                   "results of " + readable_bytes(bytes) + " cannot travel back: " +
+                     (limit != 0 ? "the pool's max_message_bytes is " + readable_bytes(limit)
                                  : std::string{e.what()})};
       reply.outcomes.clear();
     }

@@ -1,4 +1,5 @@
 #include "etcd_connection.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "troupe/actors/error.hpp"
 
@@ -175,7 +176,7 @@ void connection::stream(std::string_view path, const nlohmann::json& body,
       if (byte != '\n') {
         line.push_back(byte);
         if (line.size() > max_reply_bytes_)
-          broken = "a streamed document over " + std::to_string(max_reply_bytes_) + " bytes";
+          broken = "a streamed document over " + readable_bytes(max_reply_bytes_);
         continue;
       }
       auto document = nlohmann::json::parse(line, nullptr, false);

@@ -1,4 +1,5 @@
 #include "lease_keeper.hpp"
+#include "troupe/actors/detail/readable.hpp"
 
 #include "troupe/actors/detail/result_state.hpp"
 
@@ -59,15 +60,15 @@ void lease_keeper::lose(std::string why) {
 bool lease_keeper::renew(clock::time_point& renewed) {
   try {
     if (!store_.keep_alive(id_)) {
-      lose("its lease in the world's store expired (it was not renewed within " +
-           std::to_string(ttl_.count()) + " s)");
+      lose("its lease in the world's store expired (it was not renewed within " + readable(ttl_) +
+           ")");
       return false;
     }
     renewed = clock::now();
   } catch (const troupe::error& e) {
     if (clock::now() - renewed >= ttl_) {
-      lose("the world's store did not renew its lease for " + std::to_string(ttl_.count()) +
-           " s (" + e.what() + ")");
+      lose("the world's store did not renew its lease for " + readable(ttl_) + " (" + e.what() +
+           ")");
       return false;
     }
   }

@@ -12,6 +12,7 @@
 // from throws troupe::state_error when used.
 #pragma once
 
+#include "troupe/actors/detail/readable.hpp"
 #include "troupe/actors/detail/result_state.hpp"
 #include "troupe/actors/error.hpp"
 
@@ -104,9 +105,7 @@ private:
   template <class Rep, class Period>
   void wait_or_throw(std::chrono::duration<Rep, Period> timeout) const {
     if (!state().wait_until(deadline_after(timeout)))
-      throw timeout_error(
-        "result not ready after " +
-        std::to_string(std::chrono::duration<double, std::milli>(timeout).count()) + " ms");
+      throw timeout_error("result not ready after " + detail::readable(timeout));
   }
 
   decltype(auto) value_ref() const {

@@ -3,6 +3,7 @@
 // process count the same way. Not installed.
 #pragma once
 
+#include "troupe/actors/detail/readable.hpp"
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -63,8 +64,7 @@ struct mailbox_bound {
 /// What a call that found no room within the wait throws.
 inline capacity_error mailbox_full(const std::string& actor, const mailbox_bound& bound) {
   return capacity_error("actor '" + actor + "': its mailbox holds " + std::to_string(bound.max) +
-                        " calls, and none ran within " + std::to_string(bound.wait.count()) +
-                        " ms");
+                        " calls, and none ran within " + readable(bound.wait));
 }
 
 } // namespace troupe::detail
