@@ -30,6 +30,7 @@ class registry_events {
 public:
   etcd::registry_handlers handlers() {
     return {[this](const etcd::member_record& r) { add(joined_, r); },
+            [](const etcd::member_record&) {}, // no member here leaves on purpose
             [this](const etcd::member_record& r) { add(lost_, r); },
             [this](const std::string&) {
               std::scoped_lock lock{mutex_};
@@ -96,7 +97,7 @@ std::unique_ptr<etcd::member_registry> claim_again(int rank, int turn, registry_
   for (;;) {
     try {
       auto registry = std::make_unique<etcd::member_registry>(store_settings(), events.handlers());
-      registry->claim({rank, std::to_string(rank), incarnation(rank, turn), "-"});
+      registry->claim({rank, std::to_string(rank), incarnation(rank, turn), "-", {"cpu"}});
       return registry;
     } catch (const troupe::error& e) {
       require(std::chrono::steady_clock::now() < until,

@@ -36,6 +36,18 @@ TEST(store_address, reads_every_server_in_order) {
   EXPECT_EQ(endpoints[2].text(), "[::1]:2381");
 }
 
+TEST(store_address, names_the_world_after_the_servers) {
+  using troupe::detail::parse_store_location;
+  const auto named = parse_store_location("etcd://10.0.0.1:2379,[::1]:2381/job-42.v_2");
+  EXPECT_EQ(named.servers, (std::vector<store_endpoint>{{"10.0.0.1", 2379}, {"::1", 2381}}));
+  EXPECT_EQ(named.world, "job-42.v_2");
+  EXPECT_EQ(parse_store_location("etcd://a:1").world, troupe::detail::default_store_world);
+  for (const auto* wrong : {"etcd://a:1/", "etcd://a:1/a b", "etcd://a:1/a/b"})
+    EXPECT_THROW(parse_store_location(wrong), troupe::invalid_argument) << wrong;
+  EXPECT_THROW(parse_store_location("etcd://a:1/" + std::string(65, 'x')),
+               troupe::invalid_argument);
+}
+
 void expect_refused(const std::string& address, const std::string& says) {
   try {
     parse_store_address(address);

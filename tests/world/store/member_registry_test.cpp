@@ -20,10 +20,11 @@ using troupe::testing::etcd_servers;
 struct heard {
   std::mutex mutex;
   std::condition_variable changed;
-  std::vector<std::string> events; // "+name", "-name", "cut"
+  std::vector<std::string> events; // "+name", "~name" (leaves), "-name", "cut"
 
   etcd::registry_handlers handlers() {
     return {[this](const etcd::member_record& r) { add("+" + r.name); },
+            [this](const etcd::member_record& r) { add("~" + r.name); },
             [this](const etcd::member_record& r) { add("-" + r.name); },
             [this](const std::string&) { add("cut"); }};
   }
@@ -32,10 +33,11 @@ struct heard {
     events.push_back(std::move(event));
     changed.notify_all();
   }
-  bool wait_for(const std::string& event, std::chrono::seconds limit = 10s) {
+  bool wait_for(const std::string& event, std::chrono::seconds limit = 10s, std::size_t times = 1) {
     std::unique_lock lock{mutex};
-    return changed.wait_for(
-      lock, limit, [&] { return std::find(events.begin(), events.end(), event) != events.end(); });
+    return changed.wait_for(lock, limit, [&] {
+      return static_cast<std::size_t>(std::count(events.begin(), events.end(), event)) >= times;
+    });
   }
   std::size_t count(const std::string& event) {
     std::scoped_lock lock{mutex};
@@ -75,6 +77,31 @@ TEST_F(member_registry, members_see_each_other_join_and_leave) {
   EXPECT_EQ(a.members(), (std::vector{record(0, "a")}));
   EXPECT_EQ(of_a.count("+a"), 0u); // never told of itself
   EXPECT_EQ(of_a.count("cut"), 0u);
+}
+
+TEST_F(member_registry, a_member_that_leaves_says_so_before_its_record_goes) {
+  heard of_a;
+  etcd::member_registry a{settings(), of_a.handlers()};
+  a.claim(record(0, "a"));
+  {
+    heard of_b;
+    etcd::member_registry b{settings(), of_b.handlers()};
+    auto with_devices = record(1, "b");
+    with_devices.devices = {"cpu", "cuda:0"};
+    b.claim(with_devices);
+    ASSERT_TRUE(of_a.wait_for("+b"));
+    const auto seen = a.members();
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[1].devices, (std::vector<std::string>{"cpu", "cuda:0"}));
+    // The store's order of creation: the older member has the lower revision.
+    EXPECT_GT(seen[0].since, 0);
+    EXPECT_GT(seen[1].since, seen[0].since);
+    EXPECT_EQ(seen[1].since, b.members()[1].since); // the claimer knows its own at once
+    b.leave();
+    ASSERT_TRUE(of_a.wait_for("~b"));
+  }
+  ASSERT_TRUE(of_a.wait_for("-b", 3s));
+  EXPECT_EQ(of_a.count("+b"), 1u); // its leaving is no second join
 }
 
 TEST_F(member_registry, a_rank_or_a_name_is_held_by_one_member) {
@@ -160,7 +187,7 @@ TEST_F(member_registry, a_member_whose_lease_went_claims_its_rank_again_as_a_new
   second.incarnation = "the second";
   EXPECT_EQ(b_again.claim(second), 1);
   EXPECT_EQ(b_again.members(), (std::vector{record(0, "a"), second}));
-  ASSERT_TRUE(of_a.wait_for("+b"));
+  ASSERT_TRUE(of_a.wait_for("+b", 10s, 2)); // its first incarnation was the first
   EXPECT_EQ(a.members(), (std::vector{record(0, "a"), second}));
 }
 
@@ -175,9 +202,10 @@ TEST_F(member_registry, records_a_stranger_wrote_into_the_store_are_ignored) {
             R"({"name":"x","incarnation":"i","address":"a"})");
   store.put("/troupe/test-world/members/abc", R"({"name":"y","incarnation":"i","address":"a"})");
   store.put("/troupe/test-world/members/0000003",
-            R"({"name":")" + std::string(5000, 'z') + R"(","incarnation":"i","address":"a"})");
+            R"({"name":")" + std::string(40'000, 'z') +
+              R"(","incarnation":"i","address":"a","devices":["cpu"]})");
   store.put("/troupe/test-world/members/0000004",
-            R"({"name":"d","incarnation":"i","address":"127.0.0.1:2"})");
+            R"({"name":"d","incarnation":"i","address":"127.0.0.1:2","devices":["cpu"]})");
   ASSERT_TRUE(of_a.wait_for("+d"));
   EXPECT_EQ(a.ignored(), 5u);
   EXPECT_EQ(a.members().size(), 2u);

@@ -89,11 +89,11 @@ std::int64_t client::put(const std::string& key, const std::string& value, std::
 }
 
 bool client::create(const std::string& key, const std::string& value, std::int64_t lease) {
-  return create_all({{key, value}}, lease);
+  return create_all({{key, value}}, lease) != 0;
 }
 
-bool client::create_all(const std::vector<std::pair<std::string, std::string>>& items,
-                        std::int64_t lease) {
+std::int64_t client::create_all(const std::vector<std::pair<std::string, std::string>>& items,
+                                std::int64_t lease) {
   nlohmann::json compare = nlohmann::json::array();
   nlohmann::json success = nlohmann::json::array();
   nlohmann::json failure = nlohmann::json::array();
@@ -105,23 +105,25 @@ bool client::create_all(const std::vector<std::pair<std::string, std::string>>& 
   const auto answer =
     call("/v3/kv/txn", {{"compare", compare}, {"success", success}, {"failure", failure}});
   if (flag_field(answer, "succeeded"))
-    return true;
+    return number_field(object_field(answer, "header"), "revision");
   // A try whose answer was lost, retried on another server, finds its own keys: made here.
   const auto& responses = array_field(answer, "responses");
   if (lease == 0 || responses.size() != items.size())
-    return false;
+    return 0;
+  std::int64_t made_at = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto& response = responses[i];
     if (!response.is_object() || !response.contains("response_range"))
-      return false;
+      return 0;
     const auto& found = array_field(response["response_range"], "kvs");
     if (found.size() != 1)
-      return false;
+      return 0;
     const auto item = item_of(found.front());
     if (item.lease != lease || item.value != items[i].second)
-      return false;
+      return 0;
+    made_at = item.create_revision;
   }
-  return true;
+  return made_at;
 }
 
 std::optional<key_value> client::get(const std::string& key) {

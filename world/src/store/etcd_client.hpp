@@ -58,10 +58,10 @@ public:
   std::int64_t put(const std::string& key, const std::string& value, std::int64_t lease = 0);
   /// Sets `key` only if it does not exist; true if it was set here.
   bool create(const std::string& key, const std::string& value, std::int64_t lease = 0);
-  /// Sets every key of `items` (key, value) at once, only if none of them exists; true if they
-  /// were set here.
-  bool create_all(const std::vector<std::pair<std::string, std::string>>& items,
-                  std::int64_t lease = 0);
+  /// Sets every key of `items` (key, value) at once, only if none of them exists: the store's
+  /// revision they were made at (their create_revision), or 0 if they were not made here.
+  std::int64_t create_all(const std::vector<std::pair<std::string, std::string>>& items,
+                          std::int64_t lease = 0);
   std::optional<key_value> get(const std::string& key);
   /// Every key starting with `prefix`, in key order; throws capacity_error naming the prefix if
   /// there are more than `limit`.

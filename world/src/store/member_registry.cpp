@@ -21,6 +21,24 @@ std::string text_of(const nlohmann::json& record, const char* field) {
   return found->get<std::string>();
 }
 
+std::vector<std::string> texts_of(const nlohmann::json& record, const char* field) {
+  const auto found = record.find(field);
+  if (found == record.end() || !found->is_array())
+    throw std::invalid_argument(field);
+  std::vector<std::string> texts;
+  for (const auto& item : *found) {
+    if (!item.is_string())
+      throw std::invalid_argument(field);
+    texts.push_back(item.get<std::string>());
+  }
+  return texts;
+}
+
+bool flag_of(const nlohmann::json& record, const char* field) {
+  const auto found = record.find(field);
+  return found != record.end() && found->is_boolean() && found->get<bool>();
+}
+
 } // namespace
 
 member_registry::member_registry(registry_settings settings, registry_handlers handlers)
@@ -73,8 +91,13 @@ std::optional<member_record> member_registry::record_of(const key_value& item) {
     const auto document = nlohmann::json::parse(item.value, nullptr, false);
     try {
       if (document.is_object())
-        return member_record{*rank, text_of(document, "name"), text_of(document, "incarnation"),
-                             text_of(document, "address")};
+        return member_record{*rank,
+                             text_of(document, "name"),
+                             text_of(document, "incarnation"),
+                             text_of(document, "address"),
+                             texts_of(document, "devices"),
+                             flag_of(document, "left"),
+                             item.create_revision};
     } catch (const std::invalid_argument&) {
     }
   }
@@ -117,18 +140,24 @@ void member_registry::take(const std::vector<change>& changes) {
 }
 
 // A record seen in the store: told as joined unless it is this member's or known already (a
-// change seen again after a read is not a second join).
+// change seen again after a read is not a second join); the same incarnation's record saying it
+// leaves is told as left.
 void member_registry::learn(const member_record& record) {
+  bool leaves = false;
   {
     std::scoped_lock lock{mutex_};
     auto& known = members_[record.rank];
     if (known == record)
       return;
+    leaves = record.left && !known.left && known.incarnation == record.incarnation;
     known = record;
     if (record.rank == own_rank_)
       return;
   }
-  tell("joined", [&] { handlers_.joined(record); });
+  if (leaves)
+    tell("left", [&] { handlers_.left(record); });
+  else
+    tell("joined", [&] { handlers_.joined(record); });
 }
 
 void member_registry::forget(int rank) {
@@ -155,13 +184,39 @@ void member_registry::tell(const char* which, Handler handler) noexcept {
   }
 }
 
-bool member_registry::try_claim(member_record& record) {
-  const nlohmann::json value{
-    {"name", record.name}, {"incarnation", record.incarnation}, {"address", record.address}};
-  return store_.create_all(
-    {{member_key(record.rank), value.dump()}, {name_key(record.name), std::to_string(record.rank)}},
-    lease_->id());
+std::string member_registry::document_of(const member_record& record) const {
+  nlohmann::json value{{"name", record.name},
+                       {"incarnation", record.incarnation},
+                       {"address", record.address},
+                       {"devices", record.devices}};
+  if (record.left)
+    value["left"] = true;
+  return value.dump();
 }
+
+bool member_registry::try_claim(member_record& record) {
+  record.since = store_.create_all({{member_key(record.rank), document_of(record)},
+                                    {name_key(record.name), std::to_string(record.rank)}},
+                                   lease_->id());
+  return record.since != 0;
+}
+
+void member_registry::leave() {
+  if (lease_->lost())
+    return;
+  member_record own;
+  {
+    std::scoped_lock lock{mutex_};
+    const auto found = members_.find(own_rank_);
+    if (found == members_.end())
+      return;
+    found->second.left = true;
+    own = found->second;
+  }
+  store_.put(member_key(own.rank), document_of(own), lease_->id());
+}
+
+std::int64_t member_registry::lease() const { return lease_->id(); }
 
 int member_registry::claim(member_record record, int first_free) {
   const bool any = record.rank < 0;
@@ -183,8 +238,8 @@ int member_registry::claim(member_record record, int first_free) {
                         holder->value);
   }
   if (!any)
-    throw state_error("rank " + std::to_string(record.rank) +
-                      " is held in the world's store by another member");
+    throw rank_held("rank " + std::to_string(record.rank) +
+                    " is held in the world's store by another member");
   throw state_error("the world is full: every rank from " + std::to_string(first_free) + " to " +
                     std::to_string(settings_.max_world_size - 1) + " is held");
 }
@@ -200,6 +255,12 @@ std::vector<member_record> member_registry::members() const {
   for (const auto& [rank, record] : members_)
     all.push_back(record);
   return all;
+}
+
+std::optional<member_record> member_registry::member(int rank) const {
+  std::scoped_lock lock{mutex_};
+  const auto found = members_.find(rank);
+  return found == members_.end() ? std::nullopt : std::optional{found->second};
 }
 
 std::uint64_t member_registry::ignored() const {

@@ -10,6 +10,7 @@
 
 #include "etcd_watch.hpp"
 #include "lease_keeper.hpp"
+#include "member_record.hpp"
 
 #include <functional>
 #include <map>
@@ -21,21 +22,18 @@
 
 namespace troupe::detail::etcd {
 
-struct member_record {
-  int rank = -1;
-  std::string name;
-  /// The incarnation's identity (the world's own: its node and member actor), opaque here.
-  std::string incarnation;
-  /// Where it listens, "host:port".
-  std::string address;
-
-  friend bool operator==(const member_record&, const member_record&) = default;
+/// What claim() throws when the rank asked for is another member's (the name is free).
+class rank_held : public state_error {
+public:
+  explicit rank_held(const std::string& message) : state_error(message) {}
 };
 
 struct registry_handlers {
   /// Another member's record appeared (a join, or one made before this member watched). No
   /// handler runs under the registry's lock; what one throws is reported on stderr.
   std::function<void(const member_record&)> joined;
+  /// A member said it is leaving on purpose: its record goes next, and is no loss.
+  std::function<void(const member_record&)> left;
   /// A member's record went: its lease expired or was revoked.
   std::function<void(const member_record&)> lost;
   /// This member's own lease is gone: the others have lost it, or will within the TTL.
@@ -53,8 +51,8 @@ struct registry_settings {
 
 class member_registry {
 public:
-  /// The largest record taken from the store.
-  static constexpr std::size_t max_record_bytes = 4096;
+  /// The largest record taken from the store (256 devices of 64 bytes fit).
+  static constexpr std::size_t max_record_bytes = 32 * 1024;
 
   /// Takes a lease (throws as the store does) and reads the members there are; handlers run on
   /// the watch's and the lease's threads, never under the registry's lock.
@@ -64,11 +62,19 @@ public:
 
   /// Claims `record.rank` and `record.name` for this member, or, with rank -1, the lowest free
   /// rank from `first_free` up (the rank claimed is returned). Throws state_error naming who
-  /// holds the rank or the name, or that the world is full.
+  /// holds the name, or that the world is full; rank_held naming the rank asked for if another
+  /// member holds it.
   int claim(member_record record, int first_free = 0);
+
+  /// Says, in this member's record, that it is leaving on purpose (before its lease goes).
+  void leave();
 
   /// The members as this one last saw them (itself from its claim on), by rank.
   std::vector<member_record> members() const;
+  /// The record at `rank` as this member last saw it (its own from its claim on).
+  std::optional<member_record> member(int rank) const;
+  /// This member's lease: keys bound to it go with its record.
+  std::int64_t lease() const;
   /// Records from the store that were ignored (malformed, too large, out of range).
   std::uint64_t ignored() const;
 
@@ -86,6 +92,7 @@ private:
   /// Runs a handler; what it throws is reported, never let into the watch's or lease's thread.
   template <class Handler>
   void tell(const char* which, Handler handler) noexcept;
+  std::string document_of(const member_record& record) const;
   bool try_claim(member_record& record);
   void set_own_rank(int rank);
 

@@ -62,4 +62,22 @@ std::vector<store_endpoint> parse_store_address(std::string_view address) {
   }
 }
 
+store_location parse_store_location(std::string_view address) {
+  constexpr std::size_t longest_name = 64;
+  const auto slash = address.find('/', scheme.size());
+  store_location where{parse_store_address(address.substr(0, slash)),
+                       std::string{default_store_world}};
+  if (slash == std::string_view::npos)
+    return where;
+  const auto name = address.substr(slash + 1);
+  const bool fits = !name.empty() && name.size() <= longest_name &&
+                    name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789._-") == std::string_view::npos;
+  if (!fits)
+    malformed(address, "the world's name '" + std::string{name.substr(0, longest_name)} +
+                         "' must be 1 to 64 letters, digits, '.', '_' or '-'");
+  where.world = name;
+  return where;
+}
+
 } // namespace troupe::detail
