@@ -30,7 +30,8 @@ const bool standard_types_registered =
                std::underflow_error, troupe::invalid_argument, troupe::state_error,
                troupe::timeout_error, troupe::pool_closed, troupe::serialization_error,
                troupe::worker_lost, troupe::queue_closed, troupe::capacity_error, troupe::peer_lost,
-               troupe::network_error, troupe::key_error, troupe::actor_stopped>();
+               troupe::network_error, troupe::key_error, troupe::actor_stopped,
+               troupe::partition_error>();
 
 } // namespace
 

@@ -88,6 +88,15 @@ class peer_lost : public detail::error_base<std::runtime_error> {
   using error_base::error_base;
 };
 
+/// This member is on the losing side of a partition: its world keeps its tables in a store
+/// (world_options::store) and this member's lease there is gone (the store's quorum is out of its
+/// reach), so the others have lost it. Every call and group operation it makes fails with this
+/// until it joins again (world_options::rejoin); what it waited on fails with it too.
+class partition_error : public peer_lost {
+public:
+  explicit partition_error(const std::string& message) : peer_lost(message) {}
+};
+
 /// A peer could not be reached, or refused this process: nothing listens at the address, the
 /// TLS handshake failed (a certificate from another CA, or TLS on one side only), or the address
 /// could not be listened on.
