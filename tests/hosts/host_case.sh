@@ -4,7 +4,7 @@
 # makes.
 #   usage: host_case.sh PATH/TO/test_hosts PATH/TO/make-certs.sh CASE
 #   CASE: world_plain world_tls world_join gloo servers graph pool_nodes pool_node_returns
-#         cut_call cut_rejoin cut_all_reduce slow_link store_partition
+#         cut_call cut_rejoin cut_all_reduce slow_link store_partition store_world
 #   or:    host_case.sh PATH/TO/test_collectives_mpi PATH/TO/make-certs.sh mpi PATH/TO/mpirun
 set -u
 program=$1
@@ -14,9 +14,9 @@ mpiexec=${4:-}
 source "$(dirname "$0")/testbed.sh"
 case $case_name in
 world_join) testbed_up 4 ;;
-store_partition)
+store_partition | store_world)
   command -v etcd >/dev/null || { echo "etcd is not installed (scripts/setup.sh installs etcd-server)"; exit 77; }
-  testbed_up 5
+  if [[ $case_name == store_partition ]]; then testbed_up 5; else testbed_up 3; fi
   ;;
 *) testbed_up 3 ;;
 esac
@@ -47,15 +47,21 @@ members() { # role, tls or plain
 # etcd servers on hosts $@ as one cluster (client port 2379, peer port 2380 on each host's
 # address), their data on tmpfs; they end with the test bed (every process of its namespaces).
 # etcd's own heartbeat and election timeouts, and pre-vote (tests/world/store/etcd_servers.cpp).
+# With etcd_tls=1, clients reach them over TLS and must show a certificate of the test's CA
+# (certs/etcdN.pem names host N's address).
 etcd_cluster() {
-  local data cluster="" i
+  local data cluster="" i scheme=http
   data=$(mktemp -d /dev/shm/troupe-etcd-XXXXXX)
   testbed_files+=("$data")
+  [[ ${etcd_tls:-0} == 1 ]] && scheme=https
   for i in "$@"; do cluster+="${cluster:+,}etcd$i=http://${TESTBED_IP[i]}:2380"; done
   for i in "$@"; do
-    ip netns exec "${TESTBED_NS[i]}" etcd --name "etcd$i" --data-dir "$data/etcd$i" \
-      --listen-client-urls "http://${TESTBED_IP[i]}:2379" \
-      --advertise-client-urls "http://${TESTBED_IP[i]}:2379" \
+    local tls=()
+    [[ $scheme == https ]] && tls=(--cert-file "$dir/certs/etcd$i.pem" --key-file "$dir/certs/etcd$i.key"
+      --client-cert-auth --trusted-ca-file "$dir/certs/ca.pem")
+    ip netns exec "${TESTBED_NS[i]}" etcd --name "etcd$i" --data-dir "$data/etcd$i" "${tls[@]}" \
+      --listen-client-urls "$scheme://${TESTBED_IP[i]}:2379" \
+      --advertise-client-urls "$scheme://${TESTBED_IP[i]}:2379" \
       --listen-peer-urls "http://${TESTBED_IP[i]}:2380" \
       --initial-advertise-peer-urls "http://${TESTBED_IP[i]}:2380" \
       --initial-cluster "$cluster" --initial-cluster-token "$data" --initial-cluster-state new \
@@ -63,6 +69,21 @@ etcd_cluster() {
       --logger zap --log-outputs "$data/etcd$i.log" &
     disown # ended by testbed_down with its namespace, without a job notice
   done
+}
+
+# Whether etcd (etcdctl, from host 0) lists a key under $2 at endpoints $1, within 30 s; TLS
+# with host 0's member certificate when etcd_tls=1.
+etcd_has_key() {
+  local tries tls=()
+  [[ ${etcd_tls:-0} == 1 ]] && tls=(--cacert "$dir/certs/ca.pem" --cert "$dir/certs/0.pem"
+    --key "$dir/certs/0.key")
+  for tries in $(seq 60); do
+    [[ -n $(ip netns exec "${TESTBED_NS[0]}" env ETCDCTL_API=3 etcdctl --endpoints "$1" "${tls[@]}" \
+      get --prefix --keys-only "$2" 2>/dev/null) ]] && return 0
+    sleep 0.5
+  done
+  echo "etcd has no key under $2 within 30 s"
+  return 1
 }
 
 # Waits for marks, 60 s at most each.
@@ -131,16 +152,38 @@ mpi) # mpirun on host 0 starts its daemons on hosts 1 and 2 through netns_rsh_ag
     --mca oob_tcp_if_include "$testbed_subnet.0/24" --mca btl_tcp_if_include "$testbed_subnet.0/24" \
     --mca btl self,tcp --mca mpi_yield_when_idle 1 -x TROUPE_TEST_RANK0_HOST -np 3 "$program"
   ;;
-store_partition) # hosts 3 and 4 (an etcd server on 3) cut from 0-2 (servers on 0 and 1)
+store_partition) # a world on etcd; hosts 3 and 4 (an etcd server on 3) cut from 0-2 (servers
+  # on 0 and 1) for at least 5 s, then healed
   etcd_cluster 0 1 3
-  store="etcd://${TESTBED_IP[0]}:2379,${TESTBED_IP[1]}:2379,${TESTBED_IP[3]}:2379"
+  store="etcd://${TESTBED_IP[0]}:2379,${TESTBED_IP[1]}:2379,${TESTBED_IP[3]}:2379/hosts"
   for i in 0 1 2 3 4; do
-    testbed_start "$i" env TROUPE_TEST_ROLE=store_member TROUPE_RANK="$i" TROUPE_TEST_DIR="$dir" \
-      TROUPE_TEST_STORE="$store" "$program"
+    testbed_start "$i" env TROUPE_TEST_ROLE=store_member TROUPE_RANK="$i" TROUPE_NAME="$i" \
+      TROUPE_WORLD_SIZE=5 TROUPE_STORE="$store" TROUPE_TEST_DIR="$dir" "$program"
   done
   await in_0 in_1 in_2 in_3 in_4 && testbed_cut 3 && testbed_cut 4 && sleep 5 &&
     await saw_cut_0 saw_cut_1 saw_cut_2 cut_off_3 cut_off_4 && testbed_restore 3 &&
     testbed_restore 4 && touch "$dir/restored" || status=1
+  ;;
+store_world) # a world with its tables in etcd (a server on each host, TLS with the world's CA):
+  # rank 0 SIGKILLed once every member is in; started again once the other two saw it lost
+  for i in 0 1 2; do "$make_certs" "$dir/certs" "etcd$i=${TESTBED_IP[i]}" >/dev/null || exit 1; done
+  etcd_tls=1 etcd_cluster 0 1 2
+  endpoints="https://${TESTBED_IP[0]}:2379,https://${TESTBED_IP[1]}:2379,https://${TESTBED_IP[2]}:2379"
+  store="etcd://${TESTBED_IP[0]}:2379,${TESTBED_IP[1]}:2379,${TESTBED_IP[2]}:2379/hosts"
+  first=${#testbed_pids[@]}
+  member 0 store_world_member TROUPE_STORE="$store" $(tls_of 0)
+  # Rank 0 claims first, so it is the oldest member: the coordinator the others lose.
+  etcd_tls=1 etcd_has_key "$endpoints" /troupe/hosts/members/ || status=1
+  for i in 1 2; do member "$i" store_world_member TROUPE_STORE="$store" $(tls_of "$i"); done
+  if [[ $status == 0 ]] && await in_0 in_1 in_2; then
+    kill -9 "${testbed_pids[first]}"
+    wait "${testbed_pids[first]}" 2>/dev/null
+    unset "testbed_pids[first]" # killed on purpose: not a failure of the case
+    await saw_loss_1 saw_loss_2 && member 0 store_world_returns TROUPE_STORE="$store" $(tls_of 0) ||
+      status=1
+  else
+    status=1
+  fi
   ;;
 slow_link)
   for i in 0 1 2; do

@@ -45,6 +45,8 @@ std::string failure_of(const std::function<void()>& call, std::chrono::milliseco
   try {
     while (std::chrono::steady_clock::now() < until)
       call();
+  } catch (const troupe::partition_error&) {
+    return "partition_error";
   } catch (const troupe::peer_lost&) {
     return "peer_lost";
   } catch (const troupe::timeout_error&) {

@@ -1,154 +1,120 @@
-// The hosts tests' members of a world's store (etcd, a server on three of five hosts): the
-// partition rule at the store's level. Members claim their ranks in the store's member table
-// (world/src/store/member_registry.hpp); the test cuts two hosts, one etcd server among them,
-// from the other three; the side of three goes on and sees the two lost, the two learn that
-// they lost their leases, and after the cut heals they claim their ranks again, as new
-// incarnations the others see join.
+// The hosts tests' partition of a world that keeps its tables in etcd (world_options::store):
+// five hosts, an etcd server on three of them (0, 1 and 3), a member of the world on each, all
+// with world_options::rejoin. The test script cuts hosts 3 and 4 (one server among them) from
+// the other three for at least 5 s: etcd's rule decides. The side of three, with the store's
+// quorum, goes on: it sees the two lost, makes a group, meets at its barrier and calls within
+// it. The two lose their leases: every group operation they make fails with partition_error,
+// never a hang. Once the cut heals they join again as new incarnations, and all five meet in a
+// new group and call each other.
 #include "host_roles.hpp"
 
-#include "store/member_registry.hpp"
-#include "store/store_address.hpp"
+#include "troupe/world/rpc_group.hpp"
 
-#include "troupe/actors/error.hpp"
-
+#include <atomic>
 #include <condition_variable>
-#include <cstdlib>
 #include <mutex>
 #include <set>
+#include <thread>
+
+TROUPE_TASK(partition_add, [](int a, int b) { return a + b; });
 
 namespace troupe::hosts {
 
 namespace {
 
-namespace etcd = troupe::detail::etcd;
+const std::vector<std::string> five{"0", "1", "2", "3", "4"};
 
-constexpr int members = 5;
-
-/// What this member's registry told it: who joined and who was lost (by rank and incarnation),
-/// and whether it was cut off.
-class registry_events {
+/// The world's joins ("+name") and losses ("-name") as this member saw them.
+class world_events {
 public:
-  etcd::registry_handlers handlers() {
-    return {[this](const etcd::member_record& r) { add(joined_, r); },
-            [](const etcd::member_record&) {}, // no member here leaves on purpose
-            [this](const etcd::member_record& r) { add(lost_, r); },
-            [this](const std::string&) {
-              std::scoped_lock lock{mutex_};
-              cut_off_ = true;
-              changed_.notify_all();
-            }};
+  explicit world_events(troupe::world& world) {
+    world.on_member_lost([this](const std::string& name, int) { add("-" + name); });
+    world.on_member_joined([this](const std::string& name, int) { add("+" + name); });
+    world.on_rejoined([this] { add("rejoined"); });
   }
-  /// Waits up to `limit` until `done(joined, lost, cut_off)` holds.
-  template <class Done>
-  bool wait(std::chrono::seconds limit, Done done) {
+  bool wait_for(std::initializer_list<const char*> events, std::chrono::seconds limit) {
     std::unique_lock lock{mutex_};
-    return changed_.wait_for(lock, limit, [&] { return done(joined_, lost_, cut_off_); });
+    return changed_.wait_for(lock, limit, [&] {
+      for (const auto* event : events)
+        if (!seen_.contains(event))
+          return false;
+      return true;
+    });
   }
 
 private:
-  using seen = std::set<std::pair<int, std::string>>;
-  void add(seen& into, const etcd::member_record& r) {
+  void add(const std::string& event) {
     std::scoped_lock lock{mutex_};
-    into.emplace(r.rank, r.incarnation);
+    seen_.insert(event);
     changed_.notify_all();
   }
-
   std::mutex mutex_;
   std::condition_variable changed_;
-  seen joined_;
-  seen lost_;
-  bool cut_off_ = false;
+  std::set<std::string> seen_;
 };
 
-using seen = std::set<std::pair<int, std::string>>;
-
-bool has_rank(const seen& events, int rank, const std::string& not_incarnation = {}) {
-  for (const auto& [r, incarnation] : events)
-    if (r == rank && incarnation != not_incarnation)
-      return true;
-  return false;
+/// A member on the side with the quorum: sees the two lost, goes on among the three.
+void with_the_quorum(troupe::world& world, world_events& events) {
+  const auto me = world.name();
+  require(events.wait_for({"-3", "-4"}, 30s), "members 3 and 4 lost on the side with the quorum");
+  mark("saw_cut_" + me);
+  auto three = world.create_rpc_group("three", {"0", "1", "2"});
+  three.barrier();
+  for (const auto* other : {"0", "1", "2"})
+    require(three.rpc_sync(other, partition_add, 1, 2) == 3, "the three call each other");
 }
 
-etcd::registry_settings store_settings() {
-  const char* address = std::getenv("TROUPE_TEST_STORE");
-  require(address != nullptr, "TROUPE_TEST_STORE is set");
-  // Requests wait out a leader election (etcd's 1 s election timeout here).
-  return {{detail::parse_store_address(address), nullptr, 6s}, "hosts", members, 3s};
-}
-
-int my_rank() { return std::atoi(std::getenv("TROUPE_RANK")); }
-
-/// "0:rank-0-turn-1 1:..." for a failed check's message.
-std::string members_of(const etcd::member_registry& registry) {
-  std::string text;
-  for (const auto& r : registry.members())
-    text += " " + std::to_string(r.rank) + ":" + r.incarnation;
-  return text;
-}
-
-std::string incarnation(int rank, int turn) {
-  return "rank-" + std::to_string(rank) + "-turn-" + std::to_string(turn);
-}
-
-/// Claims `rank` in a new registry (a new incarnation); a claim may fail while the store still
-/// holds the last incarnation's record (its lease not yet expired there): tried again for 30 s.
-std::unique_ptr<etcd::member_registry> claim_again(int rank, int turn, registry_events& events) {
+/// A member cut off with one etcd server: its lease goes, and the world's operations it makes
+/// fail with partition_error from then on (its old incarnation's), until it has joined again.
+void cut_off(troupe::world& world, troupe::rpc_group& group) {
   const auto until = std::chrono::steady_clock::now() + 30s;
-  for (;;) {
+  bool partitioned = false;
+  while (!partitioned && std::chrono::steady_clock::now() < until) {
     try {
-      auto registry = std::make_unique<etcd::member_registry>(store_settings(), events.handlers());
-      registry->claim({rank, std::to_string(rank), incarnation(rank, turn), "-", {"cpu"}});
-      return registry;
-    } catch (const troupe::error& e) {
-      require(std::chrono::steady_clock::now() < until,
-              std::string{"rank claimed again within 30 s: "} + e.what());
-      std::this_thread::sleep_for(500ms);
+      (void)group.is_registered("probe"); // asks the store: refused once the lease is gone
+    } catch (const troupe::partition_error&) {
+      partitioned = true;
+    } catch (const troupe::error&) {
+      std::this_thread::sleep_for(100ms); // the store out of reach, before the lease's end
     }
   }
+  require(partitioned, "a key lookup fails with partition_error within 30 s of the cut");
+  require(failure_of([&] { (void)group.rpc_sync("0", partition_add, 1, 1); }, 5s) ==
+            "partition_error",
+          "a call fails with partition_error");
+  require(failure_of([&] { group.barrier(); }, 5s) == "partition_error",
+          "a barrier fails with partition_error");
+  mark("cut_off_" + world.name());
 }
 
 } // namespace
 
-// Ranks 0-2 stay on the side with the quorum (etcd servers on hosts 0 and 1); ranks 3 and 4
-// (an etcd server on host 3) are cut off.
 TROUPE_HOST_ROLE(store_member) {
-  const int rank = my_rank();
-  const bool cut = rank >= 3;
-  registry_events events;
-  auto registry = claim_again(rank, 1, events);
-  require(events.wait(30s, [&](const seen&, const seen&,
-                               bool) { return registry->members().size() == members; }),
-          "all five members in the store");
-  mark("in_" + std::to_string(rank));
-  if (!cut) {
-    require(events.wait(30s, [](const seen&, const seen& lost,
-                                bool) { return has_rank(lost, 3) && has_rank(lost, 4); }),
-            "ranks 3 and 4 lost on the side with the quorum");
-    mark("saw_cut_" + std::to_string(rank));
-    require(events.wait(60s,
-                        [](const seen& joined, const seen&, bool cut_off) {
-                          return !cut_off && has_rank(joined, 3, incarnation(3, 1)) &&
-                                 has_rank(joined, 4, incarnation(4, 1));
-                        }),
-            "ranks 3 and 4 back as new incarnations, and this member never cut off");
-    await_mark("done_3", 60s);
-    await_mark("done_4", 60s);
-    return;
-  }
-  require(events.wait(30s, [](const seen&, const seen&, bool cut_off) { return cut_off; }),
-          "a member on the side without the quorum learns that its lease is gone");
-  etcd::client store{store_settings().store};
-  require(failure_of([&] { store.put("/hosts/probe", "x"); }, 10s) == "network_error",
-          "the store refuses writes on the side without the quorum");
-  mark("cut_off_" + std::to_string(rank));
+  auto options = member_options();
+  options.rejoin = true;
+  troupe::world world{rt, options};
+  world_events events{world};
+  const auto me = world.name();
+  auto group = world.create_rpc_group("all", five);
+  group.barrier();
+  mark("in_" + me);
+  if (me == "3" || me == "4")
+    cut_off(world, group);
+  else
+    with_the_quorum(world, events);
   await_mark("restored", 60s);
-  registry.reset();
-  registry_events again;
-  registry = claim_again(rank, 2, again);
-  require(again.wait(30s, [&](const seen&, const seen&,
-                              bool) { return registry->members().size() == members; }),
-          "all five members in the store after the cut healed; seen:" + members_of(*registry));
-  mark("done_" + std::to_string(rank));
+  if (me == "3" || me == "4")
+    require(events.wait_for({"rejoined"}, 60s), "joined again once the cut healed");
+  else
+    require(events.wait_for({"+3", "+4"}, 60s), "members 3 and 4 back as new incarnations");
+  for (int i = 0; i < 3000 && world.members() != five; ++i) // the other one may come later
+    std::this_thread::sleep_for(20ms);
+  require(world.members() == five, "all five members again");
+  auto again = world.create_rpc_group("again", five);
+  again.barrier();
+  for (const auto& other : five)
+    require(again.rpc_sync(other, partition_add, 2, 3) == 5, "all five call each other again");
+  again.barrier();
 }
 
 } // namespace troupe::hosts

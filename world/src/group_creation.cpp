@@ -27,7 +27,7 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
     throw state_error("rpc group '" + name + "' exists in this process already");
   try {
     auto rendezvous =
-      core.send(0,
+      core.send(coordinator_role,
                 rendezvous_message::make(creation_rendezvous(name), to_wire(serialize(ranks)),
                                          static_cast<std::int32_t>(core.options.rank)),
                 timeout);
@@ -47,7 +47,7 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
     throw state_error("rpc group '" + name + "' exists in this process already");
   try {
     await_call(
-      core.send(0,
+      core.send(coordinator_role,
                 presence_rendezvous_message::make(creation_rendezvous(name),
                                                   static_cast<std::uint8_t>(presence_round::once),
                                                   static_cast<std::int32_t>(core.options.rank)),

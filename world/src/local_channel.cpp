@@ -137,6 +137,16 @@ void local_channel::lost(int rank, const std::string& why) {
     reply->set_error(std::make_exception_ptr(peer_lost(why)));
 }
 
+void local_channel::fail_all(const std::exception_ptr& why) {
+  std::map<std::uint64_t, std::pair<int, bytes_result>> failed;
+  {
+    std::lock_guard guard{mutex_};
+    failed.swap(pending_);
+  }
+  for (auto& [id, call] : failed)
+    call.second->set_error(why);
+}
+
 void local_channel::rejoined(int rank) {
   std::lock_guard guard{mutex_};
   peers_[rank] = peer{.retry_after = std::chrono::steady_clock::time_point::max()};

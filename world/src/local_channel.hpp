@@ -68,6 +68,8 @@ public:
 
   /// `rank` is gone: fail what is pending on it, stop waiting to put to it.
   void lost(int rank, const std::string& why);
+  /// This member is out of its world: every call pending here fails with `why`.
+  void fail_all(const std::exception_ptr& why);
   /// `rank` joined again as a new process: its calls go over TCP from now on (its inboxes'
   /// names are its old process's, whose inboxes may still be there).
   void rejoined(int rank);

@@ -5,7 +5,8 @@
 // (direct_calls.hpp); their answers come in here. Calls from other members run on the world's
 // executor, never on this actor's thread, which answers them (call_answer.hpp); this actor
 // counts them until they are done. On rank 0 it also forms the world, coordinates groups and
-// tells every member of a loss.
+// tells every member of a loss; with a store, the store does that, and the oldest member
+// coordinates groups.
 //
 // This file lists the handlers; each part of the protocol has a file of its own
 // (member_handlers.hpp says which).
@@ -26,6 +27,8 @@ void set_up(member_actor* self, world_core* core) {
   st.serving_from.assign(size, 0);
   st.left.assign(size, false);
   st.peers[static_cast<std::size_t>(core->options.rank)] = caf::actor_cast<caf::actor>(self);
+  if (core->with_store()) // known once the store says who is oldest
+    st.coordinating = -1;
   core->direct.reached(core->options.rank, caf::actor_cast<caf::actor>(self));
 }
 
@@ -59,6 +62,10 @@ caf::behavior member(member_actor* self, world_core* core) {
     // Keys and services (member_services.cpp).
     key_message::handler(self, on_key),
     withdrawn_message::handler(self, on_withdrawn),
+    local_handler(self, on_services_withdrawn),
+    // A world with a store (member_store.cpp).
+    local_handler(self, on_store_news),
+    local_handler(self, on_news_tick),
     // Groups and barriers (member_groups.cpp, member_barriers.cpp).
     rendezvous_message::handler(self, on_rendezvous),
     checked_rendezvous_message::handler(self, on_checked_rendezvous),

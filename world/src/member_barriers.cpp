@@ -42,7 +42,7 @@ bool is_lost(member_actor* self, int rank) {
 std::optional<std::string> lost_among(member_actor* self, const key& at,
                                       const std::vector<int>& ranks) {
   auto& st = self->state;
-  if (is_lost(self, 0) && st.core->options.rank != 0)
+  if (is_lost(self, 0) && st.core->options.rank != 0 && !st.core->with_store())
     return barrier_label(at) + ": " + st.core->label(0) + " is gone, and with it the world";
   for (const int rank : ranks)
     if (is_lost(self, rank))
@@ -184,6 +184,10 @@ void arrive_at_barrier(member_actor* self, barrier_arrival& arrival) {
   auto& st = self->state;
   const auto at = key{arrival.group, arrival.n};
   const auto fail_here = [&](std::exception_ptr why) { arrival.reply->set_error(std::move(why)); };
+  if (st.partitioned)
+    return fail_here(std::make_exception_ptr(
+      partition_error(barrier_label(at) + ": " + st.core->label(st.core->options.rank) +
+                      " is cut off from the world: its lease in the world's store is gone")));
   if (!position_of(st.core->options.rank, arrival.ranks))
     return fail_here(std::make_exception_ptr(
       invalid_argument(barrier_label(at) + ": this member is not one of the group's")));
@@ -208,6 +212,8 @@ reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t
   auto& st = self->state;
   const auto at = key{group, n};
   const int from = sender_rank(self);
+  if (from < 0 && awaits_news(self))
+    return caf::skip;
   std::vector<int> ranks;
   try {
     ranks = deserialize<std::vector<int>>(from_wire(encoded_ranks));
@@ -251,9 +257,9 @@ void parent_answered(member_actor* self, barrier_answer& answer) {
 
 void barriers_lost(member_actor* self, int rank, const std::string& why, bool left) {
   auto& st = self->state;
-  // Rank 0's loss ends the world's group operations everywhere. When it left on purpose (the
-  // world ends), what it released before it left still comes down the trees.
-  const bool all = rank == 0 && !left && st.core->options.rank != 0;
+  // Rank 0's loss ends the world's group operations everywhere (not with a store). When it left
+  // on purpose (the world ends), what it released before it left still comes down the trees.
+  const bool all = rank == 0 && !left && st.core->options.rank != 0 && !st.core->with_store();
   for (const auto& at : st.barriers.keys()) {
     const auto* barrier = st.barriers.find(at);
     if (all || waits_on(self, *barrier, rank))
@@ -261,16 +267,32 @@ void barriers_lost(member_actor* self, int rank, const std::string& why, bool le
   }
 }
 
-void barriers_stopped(member_actor* self, const std::string& why) {
+namespace {
+
+/// Ends every barrier in progress here: this member's own caller gets `own`, its children
+/// peer_lost saying `why`.
+void end_all(member_actor* self, const std::string& why, const std::exception_ptr& own) {
   auto& st = self->state;
   for (const auto& at : st.barriers.keys()) {
     auto barrier = st.barriers.take(at);
-    // This member's own caller hears what its other calls hear; its children, that it is gone.
     if (barrier->waiting_here)
-      std::exchange(barrier->waiting_here, nullptr)
-        ->set_error(std::make_exception_ptr(state_error("the world has stopped")));
+      std::exchange(barrier->waiting_here, nullptr)->set_error(own);
     release(*barrier, failure::of<peer_lost>(why));
   }
+}
+
+} // namespace
+
+void barriers_stopped(member_actor* self, const std::string& why) {
+  // This member's own caller hears what its other calls hear; its children, that it is gone.
+  if (self->state.partitioned)
+    end_all(self, why, std::make_exception_ptr(partition_error(why)));
+  else
+    end_all(self, why, std::make_exception_ptr(state_error("the world has stopped")));
+}
+
+void barriers_cut_off(member_actor* self, const std::string& why) {
+  end_all(self, why, std::make_exception_ptr(partition_error(why)));
 }
 
 } // namespace troupe::detail

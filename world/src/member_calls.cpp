@@ -57,6 +57,8 @@ void accept_call(member_actor* self, int from, call_answer answer, std::string g
 reply_result on_call(member_actor* self, call_fields call) {
   const int from = sender_rank(self);
   if (from < 0) {
+    if (awaits_news(self))
+      return caf::skip;
     return failed_reply(refusal(self));
   }
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
@@ -66,16 +68,19 @@ reply_result on_call(member_actor* self, call_fields call) {
   return promise;
 }
 
-void on_one_way_call(member_actor* self, one_way_call_fields call) {
+caf::result<void> on_one_way_call(member_actor* self, one_way_call_fields call) {
   const int from = sender_rank(self);
+  if (from < 0 && awaits_news(self))
+    return caf::skip;
   call_answer answer{caf::actor_cast<caf::actor>(self), self->current_sender(), call.id};
   if (from < 0) {
     answer.deliver(refusal(self));
-    return;
+    return {};
   }
   accept_call(self, from, std::move(answer), std::move(call.group),
               incoming_call{static_cast<call_kind>(call.kind), std::move(call.key),
                             std::move(call.name), std::move(call.type), std::move(call.payload)});
+  return {};
 }
 
 void on_answer(member_actor* self, std::uint64_t id, std::uint8_t status, std::string& text,

@@ -183,6 +183,9 @@ checked_devices(const std::string& name, std::vector<std::string> devices, std::
 }
 
 reply_result on_join(member_actor* self, join_fields join) {
+  if (self->state.core->with_store())
+    return failed_reply(failure::of<state_error>(
+      "this world keeps its members in its store: a member joins through the store"));
   if (self->state.core->options.rank != 0)
     return failed_reply(failure::of<state_error>("only rank 0 accepts joins"));
   if (auto refusal = stranger_refusal(self, join.version, join.name))

@@ -1,4 +1,5 @@
-// Groups' rendezvous at the member actor, on rank 0: each member of a group arrives (in its own
+// Groups' rendezvous at the member actor, on the coordinator (rank 0, or with a store the oldest
+// member): each member of a group arrives (in its own
 // name only, bringing at most a small payload) and is answered once every member has (of a
 // group that follows the world, every member present when the first came); coordinator.hpp
 // keeps the rendezvous.
@@ -32,7 +33,8 @@ std::optional<failure> arrival_refusal(member_actor* self, const std::string& wh
 reply_result arrive(member_actor* self, std::string what, const wire_bytes& ranks, int rank,
                     wire_bytes payload) {
   if (auto refusal = arrival_refusal(self, what, rank))
-    return failed_reply(*refusal);
+    return sender_rank(self) < 0 && awaits_news(self) ? reply_result{caf::skip}
+                                                      : failed_reply(*refusal);
   if (payload.size() > max_rendezvous_payload)
     return failed_reply(failure::of<invalid_argument>(
       "a rendezvous payload of " + readable_bytes(payload.size()) + ", over the limit of " +
@@ -57,7 +59,8 @@ reply_result on_rendezvous(member_actor* self, std::string& what, wire_bytes& ra
 reply_result on_presence_rendezvous(member_actor* self, std::string& what, std::uint8_t round,
                                     std::int32_t rank) {
   if (auto refusal = arrival_refusal(self, what, rank))
-    return failed_reply(*refusal);
+    return sender_rank(self) < 0 && awaits_news(self) ? reply_result{caf::skip}
+                                                      : failed_reply(*refusal);
   if (round > static_cast<std::uint8_t>(presence_round::each))
     return failed_reply(failure::of<invalid_argument>(
       "a rendezvous of the members present met in no known way (" + std::to_string(round) + ")"));

@@ -48,9 +48,9 @@ void on_sweep(member_actor* self, sweep_request&);
 void on_reconnect(member_actor* self, reconnect& again);
 /// A reach request: on rank 0, a member asking that a higher `rank` connect to it; on a
 /// member, rank 0 passing on that the lower `rank` asked.
-void on_reach(member_actor* self, std::int32_t rank);
+caf::result<void> on_reach(member_actor* self, std::int32_t rank);
 /// A member connected as asked: adopted as the sender.
-void on_greet(member_actor* self);
+caf::result<void> on_greet(member_actor* self);
 /// A monitored member's actor is gone: that member is lost.
 void on_down(member_actor* self, caf::down_msg& down);
 
@@ -58,7 +58,7 @@ void on_down(member_actor* self, caf::down_msg& down);
 /// A call from a member, answered by its reply once run on the executor.
 reply_result on_call(member_actor* self, call_fields call);
 /// A one-way call from a member, answered by an answer_message once run.
-void on_one_way_call(member_actor* self, one_way_call_fields call);
+caf::result<void> on_one_way_call(member_actor* self, one_way_call_fields call);
 /// The answer to one of this process's direct calls (direct_calls.hpp).
 void on_answer(member_actor* self, std::uint64_t id, std::uint8_t status, std::string& text,
                wire_bytes& payload);
@@ -69,8 +69,18 @@ void on_call_done(member_actor* self, call_done& done);
 /// Rank 0: a key operation of member `rank` on one of its tables.
 reply_result on_key(member_actor* self, std::uint8_t op, std::uint8_t table, std::string& group,
                     std::string& key, std::int32_t rank);
-/// Rank 0 says the service (group, key) was withdrawn: its owner is forgotten here.
+/// Rank 0 (with a store: the service's owner) says the service (group, key) was withdrawn: its
+/// owner is forgotten here.
 void on_withdrawn(member_actor* self, std::string& group, std::string& key);
+/// This member withdrew its service from the world's store: the members it reached forget it.
+void on_services_withdrawn(member_actor* self, services_withdrawn& withdrawn);
+
+// member_store.cpp: a world that keeps its tables in a store.
+/// The store's news: this member claimed its rank, another joined, leaves or was lost, or this
+/// member's lease is gone.
+void on_store_news(member_actor* self, store_news& news);
+/// The reminder to try again the messages that wait for the store's news of their senders.
+void on_news_tick(member_actor* self, news_tick&);
 
 // member_groups.cpp: groups' rendezvous, on rank 0.
 /// Member `rank` arrives at the rendezvous `what` of the group of `ranks`.
@@ -92,6 +102,9 @@ reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t
                            const wire_bytes& ranks, const std::string& failed);
 /// This member's parent answered its arrival: the barrier ends here and below.
 void parent_answered(member_actor* self, barrier_answer& answer);
+/// This member is cut off from the world (its lease in the store is gone): every barrier in
+/// progress here fails, `why` saying so.
+void barriers_cut_off(member_actor* self, const std::string& why);
 
 // member_leaving.cpp: stopping, and members that leave or are gone.
 /// This process's world stops: fail what is pending, answer what is held, and quit.

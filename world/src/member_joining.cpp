@@ -191,8 +191,9 @@ reply_result on_reserve(member_actor* self, std::uint32_t version, std::string& 
                         std::int32_t size, std::int32_t max_size) {
   auto& st = self->state;
   const auto& options = st.core->options;
-  if (options.rank != 0)
-    return failed_reply(failure::of<state_error>("only rank 0 gives ranks"));
+  if (options.rank != 0 || st.core->with_store())
+    return failed_reply(failure::of<state_error>("only rank 0 gives ranks, in a world without a "
+                                                 "store"));
   auto refusal = stranger_refusal(self, version, name);
   if (!refusal)
     refusal = other_world_refusal(self, name, size, max_size);
@@ -237,8 +238,9 @@ reply_result on_joined(member_actor* self, joined_fields joined) {
   auto& st = self->state;
   const auto rank = joined.rank;
   const auto& name = joined.name;
-  if (sender_rank(self) != 0)
-    return failed_reply(failure::of<state_error>("only rank 0 says who joined the world"));
+  if (sender_rank(self) != 0 || st.core->with_store())
+    return failed_reply(failure::of<state_error>(
+      "only rank 0 says who joined the world (with a store, the store does)"));
   std::string why;
   std::optional<std::vector<std::string>> listed;
   try {

@@ -12,7 +12,8 @@ namespace {
 void stop(member_actor* self) {
   auto& st = self->state;
   const auto me = st.core->options.rank;
-  for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
+  // A member cut off from its world's store was lost, not leaving: the others say so.
+  for (std::size_t rank = 0; rank < st.peers.size() && !st.partitioned; ++rank)
     if (st.peers[rank] && static_cast<int>(rank) != me && !st.lost[rank])
       leave_message::send(self, st.peers[rank], static_cast<std::int32_t>(me));
   for (auto& request : st.pending.take_all())
@@ -20,6 +21,7 @@ void stop(member_actor* self) {
   for (auto& reply : st.core->direct.stop())
     reply->set_error(std::make_exception_ptr(state_error("the world has stopped")));
   st.awaiting_peer.clear(); // their requests were in `pending`
+  st.for_coordinator.clear();
   const auto label = st.core->label(st.core->options.rank) + " has stopped";
   const auto gone = failure::of<peer_lost>(label);
   for (auto& [_, call] : st.serving)
@@ -47,8 +49,8 @@ void on_leave(member_actor* self, std::int32_t rank) {
 
 void on_gone(member_actor* self, std::int32_t rank, bool left) {
   auto& st = self->state;
-  if (sender_rank(self) != 0 || rank <= 0 || static_cast<std::size_t>(rank) >= st.peers.size() ||
-      rank == st.core->options.rank)
+  if (st.core->with_store() || sender_rank(self) != 0 || rank <= 0 ||
+      static_cast<std::size_t>(rank) >= st.peers.size() || rank == st.core->options.rank)
     return;
   if (left)
     st.left[static_cast<std::size_t>(rank)] = true;

@@ -1,6 +1,6 @@
 // Keys and services at the member actor: rank 0 keeps the groups' key tables (coordinator.hpp)
-// and answers each member's operations on them; when a service's key is withdrawn, every member
-// forgets who offered it.
+// and answers each member's operations on them (with a store, the store keeps them:
+// store_seat.hpp); when a service's key is withdrawn, every member forgets who offered it.
 #include "member_handlers.hpp"
 
 namespace troupe::detail {
@@ -23,6 +23,8 @@ void tell_withdrawn(member_actor* self, const std::string& group, const std::str
 
 reply_result on_key(member_actor* self, std::uint8_t op, std::uint8_t table, std::string& group,
                     std::string& key, std::int32_t rank) {
+  if (self->state.core->with_store())
+    return failed_reply(failure::of<state_error>("this world keeps its keys in its store"));
   if (rank != sender_rank(self))
     return failed_reply(failure::of<invalid_argument>(
       "a key request for rank " + std::to_string(rank) + " must come from that member"));
@@ -35,9 +37,14 @@ reply_result on_key(member_actor* self, std::uint8_t op, std::uint8_t table, std
 }
 
 void on_withdrawn(member_actor* self, std::string& group, std::string& key) {
-  if (sender_rank(self) != 0)
-    return;
+  const int from = sender_rank(self);
+  if (from < 0 || (from != 0 && !self->state.core->with_store()))
+    return; // a cache: whoever withdrew with a store is a member, and only owners withdraw
   self->state.core->service_owners.forget(group, key);
+}
+
+void on_services_withdrawn(member_actor* self, services_withdrawn& withdrawn) {
+  tell_withdrawn(self, withdrawn.group, withdrawn.key);
 }
 
 } // namespace troupe::detail

@@ -9,6 +9,7 @@
 #include "coordinator.hpp"
 #include "pending_requests.hpp"
 #include "roster.hpp"
+#include "store_news.hpp"
 #include "world_core.hpp"
 
 #include <map>
@@ -40,6 +41,8 @@ struct member_identity {
   static member_identity of(const caf::strong_actor_ptr& sender) {
     return {sender->node(), sender->id()};
   }
+  /// As a store's record names it.
+  std::string text() const { return incarnation_of(node, actor); }
   bool operator==(const member_identity&) const = default;
 };
 
@@ -74,6 +77,24 @@ struct member_state {
   int unknown_addresses = 0; // rank 0: joins whose address is still being looked up
   coordinator groups; // rank 0
   barrier_table barriers; // the groups' barriers in progress here
+  // A world with a store (member_store.cpp): the members as the store's news told them, by
+  // rank, and the member that coordinates (rank 0 without a store).
+  std::map<int, etcd::member_record> records;
+  bool claimed = false; // this member's rank is claimed in the store
+  bool formed_before = false; // the world had formed when it was
+  bool partitioned = false; // this member's lease is gone: it is out of the world
+  int coordinating = 0; // the coordinator's rank
+  /// With a store: requests to the coordinator, whichever member it is (coordinator_role), by
+  /// id: the message, and the rank it went to (-1: it waits for a coordinator to go to). When
+  /// the coordinator goes, they go again to the next, which meets them anew.
+  struct coordinator_request {
+    caf::message message;
+    int sent_to = -1;
+  };
+  std::map<std::uint64_t, coordinator_request> for_coordinator;
+  /// Senders whose messages wait (caf::skip) for the store's news of them, since when.
+  std::map<caf::node_id, std::chrono::steady_clock::time_point> awaited_news;
+  bool news_tick_due = false;
   static inline const char* name = "troupe.member";
 };
 
@@ -116,7 +137,30 @@ void barriers_lost(member_actor* self, int rank, const std::string& why, bool le
 /// This member stops: every barrier in progress here ends.
 void barriers_stopped(member_actor* self, const std::string& why);
 
+// member_store.cpp
+/// Whether a message from `identity` may be taken as from member `rank`: it is the incarnation
+/// the world took in (rank 0 told of, or the store holds), or the world knows none.
+bool is_incarnation(member_actor* self, int rank, const member_identity& identity);
+/// With a store: whether the message being handled, from no member known here yet, waits for
+/// the store's news of its sender (a member that joined a moment ago): its handler returns
+/// caf::skip, and CAF tries it again after the next message (news, or a tick within 200 ms),
+/// for 3 s at most; then it is refused.
+bool awaits_news(member_actor* self);
+/// Reaches `rank`, a higher rank, through the coordinator: it asks `rank` to connect here.
+void reach_through_coordinator(member_actor* self, int rank);
+
+// member_peers.cpp: requests to the coordinator role, with a store.
+/// Sends coordinator request `id` to the coordinator there is, unless it is lost here (the
+/// store's news will name another).
+void send_to_coordinator(member_actor* self, std::uint64_t id);
+/// The coordinator requests that went to `rank` wait for the next coordinator.
+void park_coordinator_requests(member_actor* self, int rank);
+/// Every coordinator request that waits goes to the coordinator there is now.
+void resend_to_coordinator(member_actor* self);
+
 // member_peers.cpp
+/// Connects to the lower `rank` (member_peers.cpp says why only a higher rank connects).
+void connect_to(member_actor* self, int rank);
 /// The name the sender's process proved when it connected (its handshake; with TLS, its
 /// certificate), or nullopt if it did not come over a connection.
 std::optional<std::string> proven_name(member_actor* self);

@@ -180,7 +180,7 @@ void rpc_group::meet(std::optional<std::chrono::milliseconds> timeout) {
   // among the members present; a barrier that timed out here has still arrived, and the others
   // pass it once everyone has.
   auto reply = group.follows_world
-                 ? group.live_core().send(0,
+                 ? group.live_core().send(detail::coordinator_role,
                                           detail::presence_rendezvous_message::make(
                                             detail::barrier_rendezvous(group.name),
                                             static_cast<std::uint8_t>(detail::presence_round::each),

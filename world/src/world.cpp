@@ -13,6 +13,10 @@ namespace {
 /// One world per process at a time (machin: "World could only be initialized once!").
 std::atomic<bool> world_alive{false};
 
+/// How often a member that asks a store for any rank tries the next free one when another
+/// member claimed the one it tried a moment before.
+constexpr int free_rank_tries = 8;
+
 struct exclusive_world {
   exclusive_world() {
     if (world_alive.exchange(true))
@@ -21,6 +25,20 @@ struct exclusive_world {
   }
 };
 
+/// A member that asks for any rank in a world with a store: the lowest free one, claimed.
+std::shared_ptr<detail::world_membership> join_at_free_rank(detail::runtime_state& state,
+                                                            world_options options) {
+  for (int tries = 1;; ++tries) {
+    options.rank = detail::free_store_rank(options);
+    try {
+      return std::make_shared<detail::world_membership>(state, options);
+    } catch (const detail::rank_taken&) {
+      if (tries == free_rank_tries)
+        throw;
+    }
+  }
+}
+
 } // namespace
 
 world::world(runtime& rt, world_options options) {
@@ -28,10 +46,14 @@ world::world(runtime& rt, world_options options) {
   try {
     auto& state = runtime_state_of(rt);
     options = detail::checked(std::move(options));
-    if (options.rank == any_rank)
-      options.rank = detail::request_rank(state, options);
     name_ = options.name;
-    membership_ = std::make_shared<detail::world_membership>(state, std::move(options));
+    if (options.rank == any_rank && !options.store.empty())
+      membership_ = join_at_free_rank(state, std::move(options));
+    else {
+      if (options.rank == any_rank)
+        options.rank = detail::request_rank(state, options);
+      membership_ = std::make_shared<detail::world_membership>(state, std::move(options));
+    }
     state.services->add(membership_.get());
   } catch (...) {
     membership_.reset();

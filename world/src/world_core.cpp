@@ -5,6 +5,7 @@
 
 #include "local_channel.hpp"
 #include "roster.hpp"
+#include "store_seat.hpp"
 
 #include "troupe/actors/annotated.hpp"
 
@@ -63,6 +64,8 @@ world_options checked(world_options options) {
   if (options.max_message_bytes < (std::size_t{1} << 16))
     throw invalid_argument("world_options::max_message_bytes must be at least 65536, got " +
                            std::to_string(options.max_message_bytes));
+  if (!options.store.empty())
+    (void)parse_store_location(options.store); // invalid_argument naming what is wrong
   if (options.devices.empty())
     options.devices = {"cpu"};
   check_devices(options.devices, "world_options::devices");
@@ -112,6 +115,11 @@ world_core::~world_core() { stop(); }
 
 void world_core::join(join_kind kind) {
   const auto deadline = clock::now() + options.timeout;
+  if (with_store()) {
+    join_store(deadline);
+    install_actor_resolver(shared_from_this());
+    return;
+  }
   const auto listen = listen_address(options, rank0_address);
   check_listen_allowed(listen.host, tls, options.allow_insecure);
   if (tls)
@@ -129,10 +137,102 @@ void world_core::join(join_kind kind) {
   install_actor_resolver(shared_from_this()); // handles that arrive reach actors through here
 }
 
+void world_core::join_store(clock::time_point deadline) {
+  const auto where = parse_store_location(options.store);
+  const auto listen = store_seat::listen_address(where);
+  check_listen_allowed(listen.host, tls, options.allow_insecure);
+  if (tls)
+    use_tls(rt, *options.tls);
+  open_member(listen);
+  auto store = reach_store(where, deadline);
+  {
+    std::unique_lock guard{stop_mutex};
+    if (stopped_)
+      throw_stopped();
+    store_ = store;
+  }
+  const auto world = store->identify();
+  world_id = world.id;
+  // A member that joins the formed world keeps to TCP: its rank's inboxes may be those of an
+  // earlier process of it, which the others no longer open (local_channel::rejoined).
+  if (!world.formed)
+    open_inbox();
+  const auto host = listen.host == "0.0.0.0" ? store->advertised_host() : listen.host;
+  claim_in_store(*store,
+                 {options.rank, options.name, incarnation_of(member.node(), member.id()),
+                  endpoint{host, port_}.to_string(), options.devices},
+                 world.formed);
+  await_formation(deadline);
+  store->mark_formed(world_id, options.rank);
+}
+
+std::shared_ptr<store_seat> world_core::reach_store(const store_location& where,
+                                                    clock::time_point deadline) {
+  // A store started beside the members (as a launcher does) may not answer yet: it is waited
+  // for, within the world's timeout.
+  for (;;) {
+    try {
+      return std::make_shared<store_seat>(options, where, member);
+    } catch (const network_error& e) {
+      if (clock::now() + std::chrono::milliseconds{500} > deadline)
+        throw network_error("world: the store at " + options.store + " did not answer within " +
+                            readable(options.timeout) + ": " + e.what());
+    }
+    {
+      std::shared_lock guard{stop_mutex};
+      if (stopped_)
+        throw_stopped();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{500});
+  }
+}
+
+void world_core::claim_in_store(store_seat& store, const etcd::member_record& record,
+                                bool formed_before) {
+  // A rank or name held may be this member's own, from a process that died a moment ago: its
+  // record goes with its lease, within the lease's TTL. Held past that, it is another's.
+  const auto held_until = clock::now() + store_lease_ttl + std::chrono::seconds{1};
+  for (;;) {
+    try {
+      store.claim(record, formed_before);
+      return;
+    } catch (const invalid_argument&) {
+      if (clock::now() > held_until)
+        throw;
+    }
+    {
+      std::shared_lock guard{stop_mutex};
+      if (stopped_)
+        throw_stopped();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{250});
+  }
+}
+
+std::string world_core::missing_from_store() const {
+  std::shared_lock guard{stop_mutex};
+  if (!store_)
+    return {};
+  std::vector<bool> claimed(static_cast<std::size_t>(options.world_size), false);
+  for (const auto& record : store_->members())
+    if (record.rank < options.world_size)
+      claimed[static_cast<std::size_t>(record.rank)] = true;
+  std::string missing;
+  for (std::size_t rank = 0; rank < claimed.size(); ++rank)
+    if (!claimed[rank])
+      missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
+  return missing;
+}
+
+std::uint64_t world_core::store_requests() const {
+  std::shared_lock guard{stop_mutex};
+  return store_ ? store_->requests() : 0;
+}
+
 void world_core::open_member(const endpoint& listen) {
   std::unique_lock guard{stop_mutex};
   if (stopped_)
-    throw state_error(stopped_why_);
+    throw_stopped();
   answerer_ = std::make_unique<caf::scoped_actor>(*rt.system);
   (*answerer_)->mailbox().close();
   member = spawn_member(*this);
@@ -206,6 +306,10 @@ void world_core::await_formation(clock::time_point deadline) {
     formation_->value(); // rethrows a failure
     return;
   }
+  if (with_store())
+    throw timeout_error("world: not all " + std::to_string(options.world_size) +
+                        " members joined within " + readable(options.timeout) +
+                        "; missing from the store: ranks " + missing_from_store());
   const auto missing = joined_.missing(options.world_size);
   throw timeout_error("world: not all " + std::to_string(options.world_size) +
                       " members joined within " + readable(options.timeout) +
@@ -230,8 +334,9 @@ bool world_core::local_call(int rank, const std::string& group, call_request& re
                             const bytes_result& reply) {
   std::shared_lock guard{stop_mutex};
   if (stopped_)
-    throw state_error(stopped_why_);
-  return channel_ && channel_->call(rank, group, request, reply);
+    throw_stopped();
+  // Cut off from a store's world, a call takes the member actor's way, which fails it typed.
+  return channel_ && !(cut_off_ && with_store()) && channel_->call(rank, group, request, reply);
 }
 
 void world_core::post(std::function<void()> work) { executor_.post(std::move(work)); }
@@ -256,22 +361,34 @@ void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept
     channel_->lost(rank, why);
   if (!left)
     member_lost(rank);
-  if (rank == 0 && !left && options.rank != 0)
-    lost_the_world();
+  if (rank == 0 && !left && options.rank != 0 && !with_store())
+    lost_the_world("lost rank 0");
 }
 
-void world_core::lost_the_world() noexcept {
+void world_core::lost_the_world(const std::string& why) noexcept {
   cut_off_ = true;
   if (options.rejoin) {
-    std::cerr << "troupe: " << label(options.rank)
-              << " lost rank 0 and is out of the world; it joins again once rank 0 can be "
-                 "reached (world_options::rejoin)\n";
+    std::cerr << "troupe: " << label(options.rank) << " " << why
+              << " and is out of the world; it joins again once it can (world_options::rejoin)\n";
     if (callbacks_->cut_off)
       callbacks_->cut_off(*this);
     return;
   }
-  std::cerr << "troupe: " << label(options.rank)
-            << " lost rank 0 and is out of the world for good (world_options::rejoin is off)\n";
+  std::cerr << "troupe: " << label(options.rank) << " " << why
+            << " and is out of the world for good (world_options::rejoin is off)\n";
+}
+
+void world_core::throw_stopped() const {
+  if (cut_off_ && with_store())
+    throw partition_error(stopped_why_);
+  throw state_error(stopped_why_);
+}
+
+void world_core::partitioned(const std::string& why) noexcept {
+  cut_off_ = true;
+  if (channel_)
+    channel_->fail_all(std::make_exception_ptr(partition_error(why)));
+  lost_the_world("lost its lease in the world's store");
 }
 
 void world_core::retire(std::string why) noexcept {
@@ -284,11 +401,13 @@ void world_core::retire(std::string why) noexcept {
 }
 
 void world_core::stop() noexcept {
+  std::shared_ptr<store_seat> store;
   {
     std::unique_lock guard{stop_mutex};
     if (stopped_)
       return;
     stopped_ = true;
+    store = std::move(store_);
     remove_actor_resolver(*this);
     if (member) {
       if (port_ != 0)
@@ -296,6 +415,8 @@ void world_core::stop() noexcept {
       send_from_outside(member, stop_request{});
     }
   }
+  if (store && !cut_off_)
+    store->leave(); // before its lease goes: the others take its end for a leaving, no loss
   calls.actors.stop_all(); // outside the lock: the calls they held back are answered now
   dropping_queued_ = true;
   if (channel_)
@@ -321,7 +442,7 @@ bytes_result world_core::arrive_at_barrier(const std::string& group, std::uint64
   auto reply = std::make_shared<result_state<reply_bytes>>();
   std::shared_lock guard{stop_mutex};
   if (stopped_)
-    throw state_error(stopped_why_);
+    throw_stopped();
   send_from_outside(member, barrier_arrival{group, n, std::move(ranks), reply});
   return reply;
 }
@@ -333,7 +454,7 @@ bytes_result world_core::send(int to, caf::message message,
     reply = std::make_shared<result_state<reply_bytes>>();
   std::shared_lock guard{stop_mutex};
   if (stopped_)
-    throw state_error(stopped_why_);
+    throw_stopped();
   send_from_outside(member, outgoing_request{to, std::move(message), timeout, reply});
   return reply;
 }
@@ -345,7 +466,7 @@ bytes_result world_core::call(int to, const std::string& group, call_request req
   if (!timeout) {
     std::shared_lock guard{stop_mutex};
     if (stopped_)
-      throw state_error(stopped_why_);
+      throw_stopped();
     if (auto ticket = direct.start(to, reply)) {
       one_way_call_message::send_from_outside(member, ticket->to, ticket->id, kind, group,
                                               std::move(request.key), std::move(request.name),
@@ -422,6 +543,8 @@ served world_core::run(const std::string& group, incoming_call& request, const l
 
 reply_bytes world_core::ask_keys(key_operation op, key_table table, const std::string& group,
                                  const std::string& key) {
+  if (with_store())
+    return store_keys(op, table, group, key);
   return await_call(
     send(0,
          key_message::make(static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(table), group,
@@ -429,11 +552,31 @@ reply_bytes world_core::ask_keys(key_operation op, key_table table, const std::s
          options.timeout));
 }
 
+reply_bytes world_core::store_keys(key_operation op, key_table table, const std::string& group,
+                                   const std::string& key) {
+  std::shared_ptr<store_seat> store;
+  {
+    std::shared_lock guard{stop_mutex};
+    if (stopped_)
+      throw_stopped();
+    store = store_;
+  }
+  if (cut_off_)
+    throw partition_error(label(options.rank) +
+                          " is cut off from the world's store: its keys are out of reach");
+  auto reply = store->keys(op, table, group, key, options.rank);
+  if (op == key_operation::remove && table == key_table::services)
+    send_from_outside(member, services_withdrawn{group, key});
+  return reply;
+}
+
 caf::strong_actor_ptr world_core::answerer() const {
   return caf::actor_cast<caf::strong_actor_ptr>(*answerer_);
 }
 
 std::string world_core::label(int rank) const {
+  if (rank == coordinator_role)
+    return "the world's coordinator";
   const auto* name = members.name(rank);
   if (name == nullptr) // still forming: names come with the roster
     return "rank " + std::to_string(rank);
@@ -446,6 +589,10 @@ std::string world_core::member_name(int rank) const {
 }
 
 std::string world_core::address_seen_by_others() {
+  if (with_store()) {
+    std::shared_lock guard{stop_mutex};
+    return store_ ? store_->advertised_host() : std::string{};
+  }
   if (options.rank != 0) {
     const auto peer = peer_of(rt, rank0_node_);
     return peer ? peer->local_address : std::string{};

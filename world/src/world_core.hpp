@@ -50,6 +50,22 @@ world_options checked(world_options options);
 /// answers, or peer_lost if it cannot be reached (rank_request.cpp).
 int request_rank(runtime_state& rt, const world_options& options);
 
+/// world_core::send's `to` for the member that meets groups' rendezvous: rank 0, or with a
+/// store whichever member coordinates when the request goes (and again when that one goes).
+inline constexpr int coordinator_role = -3;
+
+/// What joining through a store throws when this member's rank is another member's there.
+class rank_taken : public invalid_argument {
+public:
+  explicit rank_taken(const std::string& message) : invalid_argument(message) {}
+};
+
+/// The lowest rank from world_size up that no member holds in the store of the world `options`
+/// name (options.rank is any_rank): a joiner claims it, and tries the next if another member
+/// claimed it first. Throws invalid_argument if the world is full, network_error if the store
+/// does not answer (store_seat.cpp).
+int free_store_rank(const world_options& options);
+
 /// Throws invalid_argument, naming `whose` list, unless `devices` names 1 to 256 devices, each
 /// once, as local_devices() names them (no '@', ',' or spaces; 64 bytes at most): a member's
 /// own, and those another member sends when it joins.
@@ -69,12 +85,24 @@ struct reservation_expiry {
   int rank = 0;
   std::string name;
 };
+/// The member actor's own reminder to try again the messages that wait for the store's news.
+struct news_tick {};
+/// This member withdrew its service (group, key) from the world's store: every member it has
+/// reached forgets who offered it.
+struct services_withdrawn {
+  std::string group, key;
+};
 /// An executor thread finished call `id`, and answered it.
 struct call_done {
   std::uint64_t id = 0;
 };
 
 class local_channel;
+class store_seat;
+struct store_location;
+namespace etcd {
+struct member_record;
+}
 
 class world_core : public call_host, public std::enable_shared_from_this<world_core> {
 public:
@@ -89,8 +117,13 @@ public:
   /// Stops this incarnation of the membership, which goes on as another: what is still made
   /// through it (its groups' calls) fails with state_error saying `why`.
   void retire(std::string why) noexcept;
-  /// Whether this member lost rank 0 without its leaving: it is out of the world.
+  /// Whether this member lost rank 0 without its leaving (with a store: its lease): it is out
+  /// of the world.
   bool cut_off() const noexcept { return cut_off_; }
+  /// Whether the world keeps its tables in a store (world_options::store).
+  bool with_store() const noexcept { return !options.store.empty(); }
+  /// Requests this member sent its store for the world's tables (0 without one).
+  std::uint64_t store_requests() const;
 
   /// Arrives at barrier `n` of `group` (of world ranks `ranks`) here: the result is set once
   /// every member has arrived. state_error once stopped.
@@ -119,8 +152,8 @@ public:
   /// The name of the member of `rank`; empty if none holds it.
   std::string member_name(int rank) const;
 
-  /// Asks rank 0 for `op` on `table` of `group`'s keys, waiting for its answer (the world's
-  /// timeout bounds a rank 0 that froze); throws what it answers.
+  /// Asks rank 0 (with a store: the store) for `op` on `table` of `group`'s keys, waiting for
+  /// its answer (the world's timeout bounds a rank 0 that froze); throws what it answers.
   reply_bytes ask_keys(key_operation op, key_table table, const std::string& group,
                        const std::string& key);
 
@@ -146,6 +179,13 @@ public:
   void peer_gone(int rank, const std::string& why, bool left) noexcept;
   /// `rank`, gone, joined again as a new process.
   void member_returned(int rank);
+  /// This member is out of the world: it lost rank 0 (not by leaving), or with a store its
+  /// lease (`why` says how); with world_options::rejoin, its membership makes a new
+  /// incarnation.
+  void lost_the_world(const std::string& why) noexcept;
+  /// With a store: this member's lease is gone (`why` says so): what waits on the shared-memory
+  /// inboxes fails with partition_error, and it is out of the world.
+  void partitioned(const std::string& why) noexcept;
 
   /// What troupe itself runs when a member is lost (a supervised actor's restart), for this
   /// incarnation only; users' callbacks are the membership's (world_callbacks).
@@ -199,6 +239,20 @@ private:
   /// Served call `id` has been answered: the member actor stops counting it.
   void call_finished(std::uint64_t id) noexcept;
   void join_rank0(std::chrono::steady_clock::time_point deadline, join_kind kind);
+  /// Joins the world through its store (world_options::store): claims this member's rank there
+  /// and waits until the world has formed.
+  void join_store(std::chrono::steady_clock::time_point deadline);
+  reply_bytes store_keys(key_operation op, key_table table, const std::string& group,
+                         const std::string& key);
+  /// This member's seat in the store at `where`, tried until `deadline`; network_error if no
+  /// server answered by then.
+  std::shared_ptr<store_seat> reach_store(const store_location& where,
+                                          std::chrono::steady_clock::time_point deadline);
+  /// Claims this member's rank and name in `store`, trying again for a lease's TTL while they
+  /// are held (by this member's previous process, maybe); throws what the last try threw.
+  void claim_in_store(store_seat& store, const etcd::member_record& record, bool formed_before);
+  /// With a store: the founders (ranks below world_size) that have not claimed their ranks.
+  std::string missing_from_store() const;
   /// Connects to rank 0; peer_lost if a member joining the formed world (or joining it again)
   /// cannot reach it.
   caf::actor reach_rank0(std::chrono::steady_clock::time_point deadline, join_kind kind);
@@ -209,20 +263,24 @@ private:
   void await_formation(std::chrono::steady_clock::time_point deadline);
   void open_inbox();
   void member_lost(int rank) noexcept;
-  /// Rank 0 was lost (not by leaving): this member is out of the world; with
-  /// world_options::rejoin, its membership makes a new incarnation.
-  void lost_the_world() noexcept;
   /// Answers call `id` of `rank`, made through the shared-memory inboxes, late.
   void answer_local_call(int rank, std::uint64_t id, served outcome) noexcept;
+
+  /// What a use after stop() throws, saying why: partition_error if this incarnation ended cut
+  /// off from its world's store, else state_error. Called under stop_mutex.
+  [[noreturn]] void throw_stopped() const;
 
   /// stop_grace is over with calls still running: stop returns, they finish on their own.
   void let_running_calls_finish() noexcept;
 
-  std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone (the only lock here)
+  mutable std::shared_mutex stop_mutex; // send() shares it; stop() takes it alone (the only lock)
   bool stopped_ = false;
   std::string stopped_why_ = "the world has stopped"; // what a call after stop() throws
   const std::shared_ptr<world_callbacks> callbacks_;
   std::atomic<bool> cut_off_{false};
+  /// With world_options::store: made by join(), ended by stop() once the member actor has
+  /// (a thread asking it for keys holds it meanwhile).
+  std::shared_ptr<store_seat> store_;
   std::uint16_t port_ = 0;
   caf::node_id rank0_node_; // a member's: the process it joined through
   std::atomic<bool> dropping_queued_{false};
@@ -244,3 +302,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::sweep_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::reconnect)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::call_done)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::reservation_expiry)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::services_withdrawn)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::news_tick)

@@ -82,6 +82,8 @@ world_options world_options::from_environment() {
     options.name = "rank-" + std::to_string(options.rank);
   if (const char* address = std::getenv("TROUPE_ADDRESS"); address != nullptr && *address != '\0')
     options.address = address;
+  if (const char* store = std::getenv("TROUPE_STORE"); store != nullptr)
+    options.store = store;
   if (const char* secret = std::getenv("TROUPE_SECRET"); secret != nullptr)
     options.secret = secret;
   if (const auto rejoin = flag_from("TROUPE_REJOIN"))

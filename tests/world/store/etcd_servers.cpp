@@ -77,6 +77,62 @@ std::string etcd_servers::address() const {
   return text;
 }
 
+std::string etcd_servers::address_of(int index, const std::string& world) const {
+  return "etcd://" + host_ + ":" +
+         std::to_string(servers_.at(static_cast<std::size_t>(index)).client_port) + "/" + world;
+}
+
+namespace {
+
+/// The text of http://host:port/metrics, or "" if the server does not answer.
+std::string metrics_of(const std::string& host, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  ::inet_pton(AF_INET, host.c_str(), &address.sin_addr);
+  timeval limit{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  std::string text;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+    const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + host + "\r\n\r\n";
+    if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char chunk[65536];
+      for (ssize_t got; (got = ::read(fd, chunk, sizeof chunk)) > 0;)
+        text.append(chunk, static_cast<std::size_t>(got));
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+} // namespace
+
+std::map<std::string, double> etcd_servers::requests_started() const {
+  constexpr std::string_view counter = "grpc_server_started_total{";
+  constexpr std::string_view method = "grpc_method=\"";
+  std::map<std::string, double> started;
+  for (const auto& server : servers_) {
+    if (server.pid < 0)
+      continue;
+    const auto text = metrics_of(host_, server.client_port);
+    std::size_t at = 0;
+    while ((at = text.find(counter, at)) != std::string::npos) {
+      const auto line_end = text.find('\n', at);
+      const auto line = text.substr(at, line_end - at);
+      at = line_end;
+      const auto name = line.find(method);
+      const auto value = line.rfind(' ');
+      if (name == std::string::npos || value == std::string::npos)
+        continue;
+      const auto name_start = name + method.size();
+      started[line.substr(name_start, line.find('"', name_start) - name_start)] +=
+        std::stod(line.substr(value + 1));
+    }
+  }
+  return started;
+}
+
 std::vector<detail::store_endpoint> etcd_servers::endpoints() const {
   return detail::parse_store_address(address());
 }

@@ -6,6 +6,7 @@
 #include "store/store_address.hpp"
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -35,6 +36,12 @@ public:
   /// "etcd://host:port,..." for world_options::store.
   std::string address() const;
   std::vector<detail::store_endpoint> endpoints() const;
+  /// "etcd://host:port/world" naming server `index` only.
+  std::string address_of(int index, const std::string& world) const;
+  /// Requests the servers have started, by gRPC method (Range, Put, Txn, DeleteRange,
+  /// LeaseGrant, LeaseKeepAlive, Watch, ...), summed over the servers answering now: what etcd's
+  /// own metrics say (plain HTTP clusters only).
+  std::map<std::string, double> requests_started() const;
   /// SIGKILLs server `index` (its data stays, for restart()).
   void kill(int index);
   /// Starts server `index` again on its data and ports.

@@ -32,8 +32,19 @@ struct world_options {
   /// ranks world_size and up) until then. -1: world_size (no member joins later). Every member
   /// must have the same. Environment: TROUPE_MAX_WORLD_SIZE.
   int max_world_size = -1;
-  /// "host:port" where rank 0 listens and every other member reaches it.
+  /// "host:port" where rank 0 listens and every other member reaches it (not used with a store).
   std::string address = "127.0.0.1:9100";
+  /// Where the world keeps its tables. Empty: rank 0 keeps them (nothing to install; the world
+  /// is rank 0's and ends with it). "etcd://host:port,host:port/name": an etcd cluster (3.4, v3
+  /// API; three or five servers) keeps who the members are, each under a lease it renews (lost
+  /// for everyone at once when it goes: a member's loss takes at most the 3 s TTL), the keys and
+  /// who holds them, and the coordinator role, under the world's `name` ("troupe" if none), so
+  /// the world outlives any member, rank 0 included. Calls still go member to member. With TLS,
+  /// members reach etcd with the world's certificate, key and CA. Members listen on loopback
+  /// when the store's servers are on loopback, else on every interface (TLS or
+  /// allow_insecure), reached at the address their route to the store leaves from. Every
+  /// member must name the same. Environment: TROUPE_STORE.
+  std::string store;
   /// Without TLS, members listen on loopback only (unless allow_insecure).
   std::optional<tls_options> tls;
   /// Lets members listen beyond loopback without TLS; logged, since without TLS nothing is
@@ -77,11 +88,11 @@ struct world_options {
   std::vector<std::string> devices;
 
   /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_MAX_WORLD_SIZE, TROUPE_ADDRESS,
-  /// TROUPE_SECRET, TROUPE_REJOIN and TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT, TROUPE_TLS_KEY
-  /// and TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's nodes do (TROUPE_RANK=any: any_rank);
-  /// the rank and size fall back to what launchers set (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE,
-  /// SLURM_PROCID/SLURM_NTASKS). Throws invalid_argument naming a variable that is malformed, or
-  /// saying which are missing.
+  /// TROUPE_STORE, TROUPE_SECRET, TROUPE_REJOIN and TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT,
+  /// TROUPE_TLS_KEY and TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's nodes do
+  /// (TROUPE_RANK=any: any_rank); the rank and size fall back to what launchers set
+  /// (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE, SLURM_PROCID/SLURM_NTASKS). Throws
+  /// invalid_argument naming a variable that is malformed, or saying which are missing.
   static world_options from_environment();
 };
 
