@@ -7,8 +7,10 @@
 // counted in its own process), and a join into the formed world: one more process joins it, and
 // times its world constructor (reaching rank 0, which tells every member before it answers).
 // With --grow [F] [N] (default 64 and 256), a world of F forms and grows to N by joins, each
-// its own process, and then one more joins it, timed (world_join_ms_N).
+// its own process, and then one more joins it, timed (world_join_ms_N). With --store, a world
+// whose tables are in etcd against the embedded one (world_store.cpp).
 #include "spawn_self.hpp"
+#include "world_store_bench.hpp"
 
 #include "troupe/actors/network.hpp"
 #include "troupe/world/world.hpp"
@@ -308,6 +310,10 @@ int main(int argc, char** argv) {
     return joiner(spec);
   if (const char* spec = std::getenv("TROUPE_BENCH_GROWING"))
     return growing_member(spec);
+  if (const char* spec = std::getenv("TROUPE_BENCH_STORE_MEMBER"))
+    return troupe::bench::store_member(spec);
+  if (argc > 1 && std::string_view{argv[1]} == "--store")
+    return troupe::bench::store_figures();
   if (argc > 1 && std::string_view{argv[1]} == "--grow") {
     const int founders = argc > 2 ? std::atoi(argv[2]) : 64;
     const int size = argc > 3 ? std::atoi(argv[3]) : 256;
