@@ -56,11 +56,8 @@ void accept_call(member_actor* self, int from, call_answer answer, std::string g
 
 reply_result on_call(member_actor* self, call_fields call) {
   const int from = sender_rank(self);
-  if (from < 0) {
-    if (awaits_news(self))
-      return caf::skip;
+  if (from < 0)
     return failed_reply(refusal(self));
-  }
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
   accept_call(self, from, call_answer{promise, self->state.core->answerer()}, std::move(call.group),
               incoming_call{static_cast<call_kind>(call.kind), std::move(call.key),
@@ -70,8 +67,6 @@ reply_result on_call(member_actor* self, call_fields call) {
 
 caf::result<void> on_one_way_call(member_actor* self, one_way_call_fields call) {
   const int from = sender_rank(self);
-  if (from < 0 && awaits_news(self))
-    return caf::skip;
   call_answer answer{caf::actor_cast<caf::actor>(self), self->current_sender(), call.id};
   if (from < 0) {
     answer.deliver(refusal(self));

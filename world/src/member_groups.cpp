@@ -8,6 +8,8 @@
 
 #include "troupe/actors/serialization.hpp"
 
+#include <algorithm>
+
 namespace troupe::detail {
 
 namespace {
@@ -29,9 +31,20 @@ std::optional<failure> arrival_refusal(member_actor* self, const std::string& wh
   return std::nullopt;
 }
 
-/// Rank 0: member `rank` arrives at a group's rendezvous.
-reply_result arrive(member_actor* self, std::string what, const wire_bytes& ranks, int rank,
-                    wire_bytes payload) {
+/// With a store: whether one of `ranks` is gone here while the arrival that names them may know
+/// better (the store's news of a member that joined again reach members one by one).
+bool names_a_member_gone_here(member_actor* self, const std::vector<int>& ranks) {
+  const auto& st = self->state;
+  return st.core->with_store() && std::any_of(ranks.begin(), ranks.end(), [&](int member) {
+           return member >= 0 && static_cast<std::size_t>(member) < st.lost.size() &&
+                  st.lost[static_cast<std::size_t>(member)];
+         });
+}
+
+/// The coordinator: member `rank` arrives at a group's rendezvous. Nothing is moved out of the
+/// message before it may wait (caf::skip): it is tried again as it came.
+reply_result arrive(member_actor* self, const std::string& what, const wire_bytes& ranks, int rank,
+                    wire_bytes& payload) {
   if (auto refusal = arrival_refusal(self, what, rank))
     return sender_rank(self) < 0 && awaits_news(self) ? reply_result{caf::skip}
                                                       : failed_reply(*refusal);
@@ -39,13 +52,16 @@ reply_result arrive(member_actor* self, std::string what, const wire_bytes& rank
     return failed_reply(failure::of<invalid_argument>(
       "a rendezvous payload of " + readable_bytes(payload.size()) + ", over the limit of " +
       readable_bytes(max_rendezvous_payload)));
-  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+  std::vector<int> members;
   try {
-    self->state.groups.arrive(what, deserialize<std::vector<int>>(from_wire(ranks)), rank, promise,
-                              std::move(payload));
+    members = deserialize<std::vector<int>>(from_wire(ranks));
   } catch (const serialization_error& e) {
-    deliver(promise, failure::of<serialization_error>(e.what()));
+    return failed_reply(failure::of<serialization_error>(e.what()));
   }
+  if (names_a_member_gone_here(self, members) && awaits_news(self))
+    return caf::skip;
+  auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
+  self->state.groups.arrive(what, members, rank, promise, std::move(payload));
   return promise;
 }
 
@@ -53,7 +69,8 @@ reply_result arrive(member_actor* self, std::string what, const wire_bytes& rank
 
 reply_result on_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,
                            std::int32_t rank) {
-  return arrive(self, std::move(what), ranks, rank, {});
+  wire_bytes none;
+  return arrive(self, what, ranks, rank, none);
 }
 
 reply_result on_presence_rendezvous(member_actor* self, std::string& what, std::uint8_t round,
@@ -77,7 +94,7 @@ reply_result on_presence_rendezvous(member_actor* self, std::string& what, std::
 
 reply_result on_checked_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,
                                    std::int32_t rank, wire_bytes& payload) {
-  return arrive(self, std::move(what), ranks, rank, std::move(payload));
+  return arrive(self, what, ranks, rank, payload);
 }
 
 } // namespace troupe::detail

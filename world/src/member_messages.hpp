@@ -105,6 +105,17 @@ struct member_message {
       return on(self, Named{std::move(fields)...});
     };
   }
+  /// The same, asking `waits(self)` first, with the message untouched: one that waits is
+  /// skipped (caf::skip) and tried again later, so its fields must still be there.
+  template <class Named, class Self, class Waits, class On>
+  static auto named_handler(Self* self, Waits waits, On on) {
+    return [self, waits, on](Atom, Fields&... fields) -> decltype(on(self, std::declval<Named>())) {
+      const handling scope{self};
+      if (waits(self))
+        return caf::skip;
+      return on(self, Named{std::move(fields)...});
+    };
+  }
 };
 
 // What members say to each other. The fields' names are the handlers' (member_handlers.hpp).

@@ -53,6 +53,10 @@ struct member_state {
   /// Requests (their ids in `pending`) to members not reached yet, by rank.
   std::map<int, std::vector<std::pair<std::uint64_t, caf::message>>> awaiting_peer;
   std::map<int, int> connect_failures; // attempts to reach a rank that failed in a row
+  /// The connection attempt in progress to each rank (one at a time), by its number: the end
+  /// of an older one (to a rank's earlier incarnation) is ignored.
+  std::map<int, std::uint64_t> connecting;
+  std::uint64_t next_attempt = 0;
   std::set<int> greet_when_reached; // lower ranks that asked this member to connect
   std::vector<bool> lost;
   std::vector<bool> left; // said it was leaving: its end is no loss to report
@@ -141,11 +145,15 @@ void barriers_stopped(member_actor* self, const std::string& why);
 /// Whether a message from `identity` may be taken as from member `rank`: it is the incarnation
 /// the world took in (rank 0 told of, or the store holds), or the world knows none.
 bool is_incarnation(member_actor* self, int rank, const member_identity& identity);
-/// With a store: whether the message being handled, from no member known here yet, waits for
-/// the store's news of its sender (a member that joined a moment ago): its handler returns
-/// caf::skip, and CAF tries it again after the next message (news, or a tick within 200 ms),
-/// for 3 s at most; then it is refused.
+/// With a store: whether the message being handled waits for the store's news that this member
+/// has not had yet (of its sender, which joined a moment ago, or of a member it names, which
+/// joined again): its handler returns caf::skip, and CAF tries it again after the next message
+/// (news, or a tick within 200 ms), for 3 s at most from the sender's first wait; then it is
+/// taken as this member sees things.
 bool awaits_news(member_actor* self);
+/// Whether the message being handled comes from no member known here yet and waits for the
+/// store's news of its sender (awaits_news): asked before a handler moves a field out of it.
+bool waits_for_sender_news(member_actor* self);
 /// Reaches `rank`, a higher rank, through the coordinator: it asks `rank` to connect here.
 void reach_through_coordinator(member_actor* self, int rank);
 

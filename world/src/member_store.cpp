@@ -222,6 +222,10 @@ bool awaits_news(member_actor* self) {
   return true;
 }
 
+bool waits_for_sender_news(member_actor* self) {
+  return self->state.core->with_store() && sender_rank(self) < 0 && awaits_news(self);
+}
+
 void on_news_tick(member_actor* self, news_tick&) {
   auto& st = self->state;
   st.news_tick_due = false;

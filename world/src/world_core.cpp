@@ -190,8 +190,9 @@ std::shared_ptr<store_seat> world_core::reach_store(const store_location& where,
 void world_core::claim_in_store(store_seat& store, const etcd::member_record& record,
                                 bool formed_before) {
   // A rank or name held may be this member's own, from a process that died a moment ago: its
-  // record goes with its lease, within the lease's TTL. Held past that, it is another's.
-  const auto held_until = clock::now() + store_lease_ttl + std::chrono::seconds{1};
+  // record goes with its lease, within the lease's TTL, or a TTL after a leader election in the
+  // store (a new leader extends every lease). Held past three TTLs, it is another's.
+  const auto held_until = clock::now() + 3 * store_lease_ttl;
   for (;;) {
     try {
       store.claim(record, formed_before);

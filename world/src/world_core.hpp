@@ -76,9 +76,11 @@ void check_devices(const std::vector<std::string>& devices, const std::string& w
 struct stop_request {};
 /// The member actor's own reminder to fail the requests past their deadline.
 struct sweep_request {};
-/// The member actor's own reminder to try reaching `rank` again.
+/// The member actor's own reminder to look at `rank` again: a lower rank, to try connection
+/// attempt `attempt` to it again; a higher one, to give up on it unless it connected back.
 struct reconnect {
   int rank = 0;
+  std::uint64_t attempt = 0;
 };
 /// Rank 0's own reminder that the rank it held for `name` expires unless it has joined.
 struct reservation_expiry {
@@ -248,7 +250,7 @@ private:
   /// server answered by then.
   std::shared_ptr<store_seat> reach_store(const store_location& where,
                                           std::chrono::steady_clock::time_point deadline);
-  /// Claims this member's rank and name in `store`, trying again for a lease's TTL while they
+  /// Claims this member's rank and name in `store`, trying again for three leases' TTLs while they
   /// are held (by this member's previous process, maybe); throws what the last try threw.
   void claim_in_store(store_seat& store, const etcd::member_record& record, bool formed_before);
   /// With a store: the founders (ranks below world_size) that have not claimed their ranks.

@@ -77,7 +77,9 @@ bool lease_keeper::renew(clock::time_point& renewed) {
 
 void lease_keeper::run() {
   auto renewed = clock::now();
-  const auto period = std::chrono::duration_cast<std::chrono::milliseconds>(ttl_) / 3;
+  // Every sixth of the TTL: a leader election in the store (a second or two without a leader,
+  // with the test clusters' timeouts) leaves several tries before a whole TTL has passed.
+  const auto period = std::chrono::duration_cast<std::chrono::milliseconds>(ttl_) / 6;
   for (;;) {
     {
       std::unique_lock lock{mutex_};

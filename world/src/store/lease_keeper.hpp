@@ -1,8 +1,9 @@
-// A member's lease in the world's store, kept alive by a thread of its own: renewed every third
-// of its TTL, so two renewals may fail before it expires. Its keys go with it. When the store
-// says it has expired, or no server has renewed it for a whole TTL (this member is on the side
-// of a partition without the cluster's quorum, or the cluster is down), on_lost runs once, on
-// the keeper's thread: by then the others have lost this member, or will within the TTL.
+// A member's lease in the world's store, kept alive by a thread of its own: renewed every sixth
+// of its TTL (each try bounded by a third), so several renewals may fail before it expires. Its
+// keys go with it. When the store says it has expired, or no server has renewed it for a whole TTL
+// (this member is on the side of a partition without the cluster's quorum, or the cluster is down),
+// on_lost runs once, on the keeper's thread: by then the others have lost this member, or will
+// within the TTL.
 #pragma once
 
 #include "etcd_client.hpp"
