@@ -16,7 +16,7 @@ case $case_name in
 world_join) testbed_up 4 ;;
 store_partition | store_world)
   command -v etcd >/dev/null || { echo "etcd is not installed (scripts/setup.sh installs etcd-server)"; exit 77; }
-  if [[ $case_name == store_partition ]]; then testbed_up 5; else testbed_up 3; fi
+  if [[ $case_name == store_partition ]]; then testbed_up 5; else testbed_up 4; fi
   ;;
 *) testbed_up 3 ;;
 esac
@@ -67,6 +67,7 @@ etcd_cluster() {
       --initial-cluster "$cluster" --initial-cluster-token "$data" --initial-cluster-state new \
       --heartbeat-interval 100 --election-timeout 1000 --pre-vote \
       --logger zap --log-outputs "$data/etcd$i.log" &
+    etcd_pids[i]=$!
     disown # ended by testbed_down with its namespace, without a job notice
   done
 }
@@ -164,22 +165,32 @@ store_partition) # a world on etcd; hosts 3 and 4 (an etcd server on 3) cut from
     await saw_cut_0 saw_cut_1 saw_cut_2 cut_off_3 cut_off_4 && testbed_restore 3 &&
     testbed_restore 4 && touch "$dir/restored" || status=1
   ;;
-store_world) # a world with its tables in etcd (a server on each host, TLS with the world's CA):
-  # rank 0 SIGKILLed once every member is in; started again once the other two saw it lost
+store_world) # a world with its tables in etcd (a server on hosts 0-2, TLS with the world's CA):
+  # host 2's server killed once every member is in; then rank 0, the coordinator, SIGKILLed
+  # while a member joins from host 3; rank 0 started again once the other two saw it lost
   for i in 0 1 2; do "$make_certs" "$dir/certs" "etcd$i=${TESTBED_IP[i]}" >/dev/null || exit 1; done
+  "$make_certs" "$dir/certs" joiner >/dev/null || exit 1
   etcd_tls=1 etcd_cluster 0 1 2
   endpoints="https://${TESTBED_IP[0]}:2379,https://${TESTBED_IP[1]}:2379,https://${TESTBED_IP[2]}:2379"
   store="etcd://${TESTBED_IP[0]}:2379,${TESTBED_IP[1]}:2379,${TESTBED_IP[2]}:2379/hosts"
   first=${#testbed_pids[@]}
-  member 0 store_world_member TROUPE_STORE="$store" $(tls_of 0)
+  member 0 store_world_member TROUPE_STORE="$store" TROUPE_MAX_WORLD_SIZE=4 $(tls_of 0)
   # Rank 0 claims first, so it is the oldest member: the coordinator the others lose.
   etcd_tls=1 etcd_has_key "$endpoints" /troupe/hosts/members/ || status=1
-  for i in 1 2; do member "$i" store_world_member TROUPE_STORE="$store" $(tls_of "$i"); done
+  for i in 1 2; do
+    member "$i" store_world_member TROUPE_STORE="$store" TROUPE_MAX_WORLD_SIZE=4 $(tls_of "$i")
+  done
   if [[ $status == 0 ]] && await in_0 in_1 in_2; then
+    kill -9 "${etcd_pids[2]}" && touch "$dir/server_2_killed"
+    await still_0 still_1 still_2 || status=1
+    testbed_start 3 env TROUPE_TEST_ROLE=store_world_joiner TROUPE_RANK=any TROUPE_NAME=joiner \
+      TROUPE_WORLD_SIZE=3 TROUPE_MAX_WORLD_SIZE=4 TROUPE_STORE="$store" TROUPE_TEST_DIR="$dir" \
+      $(tls_of joiner) "$program"
     kill -9 "${testbed_pids[first]}"
     wait "${testbed_pids[first]}" 2>/dev/null
     unset "testbed_pids[first]" # killed on purpose: not a failure of the case
-    await saw_loss_1 saw_loss_2 && member 0 store_world_returns TROUPE_STORE="$store" $(tls_of 0) ||
+    await saw_loss_1 saw_loss_2 &&
+      member 0 store_world_returns TROUPE_STORE="$store" TROUPE_MAX_WORLD_SIZE=4 $(tls_of 0) ||
       status=1
   else
     status=1
