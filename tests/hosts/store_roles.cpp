@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -28,29 +29,34 @@ const std::vector<std::string> five{"0", "1", "2", "3", "4"};
 class world_events {
 public:
   explicit world_events(troupe::world& world) {
-    world.on_member_lost([this](const std::string& name, int) { add("-" + name); });
-    world.on_member_joined([this](const std::string& name, int) { add("+" + name); });
-    world.on_rejoined([this] { add("rejoined"); });
+    // The callbacks keep the record alive: the world may outlive this object (its callbacks
+    // run until it has stopped).
+    world.on_member_lost([seen = seen_](const std::string& name, int) { seen->add("-" + name); });
+    world.on_member_joined([seen = seen_](const std::string& name, int) { seen->add("+" + name); });
+    world.on_rejoined([seen = seen_] { seen->add("rejoined"); });
   }
   bool wait_for(std::initializer_list<const char*> events, std::chrono::seconds limit) {
-    std::unique_lock lock{mutex_};
-    return changed_.wait_for(lock, limit, [&] {
+    std::unique_lock lock{seen_->mutex};
+    return seen_->changed.wait_for(lock, limit, [&] {
       for (const auto* event : events)
-        if (!seen_.contains(event))
+        if (!seen_->seen.contains(event))
           return false;
       return true;
     });
   }
 
 private:
-  void add(const std::string& event) {
-    std::scoped_lock lock{mutex_};
-    seen_.insert(event);
-    changed_.notify_all();
-  }
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::set<std::string> seen_;
+  struct record {
+    void add(const std::string& event) {
+      std::scoped_lock lock{mutex};
+      seen.insert(event);
+      changed.notify_all();
+    }
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::set<std::string> seen;
+  };
+  std::shared_ptr<record> seen_ = std::make_shared<record>();
 };
 
 /// A member on the side with the quorum: sees the two lost, goes on among the three.

@@ -13,6 +13,7 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -39,23 +40,28 @@ const std::vector<std::string> three{"0", "1", "2"};
 class member_events {
 public:
   explicit member_events(troupe::world& world) {
-    world.on_member_lost([this](const std::string& name, int) { add("-" + name); });
-    world.on_member_joined([this](const std::string& name, int) { add("+" + name); });
+    // The callbacks keep the record alive: the world may outlive this object (its callbacks
+    // run until it has stopped).
+    world.on_member_lost([seen = seen_](const std::string& name, int) { seen->add("-" + name); });
+    world.on_member_joined([seen = seen_](const std::string& name, int) { seen->add("+" + name); });
   }
   bool wait_for(const std::string& event, std::chrono::seconds limit) {
-    std::unique_lock lock{mutex_};
-    return changed_.wait_for(lock, limit, [&] { return seen_.contains(event); });
+    std::unique_lock lock{seen_->mutex};
+    return seen_->changed.wait_for(lock, limit, [&] { return seen_->seen.contains(event); });
   }
 
 private:
-  void add(const std::string& event) {
-    std::scoped_lock lock{mutex_};
-    seen_.insert(event);
-    changed_.notify_all();
-  }
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::set<std::string> seen_;
+  struct record {
+    void add(const std::string& event) {
+      std::scoped_lock lock{mutex};
+      seen.insert(event);
+      changed.notify_all();
+    }
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::set<std::string> seen;
+  };
+  std::shared_ptr<record> seen_ = std::make_shared<record>();
 };
 
 /// Member 1: rank 0's actor, once rank 0 is lost, answers from here.

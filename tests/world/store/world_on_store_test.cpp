@@ -16,6 +16,8 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <signal.h>
@@ -45,24 +47,29 @@ troupe::world_options store_options(int rank, int size, const std::string& store
 class member_events {
 public:
   explicit member_events(troupe::world& world) {
-    world.on_member_lost([this](const std::string& name, int) { add("-" + name); });
-    world.on_member_joined([this](const std::string& name, int) { add("+" + name); });
+    // The callbacks keep the record alive: the world may outlive this object (its callbacks
+    // run until it has stopped).
+    world.on_member_lost([seen = seen_](const std::string& name, int) { seen->add("-" + name); });
+    world.on_member_joined([seen = seen_](const std::string& name, int) { seen->add("+" + name); });
   }
   /// Whether `event` ("-0": member "0" lost, "+0": joined) came, waiting up to `limit`.
   bool wait_for(const std::string& event, std::chrono::milliseconds limit = 15s) {
-    std::unique_lock lock{mutex_};
-    return changed_.wait_for(lock, limit, [&] { return events_.count(event) > 0; });
+    std::unique_lock lock{seen_->mutex};
+    return seen_->changed.wait_for(lock, limit, [&] { return seen_->events.count(event) > 0; });
   }
 
 private:
-  void add(const std::string& event) {
-    std::scoped_lock lock{mutex_};
-    events_.insert(event);
-    changed_.notify_all();
-  }
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::multiset<std::string> events_;
+  struct record {
+    void add(const std::string& event) {
+      std::scoped_lock lock{mutex};
+      events.insert(event);
+      changed.notify_all();
+    }
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::multiset<std::string> events;
+  };
+  std::shared_ptr<record> seen_ = std::make_shared<record>();
 };
 
 /// Requests the store's servers started for the world's tables: keepalives of leases and
@@ -376,9 +383,13 @@ TEST_F(world_on_store, a_member_waits_for_a_store_that_starts_after_it) {
   // port after.
   etcd_servers servers{1};
   servers.kill(0);
-  std::thread start_again{[&] {
+  // The thread that starts the server again stays until the test ends: a server dies with the
+  // thread that started it (PR_SET_PDEATHSIG follows the thread, not the process).
+  std::promise<void> test_done;
+  std::thread start_again{[&, done = test_done.get_future()] {
     std::this_thread::sleep_for(1500ms);
     servers.restart(0);
+    done.wait();
   }};
   troupe::runtime rt;
   try {
@@ -387,6 +398,7 @@ TEST_F(world_on_store, a_member_waits_for_a_store_that_starts_after_it) {
   } catch (const troupe::error& e) {
     ADD_FAILURE() << e.what();
   }
+  test_done.set_value();
   start_again.join();
 }
 
