@@ -227,7 +227,6 @@ void take_back(member_actor* self, int rank, const member_identity& incarnation)
   st.lost[at] = false;
   st.left[at] = false;
   st.peers[at] = nullptr; // its old process's (whose end was handled when it was lost)
-  st.connecting.erase(rank); // an attempt to its old process ends unheard
   st.connect_failures.erase(rank);
   st.greet_when_reached.erase(rank);
   st.joined_as[rank] = incarnation;

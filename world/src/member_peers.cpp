@@ -120,29 +120,16 @@ void dispatch(member_actor* self, int to, std::uint64_t id, caf::message message
 
 } // namespace
 
-namespace {
-
-/// Whether attempt `attempt` is the connection attempt in progress to `rank`.
-bool current_attempt(member_actor* self, int rank, std::uint64_t attempt) {
-  const auto found = self->state.connecting.find(rank);
-  return found != self->state.connecting.end() && found->second == attempt;
-}
-
-/// One try of the connection attempt in progress to `rank` (st.connecting holds it): a loaded
-/// peer may not finish a handshake in time, so a failure is tried again, a little later.
-void try_connecting(member_actor* self, int rank) {
+// A loaded peer may not finish a handshake in time: a failure is tried again, a little later.
+void connect_to(member_actor* self, int rank) {
   auto& st = self->state;
-  const auto attempt = st.connecting.at(rank);
   const auto at = st.addresses[static_cast<std::size_t>(rank)];
   const auto deadline = pending_requests::clock::now() + st.core->options.timeout;
   connect_async(
     st.core->rt, self, at, st.core->link(st.core->member_name(rank)), deadline,
-    [self, rank, attempt](caf::actor handle) {
+    [self, rank](caf::actor handle) {
       const handling scope{self};
       auto& st = self->state;
-      if (!current_attempt(self, rank, attempt))
-        return; // to an earlier incarnation of it
-      st.connecting.erase(rank);
       st.connect_failures.erase(rank);
       if (!is_incarnation(self, rank, member_identity::of(handle))) {
         fail_awaiting(self, rank,
@@ -152,37 +139,19 @@ void try_connecting(member_actor* self, int rank) {
       if (!st.lost[static_cast<std::size_t>(rank)] && !st.peers[static_cast<std::size_t>(rank)])
         add_peer(self, rank, std::move(handle));
     },
-    [self, rank, attempt](const std::string& why) {
+    [self, rank](const std::string& why) {
       const handling scope{self};
       auto& st = self->state;
-      if (!current_attempt(self, rank, attempt))
+      if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)])
         return;
-      if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)]) {
-        st.connecting.erase(rank);
-        return;
-      }
       if (++st.connect_failures[rank] < max_connect_attempts) {
-        self->delayed_send(self, connect_pause, reconnect{rank, attempt});
+        self->delayed_send(self, connect_pause, reconnect{rank});
         return;
       }
-      st.connecting.erase(rank);
       st.connect_failures.erase(rank);
       st.greet_when_reached.erase(rank);
       fail_awaiting(self, rank, why);
     });
-}
-
-} // namespace
-
-// One connection attempt at a time to a rank: two at once from one process would reach its
-// peer as a second connection from the same node, which CAF closes, and the peer could take
-// this process's actors for gone with it.
-void connect_to(member_actor* self, int rank) {
-  auto& st = self->state;
-  if (st.connecting.try_emplace(rank, st.next_attempt).second) {
-    ++st.next_attempt;
-    try_connecting(self, rank);
-  }
 }
 
 void complete(const bytes_result& reply, std::uint8_t status, const std::string& text,
@@ -398,16 +367,11 @@ void on_sweep(member_actor* self, sweep_request&) {
 void on_reconnect(member_actor* self, reconnect& again) {
   auto& st = self->state;
   const int rank = again.rank;
-  if (rank < st.core->options.rank) { // the attempt in progress, tried again after a failure
-    if (!current_attempt(self, rank, again.attempt))
-      return;
-    if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)])
-      st.connecting.erase(rank);
-    else
-      try_connecting(self, rank);
+  if (st.peers[static_cast<std::size_t>(rank)] || st.lost[static_cast<std::size_t>(rank)])
     return;
-  }
-  if (!st.peers[static_cast<std::size_t>(rank)] && !st.lost[static_cast<std::size_t>(rank)])
+  if (rank < st.core->options.rank)
+    connect_to(self, rank); // tried again after a failure
+  else
     fail_awaiting(self, rank, "it did not connect back within the world's timeout");
 }
 

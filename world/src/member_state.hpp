@@ -53,10 +53,6 @@ struct member_state {
   /// Requests (their ids in `pending`) to members not reached yet, by rank.
   std::map<int, std::vector<std::pair<std::uint64_t, caf::message>>> awaiting_peer;
   std::map<int, int> connect_failures; // attempts to reach a rank that failed in a row
-  /// The connection attempt in progress to each rank (one at a time), by its number: the end
-  /// of an older one (to a rank's earlier incarnation) is ignored.
-  std::map<int, std::uint64_t> connecting;
-  std::uint64_t next_attempt = 0;
   std::set<int> greet_when_reached; // lower ranks that asked this member to connect
   std::vector<bool> lost;
   std::vector<bool> left; // said it was leaving: its end is no loss to report

@@ -156,10 +156,15 @@ void on_lost_store(member_actor* self, const etcd::member_record& record) {
   const auto found = st.records.find(record.rank);
   if (found == st.records.end() || found->second.incarnation != record.incarnation)
     return;
+  const auto at = static_cast<std::size_t>(record.rank);
   if (found->second.left)
-    st.left[static_cast<std::size_t>(record.rank)] = true;
+    st.left[at] = true;
+  // A member that left on purpose and is connected here is lost when its actor's down message
+  // comes, after everything it sent before it left (a barrier's release, say): the store's
+  // news may overtake those.
+  const bool ends_with_its_connection = found->second.left && st.peers[at];
   st.records.erase(found);
-  if (st.roster_known && st.core->members.name(record.rank) != nullptr)
+  if (st.roster_known && st.core->members.name(record.rank) != nullptr && !ends_with_its_connection)
     on_lost(self, record.rank);
   elect(self);
 }

@@ -76,11 +76,9 @@ void check_devices(const std::vector<std::string>& devices, const std::string& w
 struct stop_request {};
 /// The member actor's own reminder to fail the requests past their deadline.
 struct sweep_request {};
-/// The member actor's own reminder to look at `rank` again: a lower rank, to try connection
-/// attempt `attempt` to it again; a higher one, to give up on it unless it connected back.
+/// The member actor's own reminder to try reaching `rank` again.
 struct reconnect {
   int rank = 0;
-  std::uint64_t attempt = 0;
 };
 /// Rank 0's own reminder that the rank it held for `name` expires unless it has joined.
 struct reservation_expiry {
