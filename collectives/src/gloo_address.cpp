@@ -73,10 +73,11 @@ std::string chosen_address(const collective_options& options) {
 } // namespace
 
 std::string gloo_address(world_core& world, const collective_options& options) {
-  const bool world_on_loopback = is_loopback(world.rank0_address.host);
+  const auto loopback = world.loopback_host();
+  const bool world_on_loopback = !loopback.empty();
   auto address = chosen_address(options);
   if (address.empty())
-    address = world_on_loopback ? world.rank0_address.host : world.address_seen_by_others();
+    address = world_on_loopback ? loopback : world.address_seen_by_others();
   if (!world_on_loopback && (address.empty() || is_loopback(address)))
     throw invalid_argument(
       "collective group: this member would advertise '" + address +

@@ -187,8 +187,9 @@ public:
   void exchange_signatures(const void* in, std::span<void* const> outputs, std::size_t bytes,
                            std::uint32_t sequence) override {
     const auto* first = static_cast<const char*>(in);
+    // Met where the world's rendezvous are: rank 0, or the coordinator of a world on a store.
     auto reply = world_->send(
-      0,
+      coordinator_role,
       checked_rendezvous_message::make(
         group_ + ": shape check " + std::to_string(sequence), to_wire(serialize(world_ranks_)),
         static_cast<std::int32_t>(world_->options.rank), wire_bytes(first, first + bytes)),

@@ -1,6 +1,7 @@
 // Collectives across hosts: every operation of a gloo group and a 64 MiB all_reduce; a host's
 // link cut mid-all_reduce; graph's distributed partition over the hosts.
 #include "host_roles.hpp"
+#include "host_tasks.hpp"
 
 #include "../collectives/collective_cases.hpp"
 
@@ -9,8 +10,6 @@
 #include "troupe/graph/distributed.hpp"
 
 #include <xtensor/xbuilder.hpp>
-
-TROUPE_TASK(host_sum, [](int a, int b) { return a + b; });
 
 namespace troupe::hosts {
 namespace {
@@ -49,12 +48,12 @@ TROUPE_HOST_ROLE(cut_all_reduce) {
   require(how == "peer_lost" || how == "timeout_error", "the all_reduce ended with " + how);
   require(took < 10s, "within the group's timeout of 5 s");
   if (victim) {
-    const auto seen = failure_of([&] { all.rpc_sync("0", 2s, host_sum, 1, 1); }, 30s);
+    const auto seen = failure_of([&] { all.rpc_sync("0", 2s, host_add, 1, 1); }, 30s);
     require(seen == "peer_lost" || seen == "timeout_error", "the cut-off member: " + seen);
     return;
   }
   auto rest = world.create_rpc_group("rest", {world.member_name(0), world.member_name(1)});
-  require(rest.rpc_sync(world.rank() == 0 ? "1" : "0", host_sum, 2, 2) == 4,
+  require(rest.rpc_sync(world.rank() == 0 ? "1" : "0", host_add, 2, 2) == 4,
           "the rest of the world goes on");
   rest.barrier(20s);
 }

@@ -174,11 +174,13 @@ store_world) # a world with its tables in etcd (a server on hosts 0-2, TLS with 
   endpoints="https://${TESTBED_IP[0]}:2379,https://${TESTBED_IP[1]}:2379,https://${TESTBED_IP[2]}:2379"
   store="etcd://${TESTBED_IP[0]}:2379,${TESTBED_IP[1]}:2379,${TESTBED_IP[2]}:2379/hosts"
   first=${#testbed_pids[@]}
-  member 0 store_world_member TROUPE_STORE="$store" TROUPE_MAX_WORLD_SIZE=4 $(tls_of 0)
+  # A store world has no rank 0 address: TROUPE_ADDRESS empty leaves the default (loopback).
+  member 0 store_world_member TROUPE_STORE="$store" TROUPE_ADDRESS= TROUPE_MAX_WORLD_SIZE=4 $(tls_of 0)
   # Rank 0 claims first, so it is the oldest member: the coordinator the others lose.
   etcd_tls=1 etcd_has_key "$endpoints" /troupe/hosts/members/ || status=1
   for i in 1 2; do
-    member "$i" store_world_member TROUPE_STORE="$store" TROUPE_MAX_WORLD_SIZE=4 $(tls_of "$i")
+    member "$i" store_world_member TROUPE_STORE="$store" TROUPE_ADDRESS= TROUPE_MAX_WORLD_SIZE=4 \
+      $(tls_of "$i")
   done
   if [[ $status == 0 ]] && await in_0 in_1 in_2; then
     kill -9 "${etcd_pids[2]}" && touch "$dir/server_2_killed"
@@ -190,7 +192,8 @@ store_world) # a world with its tables in etcd (a server on hosts 0-2, TLS with 
     wait "${testbed_pids[first]}" 2>/dev/null
     unset "testbed_pids[first]" # killed on purpose: not a failure of the case
     await saw_loss_1 saw_loss_2 &&
-      member 0 store_world_returns TROUPE_STORE="$store" TROUPE_MAX_WORLD_SIZE=4 $(tls_of 0) ||
+      member 0 store_world_returns TROUPE_STORE="$store" TROUPE_ADDRESS= TROUPE_MAX_WORLD_SIZE=4 \
+        $(tls_of 0) ||
       status=1
   else
     status=1

@@ -6,68 +6,32 @@
 // it. The two lose their leases: every group operation they make fails with partition_error,
 // never a hang. Once the cut heals they join again as new incarnations, and all five meet in a
 // new group and call each other.
+#include "../world/member_events.hpp"
 #include "host_roles.hpp"
+#include "host_tasks.hpp"
 
 #include "troupe/world/rpc_group.hpp"
 
-#include <atomic>
-#include <condition_variable>
-#include <memory>
-#include <mutex>
-#include <set>
 #include <thread>
-
-TROUPE_TASK(partition_add, [](int a, int b) { return a + b; });
 
 namespace troupe::hosts {
 
 namespace {
 
+using troupe::testing::member_events;
+
 const std::vector<std::string> five{"0", "1", "2", "3", "4"};
 
-/// The world's joins ("+name") and losses ("-name") as this member saw them.
-class world_events {
-public:
-  explicit world_events(troupe::world& world) {
-    // The callbacks keep the record alive: the world may outlive this object (its callbacks
-    // run until it has stopped).
-    world.on_member_lost([seen = seen_](const std::string& name, int) { seen->add("-" + name); });
-    world.on_member_joined([seen = seen_](const std::string& name, int) { seen->add("+" + name); });
-    world.on_rejoined([seen = seen_] { seen->add("rejoined"); });
-  }
-  bool wait_for(std::initializer_list<const char*> events, std::chrono::seconds limit) {
-    std::unique_lock lock{seen_->mutex};
-    return seen_->changed.wait_for(lock, limit, [&] {
-      for (const auto* event : events)
-        if (!seen_->seen.contains(event))
-          return false;
-      return true;
-    });
-  }
-
-private:
-  struct record {
-    void add(const std::string& event) {
-      std::scoped_lock lock{mutex};
-      seen.insert(event);
-      changed.notify_all();
-    }
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::set<std::string> seen;
-  };
-  std::shared_ptr<record> seen_ = std::make_shared<record>();
-};
-
 /// A member on the side with the quorum: sees the two lost, goes on among the three.
-void with_the_quorum(troupe::world& world, world_events& events) {
+void with_the_quorum(troupe::world& world, member_events& events) {
   const auto me = world.name();
-  require(events.wait_for({"-3", "-4"}, 30s), "members 3 and 4 lost on the side with the quorum");
+  require(events.wait_for_all({"-3", "-4"}, 30s),
+          "members 3 and 4 lost on the side with the quorum");
   mark("saw_cut_" + me);
   auto three = world.create_rpc_group("three", {"0", "1", "2"});
   three.barrier();
   for (const auto* other : {"0", "1", "2"})
-    require(three.rpc_sync(other, partition_add, 1, 2) == 3, "the three call each other");
+    require(three.rpc_sync(other, host_add, 1, 2) == 3, "the three call each other");
 }
 
 /// A member cut off with one etcd server: its lease goes, and the world's operations it makes
@@ -85,8 +49,7 @@ void cut_off(troupe::world& world, troupe::rpc_group& group) {
     }
   }
   require(partitioned, "a key lookup fails with partition_error within 30 s of the cut");
-  require(failure_of([&] { (void)group.rpc_sync("0", partition_add, 1, 1); }, 5s) ==
-            "partition_error",
+  require(failure_of([&] { (void)group.rpc_sync("0", host_add, 1, 1); }, 5s) == "partition_error",
           "a call fails with partition_error");
   require(failure_of([&] { group.barrier(); }, 5s) == "partition_error",
           "a barrier fails with partition_error");
@@ -99,7 +62,7 @@ TROUPE_HOST_ROLE(store_member) {
   auto options = member_options();
   options.rejoin = true;
   troupe::world world{rt, options};
-  world_events events{world};
+  member_events events{world};
   const auto me = world.name();
   auto group = world.create_rpc_group("all", five);
   group.barrier();
@@ -110,16 +73,16 @@ TROUPE_HOST_ROLE(store_member) {
     with_the_quorum(world, events);
   await_mark("restored", 60s);
   if (me == "3" || me == "4")
-    require(events.wait_for({"rejoined"}, 60s), "joined again once the cut healed");
+    require(events.wait_for("rejoined", 60s), "joined again once the cut healed");
   else
-    require(events.wait_for({"+3", "+4"}, 60s), "members 3 and 4 back as new incarnations");
+    require(events.wait_for_all({"+3", "+4"}, 60s), "members 3 and 4 back as new incarnations");
   for (int i = 0; i < 3000 && world.members() != five; ++i) // the other one may come later
     std::this_thread::sleep_for(20ms);
   require(world.members() == five, "all five members again");
   auto again = world.create_rpc_group("again", five);
   again.barrier();
   for (const auto& other : five)
-    require(again.rpc_sync(other, partition_add, 2, 3) == 5, "all five call each other again");
+    require(again.rpc_sync(other, host_add, 2, 3) == 5, "all five call each other again");
   again.barrier();
 }
 

@@ -4,6 +4,7 @@
 // mid-barrier, for good or (world_options::rejoin) until it comes back; calls over a slow,
 // lossy link.
 #include "host_roles.hpp"
+#include "host_tasks.hpp"
 
 #include "troupe/actors/actor.hpp"
 #include "troupe/actors/error.hpp"
@@ -15,17 +16,6 @@
 #include <memory>
 #include <thread>
 
-TROUPE_TASK(host_add, [](int a, int b) { return a + b; });
-TROUPE_TASK(host_pid, [](int) { return static_cast<int>(::getpid()); });
-
-/// An actor a member of the hosts' world makes on another: a count, and the process it is in.
-struct host_counter {
-  explicit host_counter(int start) : n(start) {}
-  int get() const { return n; }
-  int pid() const { return ::getpid(); }
-  int n;
-};
-TROUPE_ACTOR(host_counter, int, &host_counter::get, &host_counter::pid);
 TROUPE_TASK(host_sleep_ms, [](int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds{ms});
   return ms;

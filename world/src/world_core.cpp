@@ -589,6 +589,13 @@ std::string world_core::member_name(int rank) const {
   return name != nullptr ? *name : std::string{};
 }
 
+std::string world_core::loopback_host() const {
+  const auto host = with_store()
+                      ? store_seat::listen_address(parse_store_location(options.store)).host
+                      : rank0_address.host;
+  return is_loopback(host) ? host : std::string{};
+}
+
 std::string world_core::address_seen_by_others() {
   if (with_store()) {
     std::shared_lock guard{stop_mutex};

@@ -206,6 +206,9 @@ public:
   /// The address members on other hosts reach this one at: the local address of its
   /// connection to rank 0 (rank 0: of a member's connection to it). Empty if unknown.
   std::string address_seen_by_others();
+  /// The loopback host every member listens on when the whole world is on this host (rank 0's
+  /// address, or every store server, on loopback); empty when members may be on other hosts.
+  std::string loopback_host() const;
 
   /// What this member's connections prove: the world's secret, and its name; `peer_name` is
   /// the member a connection must reach.

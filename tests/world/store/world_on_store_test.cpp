@@ -8,69 +8,21 @@
 // rank or name held is refused typed.
 #include "../../eventually.hpp"
 #include "../../tally_actor.hpp"
+#include "../member_events.hpp"
 #include "../world_test_support.hpp"
 #include "etcd_servers.hpp"
 #include "store/etcd_client.hpp"
+#include "store_world_support.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cstdlib>
 #include <future>
-#include <memory>
-#include <mutex>
-#include <set>
 #include <signal.h>
 
 namespace troupe::testing {
 namespace {
-
-/// What each member process below needs besides its rank: the store (TROUPE_STORE).
-std::map<std::string, std::string> store_environment(int rank, int size, const std::string& store) {
-  return {{"TROUPE_RANK", std::to_string(rank)},
-          {"TROUPE_WORLD_SIZE", std::to_string(size)},
-          {"TROUPE_NAME", std::to_string(rank)},
-          {"TROUPE_STORE", store}};
-}
-
-troupe::world_options store_options(int rank, int size, const std::string& store) {
-  troupe::world_options options;
-  options.name = std::to_string(rank);
-  options.rank = rank;
-  options.world_size = size;
-  options.store = store;
-  options.timeout = 20s;
-  return options;
-}
-
-/// Names (and ranks) the world's callbacks told of, for a test to wait on.
-class member_events {
-public:
-  explicit member_events(troupe::world& world) {
-    // The callbacks keep the record alive: the world may outlive this object (its callbacks
-    // run until it has stopped).
-    world.on_member_lost([seen = seen_](const std::string& name, int) { seen->add("-" + name); });
-    world.on_member_joined([seen = seen_](const std::string& name, int) { seen->add("+" + name); });
-  }
-  /// Whether `event` ("-0": member "0" lost, "+0": joined) came, waiting up to `limit`.
-  bool wait_for(const std::string& event, std::chrono::milliseconds limit = 15s) {
-    std::unique_lock lock{seen_->mutex};
-    return seen_->changed.wait_for(lock, limit, [&] { return seen_->events.count(event) > 0; });
-  }
-
-private:
-  struct record {
-    void add(const std::string& event) {
-      std::scoped_lock lock{mutex};
-      events.insert(event);
-      changed.notify_all();
-    }
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::multiset<std::string> events;
-  };
-  std::shared_ptr<record> seen_ = std::make_shared<record>();
-};
 
 /// Requests the store's servers started for the world's tables: keepalives of leases and
 /// watches (which stream, and reconnect when idle) aside.
@@ -108,14 +60,6 @@ void serve_and_call(troupe::world& world, const std::function<void()>& between =
 TROUPE_ROLE(store_member) {
   return as_member([](troupe::world& world) { serve_and_call(world); });
 }
-
-class world_on_store : public ::testing::Test {
-protected:
-  void SetUp() override {
-    if (!etcd_servers::installed())
-      GTEST_SKIP() << "etcd is not installed (scripts/setup.sh installs etcd-server)";
-  }
-};
 
 TEST_F(world_on_store, forms_through_the_store_and_calls_touch_it_not) {
   etcd_servers servers{1};
