@@ -26,7 +26,7 @@ void set_up(member_actor* self, world_core* core) {
   st.lost.assign(size, false);
   st.serving_from.assign(size, 0);
   st.left.assign(size, false);
-  st.peers[static_cast<std::size_t>(core->options.rank)] = caf::actor_cast<caf::actor>(self);
+  st.peers.set(core->options.rank, caf::actor_cast<caf::actor>(self));
   if (core->with_store()) // known once the store says who is oldest
     st.coordinating = -1;
   core->direct.reached(core->options.rank, caf::actor_cast<caf::actor>(self));
@@ -55,8 +55,8 @@ caf::behavior member(member_actor* self, world_core* core) {
     reach_message::handler(self, on_reach),
     greet_message::handler(self, on_greet),
     // Calls (member_calls.cpp).
-    call_message::named_handler<call_fields>(self, waits_for_sender_news, on_call),
-    one_way_call_message::named_handler<one_way_call_fields>(self, waits_for_sender_news,
+    call_message::named_handler<call_fields>(self, sender_unless_awaiting_news, on_call),
+    one_way_call_message::named_handler<one_way_call_fields>(self, sender_unless_awaiting_news,
                                                              on_one_way_call),
     answer_message::handler(self, on_answer),
     local_handler(self, on_call_done),

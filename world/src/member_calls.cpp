@@ -54,8 +54,7 @@ void accept_call(member_actor* self, int from, call_answer answer, std::string g
 
 } // namespace
 
-reply_result on_call(member_actor* self, call_fields call) {
-  const int from = sender_rank(self);
+reply_result on_call(member_actor* self, int from, call_fields call) {
   if (from < 0)
     return failed_reply(refusal(self));
   auto promise = self->make_response_promise<std::uint8_t, std::string, wire_bytes>();
@@ -65,8 +64,7 @@ reply_result on_call(member_actor* self, call_fields call) {
   return promise;
 }
 
-caf::result<void> on_one_way_call(member_actor* self, one_way_call_fields call) {
-  const int from = sender_rank(self);
+caf::result<void> on_one_way_call(member_actor* self, int from, one_way_call_fields call) {
   call_answer answer{caf::actor_cast<caf::actor>(self), self->current_sender(), call.id};
   if (from < 0) {
     answer.deliver(refusal(self));

@@ -56,9 +56,9 @@ void on_down(member_actor* self, caf::down_msg& down);
 
 // member_calls.cpp: other members' calls here, and the answers to this member's.
 /// A call from a member, answered by its reply once run on the executor.
-reply_result on_call(member_actor* self, call_fields call);
+reply_result on_call(member_actor* self, int from, call_fields call);
 /// A one-way call from a member, answered by an answer_message once run.
-caf::result<void> on_one_way_call(member_actor* self, one_way_call_fields call);
+caf::result<void> on_one_way_call(member_actor* self, int from, one_way_call_fields call);
 /// The answer to one of this process's direct calls (direct_calls.hpp).
 void on_answer(member_actor* self, std::uint64_t id, std::uint8_t status, std::string& text,
                wire_bytes& payload);

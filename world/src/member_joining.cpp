@@ -226,7 +226,7 @@ void take_back(member_actor* self, int rank, const member_identity& incarnation)
   const auto at = static_cast<std::size_t>(rank);
   st.lost[at] = false;
   st.left[at] = false;
-  st.peers[at] = nullptr; // its old process's (whose end was handled when it was lost)
+  st.peers.reset(rank); // its old process's (whose end was handled when it was lost)
   st.connect_failures.erase(rank);
   st.greet_when_reached.erase(rank);
   st.joined_as[rank] = incarnation;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,16 +106,20 @@ struct member_message {
       return on(self, Named{std::move(fields)...});
     };
   }
-  /// The same, asking `waits(self)` first, with the message untouched: one that waits is
-  /// skipped (caf::skip) and tried again later, so its fields must still be there.
-  template <class Named, class Self, class Waits, class On>
-  static auto named_handler(Self* self, Waits waits, On on) {
-    return [self, waits, on](Atom, Fields&... fields) -> decltype(on(self, std::declval<Named>())) {
-      const handling scope{self};
-      if (waits(self))
-        return caf::skip;
-      return on(self, Named{std::move(fields)...});
-    };
+  /// The same for a message from a member: `sender(self)` first, with the message untouched,
+  /// says who sent it (a rank, -1 for none known), or nothing while it must wait: that message is
+  /// skipped (caf::skip) and tried again later, so its fields must still be there. Else
+  /// `on(self, rank, named)`.
+  template <class Named, class Self, class Sender, class On>
+  static auto named_handler(Self* self, Sender sender, On on) {
+    return
+      [self, sender, on](Atom, Fields&... fields) -> decltype(on(self, 0, std::declval<Named>())) {
+        const handling scope{self};
+        const std::optional<int> from = sender(self);
+        if (!from)
+          return caf::skip;
+        return on(self, *from, Named{std::move(fields)...});
+      };
   }
 };
 

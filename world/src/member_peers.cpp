@@ -176,9 +176,8 @@ int sender_rank(member_actor* self) {
     return -1;
   auto& st = self->state;
   const auto identity = member_identity::of(sender);
-  for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
-    if (st.peers[rank] && member_identity::of(st.peers[rank]) == identity)
-      return static_cast<int>(rank);
+  if (const auto known = st.peers.rank_of(identity))
+    return *known;
   const auto proven = proven_name(self);
   if (!proven || !st.roster_known)
     return -1;
@@ -206,11 +205,10 @@ void check_ready(member_actor* self) {
 
 void add_peer(member_actor* self, int rank, caf::actor handle) {
   auto& st = self->state;
-  auto& slot = st.peers[static_cast<std::size_t>(rank)];
-  if (slot != handle) {
+  if (st.peers[static_cast<std::size_t>(rank)] != handle) {
     self->monitor(handle);
     st.core->direct.reached(rank, handle);
-    slot = std::move(handle);
+    st.peers.set(rank, std::move(handle));
     if (rank == st.coordinating && st.core->with_store()) // reach requests wait for it
       for (const auto& [waiting, requests] : st.awaiting_peer)
         if (waiting > st.core->options.rank)
@@ -218,7 +216,7 @@ void add_peer(member_actor* self, int rank, caf::actor handle) {
   }
   check_ready(self);
   if (st.greet_when_reached.erase(rank) > 0)
-    greet_message::send(self, slot);
+    greet_message::send(self, st.peers[static_cast<std::size_t>(rank)]);
   if (auto waiting = st.awaiting_peer.extract(rank))
     for (auto& [id, message] : waiting.mapped())
       if (st.pending.contains(id)) // not timed out meanwhile

@@ -7,6 +7,7 @@
 #include "barrier_tree.hpp"
 #include "call_answer.hpp"
 #include "coordinator.hpp"
+#include "peer_table.hpp"
 #include "pending_requests.hpp"
 #include "roster.hpp"
 #include "store_news.hpp"
@@ -32,23 +33,9 @@ struct pending_join {
   std::size_t unanswered = 0; // members not yet told of it (joining the formed world)
 };
 
-/// One incarnation of a member: its process and its member actor there. A member that joins
-/// again is a new one even from its old process (world_options::rejoin: a new member actor).
-struct member_identity {
-  caf::node_id node;
-  caf::actor_id actor = 0;
-  static member_identity of(const caf::actor& handle) { return {handle.node(), handle.id()}; }
-  static member_identity of(const caf::strong_actor_ptr& sender) {
-    return {sender->node(), sender->id()};
-  }
-  /// As a store's record names it.
-  std::string text() const { return incarnation_of(node, actor); }
-  bool operator==(const member_identity&) const = default;
-};
-
 struct member_state {
   world_core* core = nullptr;
-  std::vector<caf::actor> peers; // by rank, once connected; this member's own at its rank
+  peer_table peers; // by rank, once connected; this member's own at its rank
   std::vector<endpoint> addresses; // by rank, from the roster: where to connect on first use
   /// Requests (their ids in `pending`) to members not reached yet, by rank.
   std::map<int, std::vector<std::pair<std::uint64_t, caf::message>>> awaiting_peer;
@@ -147,9 +134,10 @@ bool is_incarnation(member_actor* self, int rank, const member_identity& identit
 /// (news, or a tick within 200 ms), for 3 s at most from the sender's first wait; then it is
 /// taken as this member sees things.
 bool awaits_news(member_actor* self);
-/// Whether the message being handled comes from no member known here yet and waits for the
-/// store's news of its sender (awaits_news): asked before a handler moves a field out of it.
-bool waits_for_sender_news(member_actor* self);
+/// The rank of the member that sent the message being handled (-1: none known here), or nothing
+/// while it waits for the store's news of its sender (awaits_news): asked before a handler
+/// moves a field out of it.
+std::optional<int> sender_unless_awaiting_news(member_actor* self);
 /// Reaches `rank`, a higher rank, through the coordinator: it asks `rank` to connect here.
 void reach_through_coordinator(member_actor* self, int rank);
 

@@ -227,8 +227,11 @@ bool awaits_news(member_actor* self) {
   return true;
 }
 
-bool waits_for_sender_news(member_actor* self) {
-  return self->state.core->with_store() && sender_rank(self) < 0 && awaits_news(self);
+std::optional<int> sender_unless_awaiting_news(member_actor* self) {
+  const int from = sender_rank(self);
+  if (from < 0 && self->state.core->with_store() && awaits_news(self))
+    return std::nullopt;
+  return from;
 }
 
 void on_news_tick(member_actor* self, news_tick&) {
