@@ -148,6 +148,16 @@ void etcd_servers::kill(int index) {
 
 void etcd_servers::restart(int index) { launch(index, false); }
 
+void etcd_servers::pause(int index) {
+  if (const auto pid = servers_.at(static_cast<std::size_t>(index)).pid; pid > 0)
+    ::kill(pid, SIGSTOP);
+}
+
+void etcd_servers::resume(int index) {
+  if (const auto pid = servers_.at(static_cast<std::size_t>(index)).pid; pid > 0)
+    ::kill(pid, SIGCONT);
+}
+
 // Heartbeat and election timeouts for a 3 s lease on a loaded 2-core machine: an election must
 // end well inside the lease (a member's keeper cannot renew while there is no leader, and says
 // the lease is gone after a TTL without renewal), so etcd's own 100 ms / 1 s; pre-vote keeps a

@@ -46,6 +46,10 @@ public:
   void kill(int index);
   /// Starts server `index` again on its data and ports.
   void restart(int index);
+  /// Stops server `index` (SIGSTOP): its connections stay open, and nothing answers on them.
+  void pause(int index);
+  /// Lets a paused server `index` go on (SIGCONT).
+  void resume(int index);
 
 private:
   struct server {

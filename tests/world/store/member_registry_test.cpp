@@ -104,6 +104,21 @@ TEST_F(member_registry, a_member_that_leaves_says_so_before_its_record_goes) {
   EXPECT_EQ(of_a.count("+b"), 1u); // its leaving is no second join
 }
 
+// A member stopping while the store is silent (a partition, a stalled server) tells it within a
+// third of the TTL or gives up, typed: it never waits longer than its lease lives.
+TEST_F(member_registry, leaving_gives_up_within_the_ttl_when_the_store_is_silent) {
+  auto patient = settings();
+  patient.store.request_timeout = 5s; // as the world's requests wait: longer than the TTL
+  heard of_a;
+  etcd::member_registry a{patient, of_a.handlers()};
+  a.claim(record(0, "a"));
+  servers_->pause(0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(a.leave(), troupe::network_error);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, patient.ttl) << "it waited past the TTL";
+  servers_->resume(0);
+}
+
 TEST_F(member_registry, a_rank_or_a_name_is_held_by_one_member) {
   heard ignored;
   etcd::member_registry a{settings(), ignored.handlers()};

@@ -213,7 +213,13 @@ void member_registry::leave() {
     found->second.left = true;
     own = found->second;
   }
-  store_.put(member_key(own.rank), document_of(own), lease_->id());
+  // Told within a third of the TTL or not at all: a member stopping does not wait on a store
+  // that does not answer (the others then lose it, which is what it is to them).
+  auto settings = settings_.store;
+  settings.request_timeout =
+    std::min(settings.request_timeout,
+             std::chrono::duration_cast<std::chrono::milliseconds>(settings_.ttl) / 3);
+  client{std::move(settings)}.put(member_key(own.rank), document_of(own), lease_->id());
 }
 
 std::int64_t member_registry::lease() const { return lease_->id(); }

@@ -66,7 +66,8 @@ public:
   /// member holds it.
   int claim(member_record record, int first_free = 0);
 
-  /// Says, in this member's record, that it is leaving on purpose (before its lease goes).
+  /// Says, in this member's record, that it is leaving on purpose (before its lease goes);
+  /// throws as the store does if it has not answered within a third of the TTL.
   void leave();
 
   /// The members as this one last saw them (itself from its claim on), by rank.
