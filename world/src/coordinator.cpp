@@ -62,7 +62,7 @@ void coordinator::complete_if_whole(std::map<std::string, rendezvous>::iterator 
 
 reply_result coordinator::keys(key_operation op, key_table table, const std::string& group,
                                const std::string& key, int rank) {
-  const auto what = (table == key_table::paired ? "paired value '" : "service '") + key + "'";
+  const auto what = key_what(table, key);
   const auto where = " on group '" + group + "'";
   auto at = owners_.find({table, group, key});
   switch (op) {

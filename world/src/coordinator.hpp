@@ -17,6 +17,11 @@ namespace troupe::detail {
 /// lookup: who holds the key (a lost holder's key is peer_lost); holds: whether anyone does.
 enum class key_operation : std::uint8_t { add, remove, lookup, holds };
 
+/// A key as messages name it: "paired value 'k'" or "service 'k'".
+inline std::string key_what(key_table table, const std::string& key) {
+  return (table == key_table::paired ? "paired value '" : "service '") + key + "'";
+}
+
 class coordinator {
 public:
   /// Member `rank` arrived at the rendezvous `what` of `ranks` (a group's creation, or one of

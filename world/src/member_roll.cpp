@@ -44,6 +44,14 @@ bool gone_members::is_gone(int rank) const {
   return gone_.contains(rank);
 }
 
+gone_as gone_members::how_gone(int rank) const {
+  std::lock_guard guard{mutex_};
+  const auto found = gone_.find(rank);
+  if (found == gone_.end())
+    return gone_as::present;
+  return found->second ? gone_as::left : gone_as::lost;
+}
+
 void gone_members::returned(int rank) {
   std::lock_guard guard{mutex_};
   gone_.erase(rank);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "member_callbacks.hpp"
+#include "roster.hpp"
 
 #include <caf/node_id.hpp>
 
@@ -41,6 +42,8 @@ public:
   /// may have left because of the loss).
   std::optional<int> first_gone(const std::vector<int>& ranks) const;
   bool is_gone(int rank) const;
+  /// Whether `rank` is here, lost, or left.
+  gone_as how_gone(int rank) const;
   /// `rank` joined again, as a new process.
   void returned(int rank);
   int count() const;

@@ -152,7 +152,7 @@ std::string store_seat::key_name(key_table table, const std::string& group,
 reply_bytes store_seat::keys(key_operation op, key_table table, const std::string& group,
                              const std::string& key, int rank) {
   const auto name = key_name(table, group, key);
-  const auto what = (table == key_table::paired ? "paired value '" : "service '") + key + "'";
+  const auto what = key_what(table, key);
   const auto where = " on group '" + group + "'";
   switch (op) {
   case key_operation::add:
@@ -178,9 +178,10 @@ reply_bytes store_seat::keys(key_operation op, key_table table, const std::strin
   case key_operation::lookup: {
     const auto held = client_.get(name);
     int holder = -1;
-    if (!held ||
-        std::from_chars(held->value.data(), held->value.data() + held->value.size(), holder).ec !=
-          std::errc{})
+    if (!held)
+      throw_not_found(name, what, where);
+    if (std::from_chars(held->value.data(), held->value.data() + held->value.size(), holder).ec !=
+        std::errc{})
       throw key_error(what + " not found" + where);
     if (holder < 0 || holder >= max_world_size_)
       throw key_error(what + where + " names no rank of this world");
@@ -188,6 +189,25 @@ reply_bytes store_seat::keys(key_operation op, key_table table, const std::strin
   }
   }
   throw invalid_argument("unknown key operation");
+}
+
+// A key goes with its holder's lease, at the revision its record goes: the store's history just
+// before tells whether the key was that member's. Asked only when a lookup finds nothing.
+void store_seat::throw_not_found(const std::string& name, const std::string& what,
+                                 const std::string& where) {
+  for (const auto& loss : registry_->losses()) {
+    std::optional<etcd::key_value> before;
+    try {
+      before = client_.get(name, loss.revision - 1);
+    } catch (const etcd::refusal&) {
+      break; // compacted away: nothing older is known either
+    }
+    if (before && before->value == std::to_string(loss.record.rank))
+      throw peer_lost(what + where + " went with its member: member '" + loss.record.name +
+                      "' (rank " + std::to_string(loss.record.rank) + ") " +
+                      (loss.record.left ? "has left the world" : "was lost"));
+  }
+  throw key_error(what + " not found" + where);
 }
 
 std::uint64_t store_seat::requests() const { return client_.requests(); }

@@ -66,7 +66,8 @@ public:
 
   /// `op` on `table` of `group`'s keys, for member `rank`: what rank 0's coordinator::keys
   /// answers in a world without a store (a lookup: the holder's rank, serialized). A key is
-  /// bound to its holder's lease: it goes with its holder.
+  /// bound to its holder's lease: it goes with its holder, and a lookup then fails with
+  /// peer_lost naming the member, as rank 0's table says.
   reply_bytes keys(key_operation op, key_table table, const std::string& group,
                    const std::string& key, int rank);
 
@@ -79,6 +80,10 @@ public:
 private:
   std::string prefix() const;
   std::string key_name(key_table table, const std::string& group, const std::string& key) const;
+  /// A lookup of key `name` found nothing: peer_lost if a member that went held it until then,
+  /// else key_error.
+  [[noreturn]] void throw_not_found(const std::string& name, const std::string& what,
+                                    const std::string& where);
 
   const store_location where_;
   const int max_world_size_;

@@ -75,6 +75,10 @@ TEST_F(member_registry, members_see_each_other_join_and_leave) {
   }
   ASSERT_TRUE(of_a.wait_for("-b", 3s)); // revoked on the way out: at once, not after the TTL
   EXPECT_EQ(a.members(), (std::vector{record(0, "a")}));
+  const auto losses = a.losses(); // and when, for a lookup of what it held to look back
+  ASSERT_EQ(losses.size(), 1u);
+  EXPECT_EQ(losses.front().record, record(1, "b"));
+  EXPECT_GT(losses.front().revision, losses.front().record.since);
   EXPECT_EQ(of_a.count("+a"), 0u); // never told of itself
   EXPECT_EQ(of_a.count("cut"), 0u);
 }

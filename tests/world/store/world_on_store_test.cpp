@@ -85,6 +85,7 @@ TEST_F(world_on_store, forms_through_the_store_and_calls_touch_it_not) {
 TROUPE_ROLE(store_member_until_killed) {
   return as_member([](troupe::world& world) {
     auto group = world.create_rpc_group("all", everyone);
+    group.pair("of-" + world.name(), 7);
     group.barrier();
     std::this_thread::sleep_for(60s);
   });
@@ -121,6 +122,18 @@ TROUPE_ROLE(store_member_returns) {
   });
 }
 
+/// A lookup of the value rank 0 paired before it was killed says it went with rank 0.
+void expect_gone_with_rank_0(troupe::rpc_group& group) {
+  try {
+    (void)group.get_paired<int>("of-0");
+    ADD_FAILURE() << "a value rank 0 paired outlived it";
+  } catch (const troupe::peer_lost& e) {
+    EXPECT_NE(std::string{e.what()}.find("went with its member: member '0' (rank 0) was lost"),
+              std::string::npos)
+      << e.what();
+  }
+}
+
 TEST_F(world_on_store, rank_0_killed_the_others_go_on_and_it_joins_again) {
   etcd_servers servers{1};
   const auto store = servers.address() + "/survives";
@@ -145,6 +158,8 @@ TEST_F(world_on_store, rank_0_killed_the_others_go_on_and_it_joins_again) {
   pair.barrier();
   EXPECT_EQ(pair.rpc_sync("2", add_numbers, 3, 4), 7);
   EXPECT_TRUE(group.is_registered("twice-1")); // the store holds it, not rank 0
+  expect_gone_with_rank_0(group); // gone here, though its lease may not have expired yet
+  EXPECT_THROW((void)group.get_paired<int>("never-paired"), troupe::key_error);
   auto present = world.create_rpc_group("present", troupe::all_members);
   present.barrier();
   EXPECT_TRUE(eventually([&] {
@@ -160,6 +175,7 @@ TEST_F(world_on_store, rank_0_killed_the_others_go_on_and_it_joins_again) {
   ASSERT_TRUE(events.wait_for("+0", 30s)) << "rank 0 joined again";
   EXPECT_EQ(world.members(), everyone);
   EXPECT_EQ(present.rpc_sync("0", add_numbers, 5, 5), 10);
+  expect_gone_with_rank_0(group); // its lease went with its keys: the store's history says so
   EXPECT_EQ(again.exit_code(20s), 0);
   pair.barrier();
   EXPECT_EQ(two.exit_code(20s), 0);

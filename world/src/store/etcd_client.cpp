@@ -126,8 +126,11 @@ std::int64_t client::create_all(const std::vector<std::pair<std::string, std::st
   return made_at;
 }
 
-std::optional<key_value> client::get(const std::string& key) {
-  const auto answer = call("/v3/kv/range", {{"key", base64(key)}});
+std::optional<key_value> client::get(const std::string& key, std::int64_t at_revision) {
+  nlohmann::json request{{"key", base64(key)}};
+  if (at_revision > 0)
+    request["revision"] = std::to_string(at_revision);
+  const auto answer = call("/v3/kv/range", request);
   const auto& items = array_field(answer, "kvs");
   if (items.empty())
     return std::nullopt;

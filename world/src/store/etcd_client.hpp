@@ -62,7 +62,8 @@ public:
   /// revision they were made at (their create_revision), or 0 if they were not made here.
   std::int64_t create_all(const std::vector<std::pair<std::string, std::string>>& items,
                           std::int64_t lease = 0);
-  std::optional<key_value> get(const std::string& key);
+  /// `key` now, or as it was at store revision `at_revision` (refusal if compacted away).
+  std::optional<key_value> get(const std::string& key, std::int64_t at_revision = 0);
   /// Every key starting with `prefix`, in key order; throws capacity_error naming the prefix if
   /// there are more than `limit`.
   range_read prefix(const std::string& prefix, std::int64_t limit);

@@ -121,7 +121,7 @@ std::int64_t member_registry::read() {
   }
   for (const auto& [rank, record] : known)
     if (!found.contains(rank))
-      forget(rank);
+      forget(rank, 0); // when is compacted away
   for (const auto& [rank, record] : found)
     learn(record);
   return now.revision;
@@ -132,7 +132,7 @@ void member_registry::take(const std::vector<change>& changes) {
   for (const auto& change : changes) {
     if (change.deleted) {
       if (const auto rank = rank_of(change.item.key))
-        forget(*rank);
+        forget(*rank, change.item.mod_revision);
     } else if (auto record = record_of(change.item)) {
       learn(*record);
     }
@@ -160,7 +160,7 @@ void member_registry::learn(const member_record& record) {
     tell("joined", [&] { handlers_.joined(record); });
 }
 
-void member_registry::forget(int rank) {
+void member_registry::forget(int rank, std::int64_t revision) {
   member_record gone;
   {
     std::scoped_lock lock{mutex_};
@@ -169,6 +169,10 @@ void member_registry::forget(int rank) {
       return;
     gone = std::move(found->second);
     members_.erase(found);
+    if (revision > 0)
+      losses_.push_front({gone, revision});
+    if (losses_.size() > max_losses_kept)
+      losses_.pop_back();
     if (rank == own_rank_)
       return;
   }
@@ -223,6 +227,11 @@ void member_registry::leave() {
 }
 
 std::int64_t member_registry::lease() const { return lease_->id(); }
+
+std::vector<member_loss> member_registry::losses() const {
+  std::scoped_lock lock{mutex_};
+  return {losses_.begin(), losses_.end()};
+}
 
 int member_registry::claim(member_record record, int first_free) {
   const bool any = record.rank < 0;

@@ -12,6 +12,7 @@
 #include "lease_keeper.hpp"
 #include "member_record.hpp"
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +27,13 @@ namespace troupe::detail::etcd {
 class rank_held : public state_error {
 public:
   explicit rank_held(const std::string& message) : state_error(message) {}
+};
+
+/// A member whose record went (lost, or gone after it said it leaves), and the store's revision
+/// it went at: what it held until then is in the store's history just before.
+struct member_loss {
+  member_record record;
+  std::int64_t revision = 0;
 };
 
 struct registry_handlers {
@@ -78,6 +86,10 @@ public:
   std::int64_t lease() const;
   /// Records from the store that were ignored (malformed, too large, out of range).
   std::uint64_t ignored() const;
+  /// The last members whose records went, newest first (at most max_losses_kept; those found
+  /// gone by a read after a compaction, at no known revision, are not among them).
+  std::vector<member_loss> losses() const;
+  static constexpr std::size_t max_losses_kept = 16;
 
 private:
   std::string members_prefix() const;
@@ -89,7 +101,7 @@ private:
   std::int64_t read();
   void take(const std::vector<change>& changes);
   void learn(const member_record& record);
-  void forget(int rank);
+  void forget(int rank, std::int64_t revision);
   /// Runs a handler; what it throws is reported, never let into the watch's or lease's thread.
   template <class Handler>
   void tell(const char* which, Handler handler) noexcept;
@@ -103,6 +115,7 @@ private:
   std::unique_ptr<lease_keeper> lease_;
   mutable std::mutex mutex_;
   std::map<int, member_record> members_;
+  std::deque<member_loss> losses_; // newest first
   int own_rank_ = -1;
   std::uint64_t ignored_ = 0;
   std::unique_ptr<watch> watch_; // last: it stops first
