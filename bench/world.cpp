@@ -312,6 +312,8 @@ int main(int argc, char** argv) {
     return growing_member(spec);
   if (const char* spec = std::getenv("TROUPE_BENCH_STORE_MEMBER"))
     return troupe::bench::store_member(spec);
+  if (const char* where = std::getenv("TROUPE_BENCH_STORE_CALLER"))
+    return troupe::bench::slice_calls_member(where);
   if (argc > 1 && std::string_view{argv[1]} == "--store")
     return troupe::bench::store_figures();
   if (argc > 1 && std::string_view{argv[1]} == "--grow") {
