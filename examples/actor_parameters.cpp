@@ -14,6 +14,7 @@
 namespace {
 
 /// Fits y = a*x + b by least squares; the actor's state is (a, b) and how many updates it took.
+// snippet-begin: actor
 struct parameters {
   double a = 0, b = 0;
   int updates = 0;
@@ -29,6 +30,7 @@ struct parameters {
 // What another process needs to make and call a `parameters` (in the namespace it is declared
 // in): no constructor arguments, and the methods it may call.
 TROUPE_ACTOR(parameters, void, &parameters::apply, &parameters::get, &parameters::count);
+// snippet-end: actor
 
 /// The gradient of the mean squared error over shard `shard` of the data y = 3x - 2.
 std::vector<double> gradient_on(int shard, const std::vector<double>& w) {
@@ -45,6 +47,7 @@ std::vector<double> gradient_on(int shard, const std::vector<double>& w) {
 
 } // namespace
 
+// snippet-begin: use
 int main(int argc, char** argv) {
   troupe::runtime rt{argc, argv}; // the actor's worker process never gets past this
   troupe::thread_pool pool{rt, {.workers = 4}};
@@ -67,3 +70,4 @@ int main(int argc, char** argv) {
               updates, w[0], w[1]);
   return std::abs(w[0] - 3) < 0.05 && std::abs(w[1] + 2) < 0.05 && updates == 2000 ? 0 : 1;
 }
+// snippet-end: use

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--backend=mpi") == 0)
       options.backend = troupe::collective_backend::mpi;
 
+  // snippet-begin: all_reduce
   troupe::runtime rt;
   troupe::world world{rt, troupe::world_options::from_environment()};
   std::vector<int> everyone(static_cast<std::size_t>(world.size()));
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
     if (world.rank() == 0 && step % 50 == 0)
       std::cout << "step " << step << ": local loss " << xt::mean(error * error)() << "\n";
   }
+  // snippet-end: all_reduce
 
   // Every member must hold the same weights: compare them with rank 0's.
   xt::xarray<double> rank0_weights = weights;

@@ -13,6 +13,7 @@ int main() {
   constexpr double mib = 1 << 20;
   // A transformer-ish stack: embedding, four blocks, head. Sizes are parameter bytes (the
   // assigner doubles them, machin's size_multiplier, to leave room for activations).
+  // snippet-begin: assign
   std::vector<troupe::module_spec> modules{{"embedding", 400 * mib}, {"block0", 900 * mib},
                                            {"block1", 900 * mib},    {"block2", 900 * mib},
                                            {"block3", 900 * mib},    {"head", 400 * mib}};
@@ -34,6 +35,7 @@ int main() {
 
   for (std::size_t i = 0; i < modules.size(); ++i)
     std::printf("%-10s -> %s\n", modules[i].name.c_str(), placement.device_name[i].c_str());
+  // snippet-end: assign
   std::printf("\n");
   for (std::size_t j = 0; j < devices.size(); ++j)
     std::printf("%-8s holds %7.0f MiB of %8.0f MiB usable\n", devices[j].name.c_str(),

@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
     batch.images.push_back(xt::random::rand<float>({4, 4}) * static_cast<float>(i + 1));
   batch.images.push_back(xt::ones<float>({4, 4})); // flat: its item fails, the others go on
 
+  // snippet-begin: threads
   // Threads: the method changes the caller's batch in place; post sees every outcome.
   auto in_place = troupe::inbatch_parallel(
     rt, troupe::inits::indices,
@@ -91,12 +92,15 @@ int main(int argc, char** argv) {
     {.n_workers = 4});
   image_batch copy = batch;
   std::printf("threads: %zu of %zu images failed\n", in_place(copy), copy.size());
+  // snippet-end: threads
 
+  // snippet-begin: processes
   // Processes: each worker normalises its items; post stacks what came back.
   auto stacked =
     troupe::inbatch_parallel(rt, troupe::inits::indices, normalise_image, stack_images,
                              {.target = troupe::inbatch_target::processes, .n_workers = 2});
   const auto images = stacked(batch);
+  // snippet-end: processes
   std::printf("processes: stacked %zu images; image 0 has mean %.3f and deviation %.3f\n",
               images.shape()[0], static_cast<double>(xt::mean(xt::view(images, 0))()),
               static_cast<double>(xt::stddev(xt::view(images, 0))()));

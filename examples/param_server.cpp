@@ -33,6 +33,7 @@ const troupe::grad_server_options options{.primary = "server",
 xt::xarray<float> truth() { return xt::linspace<float>(-1.0f, 1.0f, features); }
 
 /// The worker's loop: gradients of the squared error on its shard, pushed; parameters pulled.
+// snippet-begin: worker
 void work(troupe::rpc_group& group, int rank) {
   xt::random::seed(static_cast<unsigned>(rank));
   const xt::xarray<float> x = xt::random::randn<float>({rows, features});
@@ -48,6 +49,7 @@ void work(troupe::rpc_group& group, int rank) {
     server.push(model, gradients); // returns once queued; model gets the newest parameters
   }
 }
+// snippet-end: worker
 
 } // namespace
 
@@ -61,6 +63,7 @@ int main() {
     group.barrier(); // done pushing
     return 0;
   }
+  // snippet-begin: server
   troupe::push_pull_grad_server_host host{group, "sgd", options};
   host.manage_model({{{"w", xt::zeros<float>({features})}}, 0},
                     [](troupe::state_dict& parameters, const troupe::state_dict& gradients) {
@@ -71,6 +74,7 @@ int main() {
   group.barrier(); // the workers are done
   std::this_thread::sleep_for(std::chrono::milliseconds{500}); // leftovers flush
   host.stop();
+  // snippet-end: server
   host.watch();
   const auto model = host.model();
   const float miss = xt::amax(xt::abs(model.state.at("w") - truth()))();

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   std::vector<int> everyone(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r)
     everyone[static_cast<std::size_t>(r)] = r;
+  // snippet-begin: distributed
   auto group = troupe::create_collective_group(world, everyone);
 
   // This rank's cells; each step it sends its first cell left and its last right, and receives
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
     mine[name] = initial(size * cells_per_rank).at(name);
   }
   const auto values = execute_distributed_partition(partition, *group, mine);
+  // snippet-end: distributed
 
   // The whole rod on this rank alone, for comparison.
   std::vector<node_ptr> rod;

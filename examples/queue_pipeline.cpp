@@ -24,6 +24,7 @@ namespace {
 
 using tensor = xt::xarray<float>;
 
+// snippet-begin: consumer
 int consume(const std::string& name) {
   auto work = troupe::queue<tensor>::open(name);
   auto sums = troupe::queue<std::pair<int, double>>::open(name + "-sums");
@@ -41,6 +42,7 @@ int consume(const std::string& name) {
   sums.put({count, sum});
   return 0;
 }
+// snippet-end: consumer
 
 pid_t start_consumer(const char* self, const std::string& name) {
   pid_t pid = 0;
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string{argv[1]} == "consume")
     return consume(argv[2]);
 
+  // snippet-begin: producer
   const std::string name = "pipeline-" + std::to_string(getpid());
   auto work = troupe::queue<tensor>::create(name, {.max_messages = 8});
   auto sums = troupe::queue<std::pair<int, double>>::create(name + "-sums");
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
     work.put(t);
   }
   work.close(); // consumers drain the rest, then see queue_closed
+  // snippet-end: producer
 
   double received = 0;
   for (int c = 0; c < 2; ++c) {

@@ -1,5 +1,5 @@
 // troupe in one page: a thread pool's map, an imap_unordered, an apply_async with a timeout,
-// and a pool whose workers each own a context.
+// a pool whose workers each own a context, and a process pool.
 //
 //   ./build/examples/quickstart
 #include <troupe/troupe.hpp>
@@ -27,8 +27,15 @@ struct device {
 
 } // namespace
 
+// snippet-begin: task
+// A task worker processes run: registered by name, at namespace scope.
+TROUPE_TASK(cube, [](int x) { return x * x * x; });
+// snippet-end: task
+
+// snippet-begin: main
 int main(int argc, char** argv) {
-  troupe::runtime rt{argc, argv};
+  troupe::runtime rt{argc, argv}; // first: a worker process of this program never gets past it
+  // snippet-begin: thread-pool
   troupe::thread_pool pool{rt, {.workers = 4}};
 
   // map: results in input order.
@@ -56,6 +63,7 @@ int main(int argc, char** argv) {
     std::cout << "apply_async: not ready after 10 ms (" << e.what() << ")\n";
   }
   std::cout << "apply_async: " << slow.get(2s) << " after waiting longer\n";
+  // snippet-end: thread-pool
 
   // A task's exception comes back as itself.
   try {
@@ -80,5 +88,18 @@ int main(int argc, char** argv) {
   devices.join();
   std::cout << "ctx_thread_pool: " << devices.context(0).name << " ran " << devices.context(0).calls
             << " tasks, " << devices.context(1).name << " ran " << devices.context(1).calls << '\n';
-  return devices.context(0).calls > 0 && devices.context(1).calls > 0 ? 0 : 1;
+
+  // snippet-begin: process-pool
+  // A process pool: the same API; its workers are this program, started again, and run tasks
+  // registered with TROUPE_TASK.
+  troupe::process_pool procs{rt, {.workers = 2}};
+  const auto cubes = procs.map(cube, xs);
+  std::cout << "process_pool map(cube):";
+  for (int y : cubes)
+    std::cout << ' ' << y;
+  std::cout << '\n';
+  // snippet-end: process-pool
+  const bool both_devices_ran = devices.context(0).calls > 0 && devices.context(1).calls > 0;
+  return both_devices_ran && cubes.back() == 512 ? 0 : 1;
 }
+// snippet-end: main

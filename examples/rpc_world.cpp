@@ -14,6 +14,7 @@
 #include <numeric>
 #include <vector>
 
+// snippet-begin: world
 /// Runs on whichever member is asked: a stand-in for real work.
 TROUPE_TASK(score_batch, [](std::vector<double> batch) {
   return std::sqrt(std::inner_product(batch.begin(), batch.end(), batch.begin(), 0.0));
@@ -62,3 +63,4 @@ int main(int argc, char** argv) {
   group.barrier(); // nobody leaves while another still reads the tally
   return final_tally.batches == members ? 0 : 1;
 }
+// snippet-end: world

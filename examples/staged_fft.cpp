@@ -57,6 +57,7 @@ tensor peak(const staged::record& r) {
 }
 
 // Registered at namespace scope: the worker processes run this program and find it by name.
+// snippet-begin: schema
 const auto spectra_schema = staged::register_schema(
   staged::schema{"spectra"}
     .field("signal")
@@ -69,6 +70,7 @@ const auto spectra_schema = staged::register_schema(
                .property_deps = {"mean_spectrum"},
                .required_dims = staged::dim_filter::all(),
                .compute = peak}));
+// snippet-end: schema
 
 /// 16 signals: a sine of frequency 12 (in cycles a window) plus noise.
 tensor noisy_signals() {
@@ -89,9 +91,11 @@ int main(int argc, char** argv) {
   int loads = 0;
   const auto counting = staged::on_load_into_memory([&](const staged::file_ref&) { ++loads; });
 
+  // snippet-begin: compute
   staged::record r{spectra_schema, {{"signal", noisy_signals()}}};
   const auto plan =
     parallel_compute(r, {"peak", "spectrum"}, {.memory_limit = 1024, .cache_dir = cache}, pool);
+  // snippet-end: compute
   for (const auto& st : plan.stages) {
     std::string names;
     for (const auto& name : st.properties)

@@ -96,6 +96,16 @@ TEST(tensor_serialization, structs_holding_tensors_round_trip) {
   EXPECT_EQ(back.ids, s.ids);
 }
 
+TEST(tensor_serialization, a_map_of_tensors_round_trips) {
+  const xt::xarray<float> weights = xt::random::randn<float>({3, 2});
+  // snippet-begin: serialize
+  auto bytes = troupe::serialize(std::map<std::string, xt::xarray<float>>{{"w", weights}});
+  auto back = troupe::deserialize<std::map<std::string, xt::xarray<float>>>(bytes);
+  // snippet-end: serialize
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back.at("w"), weights);
+}
+
 template <class T>
 std::vector<std::byte> forged(const std::vector<std::uint64_t>& words, std::uint8_t layout = 0x00) {
   std::vector<std::byte> blob(troupe::detail::blob_header_size);

@@ -178,6 +178,34 @@ TEST(graph_size_parameters, shapes_follow_their_parameters) {
     << "n is not a whole number";
 }
 
+// The graph guide's tour: a DAG evaluated in double and float, cut into two parts that run on a
+// thread pool, drawn and serialized.
+TEST(graph_tour, evaluates_partitions_draws_and_serializes) {
+  troupe::runtime rt;
+  troupe::thread_pool pool{rt, {.workers = 2}};
+  const xt::xarray<double> xs = xt::random::randn<double>({1000});
+  const xt::xarray<float> xfs = xt::cast<float>(xs);
+  // snippet-begin: tour
+  auto x = placeholder("x", {1000});
+  auto y = reduce(2.0 * x + roll(x, 1, 0), {0}); // nodes: immutable, shared
+  auto out = make_outputs({{"y", y}, {"z", x * x}});
+  auto values = evaluate(out, {{"x", xs}}); // the reference interpreter
+  auto floats = evaluate(out, basic_tensor_map<float>{{"x", xfs}}); // the same in float
+
+  // Two parts: the reduction in one, the rest in the other.
+  auto p = find_partition(out, [&](const node_ptr& n) -> part_id { return n == y ? 1 : 0; });
+  auto results = execute_partition(p, {{"x", xs}}, pool); // parts on a thread or process pool
+  const auto dot = get_dot_graph(p); // one dashed cluster a part
+  auto bytes = troupe::serialize(p); // the same bytes in any process
+  // snippet-end: tour
+  EXPECT_EQ(p.parts.size(), 2u);
+  EXPECT_TRUE(xt::allclose(results.at("y"), values.at("y")));
+  EXPECT_TRUE(xt::allclose(results.at("z"), values.at("z")));
+  EXPECT_NEAR(floats.at("y")(), values.at("y")(), 1e-2);
+  EXPECT_NE(dot.find("cluster"), std::string::npos);
+  EXPECT_EQ(troupe::deserialize<graph_partition>(bytes).parts.size(), 2u);
+}
+
 // A part that reads a cut of a parameter's shape reads the parameter too.
 TEST(graph_size_parameters, partitions_carry_the_parameters_their_parts_read) {
   auto n = size_param("n");

@@ -367,7 +367,8 @@ INSTANTIATE_TEST_SUITE_P(credentials, process_pool_nodes,
                          ::testing::Values(credentials::secret, credentials::tls), name_of);
 
 /// Over TLS a stranger never reaches CAF's frame reader: a forged frame header that announces
-/// 1 GiB makes the pool allocate nothing for it. (Over plain TCP it would: see README, Nodes.)
+/// 1 GiB makes the pool allocate nothing for it. (Over plain TCP it would: see docs/guide/pools.md,
+/// nodes.)
 TEST(process_pool_node_gate, a_forged_frame_header_costs_a_tls_pool_no_memory) {
   troupe::runtime rt;
   const auto& certs = certificates::get();

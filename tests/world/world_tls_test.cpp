@@ -15,7 +15,11 @@ void make_certs(const std::string& folder, const std::string& names) {
 }
 
 troupe::tls_options tls_of(const std::string& folder, const std::string& name) {
-  return {folder + "/" + name + ".pem", folder + "/" + name + ".key", folder + "/ca.pem", {}};
+  // snippet-begin: tls
+  return troupe::tls_options{.certificate = folder + "/" + name + ".pem", // names the member
+                             .key = folder + "/" + name + ".key",
+                             .ca_file = folder + "/ca.pem"};
+  // snippet-end: tls
 }
 
 /// A member whose certificates are in TROUPE_TEST_CERTS (none: no TLS). Exits 0 after a call
@@ -23,11 +27,13 @@ troupe::tls_options tls_of(const std::string& folder, const std::string& name) {
 TROUPE_ROLE(tls_member) {
   return refused_or_lost_code([] {
     troupe::runtime rt;
+    // snippet-begin: tls-member
     auto options = troupe::world_options::from_environment();
     options.timeout = 20s;
     if (const char* folder = std::getenv("TROUPE_TEST_CERTS"); folder && *folder)
       options.tls = tls_of(folder, options.name);
     troupe::world world{rt, options};
+    // snippet-end: tls-member
     auto group = world.create_rpc_group("secure", world.members());
     require(group.rpc_sync("0", greet, std::string{"tls"}) == "hello tls", "a call over TLS");
     group.barrier();
