@@ -7,6 +7,8 @@
 
 #include "troupe/actors/error.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -32,6 +34,40 @@ std::vector<std::string> scope_of(const std::string& name) {
   if (!parts.empty())
     parts.pop_back();
   return parts;
+}
+
+/// Whether `a` and `b` are blocks of one repeated kind: the same but for a last component that
+/// is a number in each ("enc.layers.0" and "enc.layers.1").
+bool repeat_each_other(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  const auto number = [](const std::string& part) {
+    return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) != 0;
+    });
+  };
+  return a.size() == b.size() && !a.empty() && a.back() != b.back() && number(a.back()) &&
+         number(b.back()) && std::equal(a.begin(), a.end() - 1, b.begin());
+}
+
+/// The smallest depth at which two operators' scopes are repeated blocks (PyTorch's
+/// "/enc/layers.3/self_attn/MatMul" and "/enc/layers.4/...": 3), or 1 if there is none.
+std::size_t repeated_block_depth(const onnx::GraphProto& g) {
+  std::set<std::vector<std::string>> scopes;
+  std::size_t deepest = 0;
+  for (const auto& node : g.node()) {
+    auto scope = scope_of(node.name());
+    deepest = std::max(deepest, scope.size());
+    scopes.insert(std::move(scope));
+  }
+  for (std::size_t depth = 1; depth <= deepest; ++depth) {
+    std::set<std::vector<std::string>> prefixes;
+    for (const auto& scope : scopes)
+      if (scope.size() >= depth)
+        prefixes.emplace(scope.begin(), scope.begin() + static_cast<std::ptrdiff_t>(depth));
+    for (auto at = prefixes.begin(); at != prefixes.end(); ++at)
+      if (const auto next = std::next(at); next != prefixes.end() && repeat_each_other(*at, *next))
+        return depth;
+  }
+  return 1;
 }
 
 /// Operators into modules, by index, and the modules' names in order of first operator.
@@ -151,16 +187,17 @@ std::string listed(const std::vector<std::string>& items, std::size_t at_most = 
 onnx_model model_of(onnx::ModelProto& proto, const onnx_options& options) {
   const shape_table shapes{proto, options};
   const auto& g = proto.graph();
-  const grouping groups{g, options.group_depth};
+  const auto depth = options.group_depth ? *options.group_depth : repeated_block_depth(g);
+  const grouping groups{g, depth};
   const auto& names = groups.names();
   if (names.size() < 2)
-    throw invalid_argument("model_from_onnx: grouping at depth " +
-                           std::to_string(options.group_depth) + " makes one module ('" +
-                           names.front() + "'): nothing to place apart");
+    throw invalid_argument("model_from_onnx: grouping at depth " + std::to_string(depth) +
+                           " makes one module ('" + names.front() + "'): nothing to place apart");
   std::map<std::string, const onnx::TensorProto*> initializers;
   for (const auto& t : g.initializer())
     initializers.emplace(t.name(), &t);
   onnx_model model;
+  model.group_depth = depth;
   for (const auto& name : names)
     model.modules.push_back({name, 0, 0.0});
   std::map<std::string, std::size_t> producer; // tensor -> module

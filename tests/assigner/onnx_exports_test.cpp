@@ -140,6 +140,27 @@ TEST(onnx_exports, a_causal_decoder) {
     2.0 * 64 * 256 * 64 + 64 * 256);
 }
 
+// With no depth given, modules are the model's repeated blocks where it has them (the encoder's
+// layers at depth 3, the decoder's blocks at 2), else its top-level parts; depth 0 stays one
+// module per operator (140 on the encoder, Shape and Gather operators among them).
+TEST(onnx_exports, a_model_is_cut_into_its_repeated_blocks_by_default) {
+  const auto encoder = model_from_onnx(exported("encoder_static"), {.group_depth = std::nullopt});
+  EXPECT_EQ(encoder.group_depth, 3u);
+  EXPECT_EQ(names_of(encoder), (std::vector<std::string>{"enc.layers.0", "enc.layers.1"}));
+  const auto decoder = model_from_onnx(
+    exported("gpt_decoder"), {.group_depth = std::nullopt, .batch_size = 2, .dims = {{"seq", 32}}});
+  EXPECT_EQ(decoder.group_depth, 2u);
+  EXPECT_EQ(names_of(decoder),
+            (std::vector<std::string>{"wte", "wpe", "blocks.0", "blocks.1", "ln_f", "head"}));
+  const auto lstm = model_from_onnx(
+    exported("lstm_lm"), {.group_depth = std::nullopt, .batch_size = 2, .dims = {{"seq", 32}}});
+  EXPECT_EQ(lstm.group_depth, 1u) << "no repeated block: its top-level parts";
+  EXPECT_EQ(names_of(lstm), (std::vector<std::string>{"embed", "lstm", "head"}));
+  const auto operators = model_from_onnx(exported("encoder_static"), {.group_depth = 0});
+  EXPECT_EQ(operators.group_depth, 0u);
+  EXPECT_GT(operators.modules.size(), 100u);
+}
+
 // A CNN exported in eval mode: the exporter folds each BatchNorm into its Conv, so the model has
 // PyTorch's parameters less the BatchNorms' 2 x (16 + 32) weights and biases.
 TEST(onnx_exports, a_cnn_with_grouped_dilated_convolutions) {

@@ -59,14 +59,17 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace troupe {
 
 struct onnx_options {
-  /// 0: a module per operator; else the name components that make a module.
-  std::size_t group_depth = 0;
+  /// 0: a module per operator; else the name components that make a module; nothing: the depth
+  /// that makes one module per repeated block (the smallest at which two scopes differ only in a
+  /// last number, as "enc.layers.0" and "enc.layers.1"), or 1 if the model repeats none.
+  std::optional<std::size_t> group_depth = 0;
   std::int64_t batch_size = 1;
   double dtype_bytes = 4;
   double size_multiplier = 1;
@@ -83,6 +86,8 @@ struct onnx_model {
   /// What the reading had to guess: estimated shapes, operators without a FLOP count (one line
   /// each). troupe-assign prints them.
   std::vector<std::string> warnings;
+  /// The depth the modules were grouped at (onnx_options::group_depth, or the one it picked).
+  std::size_t group_depth = 0;
 };
 
 /// Reads the model at `path`. invalid_argument for what is wrong with the file, or if this build
