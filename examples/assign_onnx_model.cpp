@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     }
     options.dims[dim.substr(0, at)] = std::stoll(dim.substr(at + 1));
   }
+  // snippet-begin: place
   const auto model = troupe::model_from_onnx(path, options);
   for (const auto& warning : model.warnings)
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   troupe::assigner_options placement; // machin's: sizes doubled, half of each device usable
   placement.seed = 1;
   const auto placed = troupe::assign(model.modules, devices, model.connections, placement);
+  // snippet-end: place
   for (std::size_t i = 0; i < model.modules.size(); ++i)
     std::printf("%-14s %6.1f MiB %8.1f MFLOP  -> %s\n", model.modules[i].name.c_str(),
                 model.modules[i].size_bytes / mib, *model.modules[i].complexity / 1e6,

@@ -20,6 +20,7 @@
 #include <vector>
 
 /// One stage of a model: a scale and a shift, applied where its device is.
+// snippet-begin: stage
 struct stage {
   stage(std::string device, double scale) : device(std::move(device)), scale(scale) {}
   std::vector<double> forward(std::vector<double> x) {
@@ -38,6 +39,7 @@ struct stage {
 // Its constructor's parameters, named once (a macro's argument cannot hold a comma).
 using stage_args = troupe::constructor<std::string, double>;
 TROUPE_ACTOR(stage, stage_args, &stage::forward, &stage::where, &stage::seen);
+// snippet-end: stage
 
 int main(int argc, char** argv) {
   troupe::runtime rt{argc, argv};
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
       {"embed", 300 * mib}, {"block0", 600 * mib}, {"block1", 600 * mib}, {"head", 200 * mib}};
     const std::vector<troupe::connection> flows{
       {0, 1, 16 * mib}, {1, 2, 16 * mib}, {2, 3, 16 * mib}};
+    // snippet-begin: spawn
     const auto devices = troupe::world_devices(group); // "cpu@rank-0", "cuda:0@rank-1", ...
     const auto plan = troupe::assign(modules, devices, flows, {.seed = 1});
     std::vector<troupe::actor<stage>> stages;
@@ -62,6 +65,7 @@ int main(int argc, char** argv) {
       std::cout << modules[i].name << " on " << device << ": "
                 << stages.back().call(&stage::where).get() << "\n";
     }
+    // snippet-end: spawn
     for (int batch = 0; batch < 3; ++batch) {
       std::vector<double> x(4, batch);
       for (const auto& s : stages)
