@@ -23,6 +23,7 @@ packages=(
   python3
   etcd-server etcd-client # the world's store (world_options::store) and its tests' clusters
   iproute2 # ip netns, ip link, tc: the hosts tests' test bed (tests/hosts/testbed.sh)
+  doxygen graphviz # the API reference (cmake --build build --target docs; test docs_reference)
 )
 
 missing=()

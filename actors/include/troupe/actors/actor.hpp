@@ -50,6 +50,7 @@ struct restart_policy {
   /// Restarts allowed within `within`; past that the actor is gone, and calls fail with
   /// actor_stopped naming the cause. 0: the actor never restarts.
   std::size_t max_restarts = 0;
+  /// The window `max_restarts` counts in.
   std::chrono::milliseconds within{60'000};
   /// How many times a call marked idempotent (call(troupe::idempotent, ...)) that was running or
   /// waiting in the dead process is sent again to its replacement; other calls that were there
@@ -63,11 +64,15 @@ struct restart_policy {
 
 /// What on_restart is told: the actor, how many times it has restarted, and why this time.
 struct actor_restart {
+  /// The actor's name.
   std::string actor;
+  /// Restarts so far, this one included.
   std::size_t restarts = 0;
+  /// Why it was made again (the process's death, the member's loss).
   std::string cause;
 };
 
+/// How an actor is made: its name, its mailbox's bound, and its restart policy.
 struct actor_options {
   /// What errors and logs call the actor ("actor" when empty).
   std::string name;
@@ -100,6 +105,9 @@ struct actor_access;
 
 } // namespace detail
 
+/// A handle to an actor: an object of yours running one call at a time on a thread of its own, in
+/// this process, a worker process, or a world member (Ray's actors, CAF's and Akka's). Copyable; it
+/// travels as a task's argument or result.
 template <class T>
 class actor {
 public:
@@ -114,6 +122,7 @@ public:
   async_result<std::remove_cvref_t<R>> call(R (T::*method)(Params...), Args&&... args) const {
     return ask(false, method, std::forward<Args>(args)...);
   }
+  /// The same, for a const method.
   template <class R, class... Params, class... Args>
   async_result<std::remove_cvref_t<R>> call(R (T::*method)(Params...) const, Args&&... args) const {
     return ask(false, method, std::forward<Args>(args)...);
@@ -124,6 +133,7 @@ public:
                                             Args&&... args) const {
     return ask(true, method, std::forward<Args>(args)...);
   }
+  /// The same, for a const method.
   template <class R, class... Params, class... Args>
   async_result<std::remove_cvref_t<R>> call(idempotent_t, R (T::*method)(Params...) const,
                                             Args&&... args) const {
@@ -135,6 +145,7 @@ public:
   void tell(R (T::*method)(Params...), Args&&... args) const {
     detail::send_actor_call<T>(core(), false, method, nullptr, std::forward<Args>(args)...);
   }
+  /// The same, for a const method.
   template <class R, class... Params, class... Args>
   void tell(R (T::*method)(Params...) const, Args&&... args) const {
     detail::send_actor_call<T>(core(), false, method, nullptr, std::forward<Args>(args)...);
@@ -147,6 +158,7 @@ public:
     if (core_)
       core_->stop();
   }
+  /// The actor's name (actor_options::name); empty for an empty handle.
   const std::string& name() const noexcept {
     static const std::string none;
     return core_ ? *core_->name() : none;

@@ -25,11 +25,15 @@
 
 namespace troupe {
 
+/// The result of work that runs elsewhere (a task, a call, a collective): wait for it, get it (with
+/// a timeout, or not), or have a callback called with it. What multiprocessing's AsyncResult gives.
 template <class R>
 class async_result {
 public:
+  /// The result's type.
   using value_type = R;
 
+  /// Made by the pools, actors and groups that start the work.
   explicit async_result(std::shared_ptr<detail::result_state<R>> state)
     : state_(std::move(state)) {}
 
@@ -39,6 +43,7 @@ public:
   /// Whether the work succeeded. Throws troupe::state_error if it has not finished yet.
   bool successful() const { return state().successful(); }
 
+  /// Waits until the work has finished.
   void wait() const { state().wait(); }
 
   /// Waits at most `timeout`; true if the result is ready.
@@ -67,6 +72,7 @@ public:
     return value_ref();
   }
 
+  /// The same, moving the value out.
   template <class Rep, class Period>
   R get(std::chrono::duration<Rep, Period> timeout) && {
     wait_or_throw(timeout);
@@ -79,6 +85,7 @@ public:
     state().on_value(std::move(callback));
     return *this;
   }
+  /// The same, on a temporary result (returned for chaining).
   async_result on_result(detail::value_callback<R> callback) && {
     state().on_value(std::move(callback));
     return std::move(*this);
@@ -89,6 +96,7 @@ public:
     state().on_error(std::move(callback));
     return *this;
   }
+  /// The same, on a temporary result (returned for chaining).
   async_result on_error(std::function<void(std::exception_ptr)> callback) && {
     state().on_error(std::move(callback));
     return std::move(*this);

@@ -19,9 +19,12 @@
 
 namespace troupe {
 
+/// What every error troupe throws derives from, beside the standard exception it matches: catch
+/// (const troupe::error&) catches all of troupe's (docs/guide/errors.md lists them).
 class error {
 public:
   virtual ~error() = default;
+  /// What was wrong, naming the value, member, worker or key.
   virtual const char* what() const noexcept = 0;
 };
 
@@ -94,6 +97,7 @@ class peer_lost : public detail::error_base<std::runtime_error> {
 /// until it joins again (world_options::rejoin); what it waited on fails with it too.
 class partition_error : public peer_lost {
 public:
+  /// A partition_error saying `message`.
   explicit partition_error(const std::string& message) : peer_lost(message) {}
 };
 
@@ -125,6 +129,7 @@ class key_error : public detail::error_base<std::out_of_range> {
 ///   }
 class remote_origin {
 public:
+  /// An origin: the exception's type as its process named it, and the worker that ran the task.
   remote_origin(std::string type_name, std::string worker)
     : type_name_(std::move(type_name)), worker_(std::move(worker)) {}
   virtual ~remote_origin() = default;
@@ -148,7 +153,10 @@ inline const remote_origin* origin_of(const std::exception& e) noexcept {
 /// is known of the original: its type's name, its message, and which worker ran it.
 class task_error : public detail::error_base<std::runtime_error>, public remote_origin {
 public:
+  /// What a worker's exception of an unregistered type becomes: its type's name, its message, and
+  /// the worker.
   task_error(std::string type_name, std::string message, std::string worker);
+  /// The original exception's message.
   const std::string& message() const noexcept { return message_; }
 
 private:

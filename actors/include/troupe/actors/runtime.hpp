@@ -21,6 +21,7 @@ namespace detail {
 struct runtime_state;
 } // namespace detail
 
+/// How a runtime is made.
 struct runtime_options {
   /// Threads of the actor scheduler, which runs troupe's dispatchers (pool workers have threads
   /// of their own). Default: 1 on a machine of two cores or fewer, else 2. Command line:
@@ -28,9 +29,13 @@ struct runtime_options {
   std::optional<int> scheduler_threads;
 };
 
+/// troupe in a process: the actor system every pool, actor, queue and world works on. Create it
+/// first in main: a worker process of this program never gets past its constructor. Destroying it
+/// terminates the pools still attached.
 class runtime {
 public:
   runtime();
+  /// A runtime with `options`.
   explicit runtime(runtime_options options);
 
   /// Reads troupe's own flags (`--troupe-...`) from the command line and ignores the rest, so

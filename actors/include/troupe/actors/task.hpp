@@ -21,9 +21,12 @@ namespace troupe {
 /// A registered task: its name, and the callable (usable locally too: thread pools call it).
 template <class F>
 struct task {
+  /// The name it is registered under.
   const char* name;
+  /// The callable.
   F fn;
 
+  /// Calls it here, as a function.
   template <class... A>
   requires std::is_invocable_v<const F&, A...>
   decltype(auto) operator()(A&&... args) const { return std::invoke(fn, std::forward<A>(args)...); }

@@ -19,6 +19,8 @@
 
 namespace troupe {
 
+/// TLS for a world or a pool's nodes: this process's certificate and key, the CA every peer's
+/// certificate must come from, and what a peer's certificate must name.
 struct tls_options {
   /// This process's certificate (PEM; a chain may follow it in the file).
   std::string certificate;
@@ -36,6 +38,7 @@ struct tls_options {
   /// stand in for the listener.
   bool verify_host = true;
 
+  /// The same files and settings.
   friend bool operator==(const tls_options&, const tls_options&) = default;
 
   /// From TROUPE_TLS_CERT, TROUPE_TLS_KEY, TROUPE_TLS_CA and TROUPE_TLS_PASSPHRASE (how a

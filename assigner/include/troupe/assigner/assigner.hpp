@@ -31,9 +31,11 @@ assignment assign(const std::vector<module_spec>& modules, const std::vector<dev
 /// The same, holding its inputs: describe the model once, assign under several option sets.
 class model_assigner {
 public:
+  /// Holds the model: its modules, the devices, and the connections between modules.
   model_assigner(std::vector<module_spec> modules, std::vector<device_spec> devices,
                  std::vector<connection> connections = {});
 
+  /// Places the modules it holds with `options`.
   assignment assign(const assigner_options& options = {}) const;
 
   /// J of a given placement (device index per module), for comparing placements.

@@ -21,11 +21,18 @@
 
 namespace troupe {
 
+/// A placement problem as an instance file stores it (data/assigner/instances): modules, devices,
+/// connections and the assigner's options.
 struct placement_instance {
+  /// The instance's name.
   std::string name;
+  /// The modules to place.
   std::vector<module_spec> modules;
+  /// The devices to place them on.
   std::vector<device_spec> devices;
+  /// The data flowing between modules.
   std::vector<connection> connections;
+  /// The assigner's options for it.
   assigner_options options;
 };
 

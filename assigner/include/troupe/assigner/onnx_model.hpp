@@ -65,21 +65,30 @@
 
 namespace troupe {
 
+/// How model_from_onnx reads a model: how operators group into modules, and the sizes of the dims
+/// the model leaves symbolic.
 struct onnx_options {
   /// 0: a module per operator; else the name components that make a module; nothing: the depth
   /// that makes one module per repeated block (the smallest at which two scopes differ only in a
   /// last number, as "enc.layers.0" and "enc.layers.1"), or 1 if the model repeats none.
   std::optional<std::size_t> group_depth = 0;
+  /// The size of a symbolic first axis (the batch) not named in `dims`.
   std::int64_t batch_size = 1;
+  /// The bytes of an element of the tensors operators produce and pass between modules.
   double dtype_bytes = 4;
+  /// What a module's weights are multiplied by in its size.
   double size_multiplier = 1;
   /// Sizes of the inputs' symbolic dims by name, as {"seq", 512}; a first axis not named here
   /// takes batch_size.
   std::map<std::string, std::int64_t> dims;
 };
 
+/// A model read from ONNX: its modules (sizes and FLOPs) and the connections between them, ready
+/// for troupe::assign.
 struct onnx_model {
+  /// The modules, in order of their first operator.
   std::vector<module_spec> modules;
+  /// The tensors crossing modules, weighted by their bytes.
   std::vector<connection> connections;
   /// The bytes of every initializer (the weights), each counted once, without size_multiplier.
   double parameter_bytes = 0;

@@ -21,28 +21,44 @@ namespace troupe {
 /// machin's inputs, unnormalised: sizes and capacities in one unit (machin: MB), complexities and
 /// compute powers in any unit each, connection n x n, distance m x m.
 struct placement_tensors {
+  /// Each module's size (n).
   xt::xtensor<double, 1> model_size;
+  /// Each device's memory capacity (m).
   xt::xtensor<double, 1> size_capacity;
+  /// Each module's complexity (n).
   xt::xtensor<double, 1> model_complexity;
+  /// Each device's compute power (m).
   xt::xtensor<double, 1> complexity_capacity;
+  /// Data flowing from module i to module j (n x n).
   xt::xtensor<double, 2> model_connection;
+  /// The cost of moving data between devices i and j (m x m).
   xt::xtensor<double, 2> device_distance;
 };
 
+/// machin's weights of the loss's terms.
 struct loss_weights {
+  /// The connection cost's weight.
   double connection = 2;
+  /// The size-match term's weight.
   double size_match = 0.01;
+  /// The complexity-match term's weight.
   double complexity_match = 1;
+  /// The entropy term's weight.
   double entropy = 1;
 };
 
+/// machin's loss at a placement, its terms, and its gradient.
 struct placement_loss {
+  /// The weighted sum of the terms.
   double total = 0;
-  double connection = 0; // unweighted terms
+  double connection = 0; ///< unweighted terms
+  /// Memory against capacity, unweighted.
   double size_match = 0;
+  /// Compute against compute power, unweighted.
   double complexity_match = 0;
+  /// The softmax rows' entropy, unweighted.
   double entropy = 0;
-  xt::xtensor<double, 2> gradient; // d total / d logits, n x m
+  xt::xtensor<double, 2> gradient; ///< d total / d logits, n x m
 };
 
 /// The loss at `logits` (n x m, softmax over each row) and its gradient.
@@ -53,6 +69,7 @@ placement_loss evaluate_placement(const xt::xtensor<double, 2>& logits, const pl
 /// problem (the connection matrix is kept as its list of edges: models are sparse graphs).
 class prepared_placement {
 public:
+  /// The inputs `t`, normalised once.
   explicit prepared_placement(const placement_tensors& t);
   /// The same with the connections as a list (repeated pairs add up, self-connections count in
   /// the normalisation as machin's diagonal does) instead of `t.model_connection`, which must be
@@ -60,7 +77,9 @@ public:
   /// modules. Throws troupe::invalid_argument for a connection naming a module out of range.
   prepared_placement(const placement_tensors& t, const std::vector<connection>& connections);
 
+  /// The number of modules (n).
   std::size_t modules() const noexcept { return n_; }
+  /// The number of devices (m).
   std::size_t devices() const noexcept { return m_; }
 
 private:
@@ -85,12 +104,18 @@ placement_loss evaluate_placement(const xt::xtensor<double, 2>& logits, const pr
 
 /// torch.optim.Adam's update (single-tensor, no weight decay, no amsgrad).
 struct adam_state {
+  /// Adam's step size.
   double learning_rate = 0.01;
+  /// The first moment's decay.
   double beta1 = 0.9;
+  /// The second moment's decay.
   double beta2 = 0.999;
+  /// Added to the denominator, against division by zero.
   double epsilon = 1e-8;
-  xt::xtensor<double, 2> first_moment; // sized on the first step
+  xt::xtensor<double, 2> first_moment; ///< sized on the first step
+  /// The running mean of squared gradients (sized on the first step).
   xt::xtensor<double, 2> second_moment;
+  /// Steps taken.
   int step = 0;
 };
 

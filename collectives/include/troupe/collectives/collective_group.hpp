@@ -34,25 +34,34 @@ namespace troupe {
 
 class world;
 
+/// A collective group of a world's members on gloo or MPI (machin's CollectiveGroup):
+/// point-to-point sends and collectives on tensors, each in a blocking and an asynchronous form.
+/// Made by create_collective_group; members call each operation in the same order.
 class collective_group {
 public:
   /// irecv's and recv's source when any member may send.
   static constexpr int any_source = -1;
 
+  /// Made by create_collective_group.
   explicit collective_group(std::shared_ptr<detail::collective_core> core);
 
   /// This member's rank in the group, 0 .. size() - 1, in the order of world
   /// ranks.
   int rank() const;
+  /// How many members it has.
   int size() const;
   /// The members' world ranks, by group rank.
   const std::vector<int>& world_ranks() const;
+  /// The engine it runs on (gloo or MPI).
   collective_backend backend() const;
 
+  /// Sends `t` to member `dst`; returns once `t` may be reused. `tag` tells apart sends between the
+  /// same pair.
   template <detail::tensor C>
   void send(const C& t, int dst, int tag = 0) {
     run(point_to_point(detail::collective_kind::send, t, dst, tag));
   }
+  /// send(), started: its handle says when it is done.
   template <detail::tensor C>
   collective_handle isend(const C& t, int dst, int tag = 0) {
     return start(point_to_point(detail::collective_kind::send, t, dst, tag));
@@ -63,6 +72,7 @@ public:
   int recv(C& t, int src = any_source, int tag = 0) {
     return run(point_to_point(detail::collective_kind::recv, t, src, tag));
   }
+  /// recv(), started: its handle says when, and from whom, `t` arrived.
   template <detail::tensor C>
   recv_handle irecv(C& t, int src = any_source, int tag = 0) {
     return recv_handle{start(point_to_point(detail::collective_kind::recv, t, src, tag))};
@@ -73,6 +83,7 @@ public:
   void broadcast(C& t, int src) {
     run(rooted(detail::collective_kind::broadcast, t, src));
   }
+  /// broadcast(), started.
   template <detail::tensor C>
   collective_handle broadcast_async(C& t, int src) {
     return start(rooted(detail::collective_kind::broadcast, t, src));
@@ -83,6 +94,7 @@ public:
   void all_reduce(C& t, reduce_op op = reduce_op::sum) {
     run(reducing(detail::collective_kind::all_reduce, t, -1, op));
   }
+  /// all_reduce(), started.
   template <detail::tensor C>
   collective_handle all_reduce_async(C& t, reduce_op op = reduce_op::sum) {
     return start(reducing(detail::collective_kind::all_reduce, t, -1, op));
@@ -93,6 +105,7 @@ public:
   void reduce(C& t, int dst, reduce_op op = reduce_op::sum) {
     run(reducing(detail::collective_kind::reduce, t, dst, op));
   }
+  /// reduce(), started.
   template <detail::tensor C>
   collective_handle reduce_async(C& t, int dst, reduce_op op = reduce_op::sum) {
     return start(reducing(detail::collective_kind::reduce, t, dst, op));
@@ -104,6 +117,7 @@ public:
   void all_gather(std::vector<C>& outputs, const C& t) {
     run(listed(detail::collective_kind::all_gather, t, outputs, -1));
   }
+  /// all_gather(), started.
   template <detail::tensor C>
   collective_handle all_gather_async(std::vector<C>& outputs, const C& t) {
     return start(listed(detail::collective_kind::all_gather, t, outputs, -1));
@@ -114,14 +128,17 @@ public:
   void gather(const C& t, std::vector<C>& outputs, int dst) {
     run(listed(detail::collective_kind::gather, t, outputs, dst));
   }
+  /// What the members other than `dst` call for gather().
   template <detail::tensor C>
   void gather(const C& t, int dst) {
     run(rooted(detail::collective_kind::gather, t, dst));
   }
+  /// gather(), started, at `dst`.
   template <detail::tensor C>
   collective_handle gather_async(const C& t, std::vector<C>& outputs, int dst) {
     return start(listed(detail::collective_kind::gather, t, outputs, dst));
   }
+  /// gather(), started, at the members other than `dst`.
   template <detail::tensor C>
   collective_handle gather_async(const C& t, int dst) {
     return start(rooted(detail::collective_kind::gather, t, dst));
@@ -132,14 +149,17 @@ public:
   void scatter(C& t, const std::vector<C>& inputs, int src) {
     run(listed(detail::collective_kind::scatter, t, inputs, src));
   }
+  /// What the members other than `src` call for scatter().
   template <detail::tensor C>
   void scatter(C& t, int src) {
     run(rooted(detail::collective_kind::scatter, t, src));
   }
+  /// scatter(), started, at `src`.
   template <detail::tensor C>
   collective_handle scatter_async(C& t, const std::vector<C>& inputs, int src) {
     return start(listed(detail::collective_kind::scatter, t, inputs, src));
   }
+  /// scatter(), started, at the members other than `src`.
   template <detail::tensor C>
   collective_handle scatter_async(C& t, int src) {
     return start(rooted(detail::collective_kind::scatter, t, src));
@@ -147,6 +167,7 @@ public:
 
   /// Returns when every member has called barrier() as often.
   void barrier() { run({}); }
+  /// barrier(), started.
   collective_handle barrier_async() { return start({}); }
 
   /// Leaves the group here; operations other members still run with this one

@@ -21,8 +21,11 @@ namespace detail {
 class collective_op;
 }
 
+/// An operation of a collective group that was started (isend, the *_async collectives): wait for
+/// it, with or without a timeout.
 class collective_handle {
 public:
+  /// Made by the group that starts the operation.
   explicit collective_handle(std::shared_ptr<detail::collective_op> op) : op_(std::move(op)) {}
 
   /// Waits for the operation; rethrows its error.
@@ -51,10 +54,14 @@ private:
 /// with any_source).
 class recv_handle : public collective_handle {
 public:
+  /// Made by the group that starts the receive.
   using collective_handle::collective_handle;
+  /// The receive `handle` started.
   explicit recv_handle(collective_handle handle) : collective_handle(std::move(handle)) {}
 
+  /// Waits for the tensor; the rank it came from.
   int wait() const { return wait_for_source(std::nullopt); }
+  /// The same, timeout_error (the receive goes on) if it has not come within `timeout`.
   template <class Rep, class Period>
   int wait(std::chrono::duration<Rep, Period> timeout) const {
     return wait_for_source(std::chrono::ceil<std::chrono::milliseconds>(timeout));

@@ -23,7 +23,9 @@ enum class collective_backend { gloo, mpi };
 /// "or", product and min are "and").
 enum class reduce_op { sum, product, min, max };
 
+/// How a collective group is made: its engine, its timeout, and whether shapes are checked.
 struct collective_options {
+  /// gloo (the default) or MPI (a world started under mpirun).
   collective_backend backend = collective_backend::gloo;
   /// How long the group's creation, and each operation, may take.
   std::chrono::milliseconds timeout{30'000};

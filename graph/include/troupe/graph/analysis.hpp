@@ -19,6 +19,7 @@ protected:
 /// The same, kept to `universe`.
 class subset_dependency_mapper : public combine_mapper<node_set> {
 public:
+  /// A mapper that keeps to the nodes of `universe`.
   explicit subset_dependency_mapper(node_set universe) : universe_(std::move(universe)) {}
 
 protected:

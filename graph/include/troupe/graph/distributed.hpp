@@ -28,19 +28,29 @@
 
 namespace troupe::graph {
 
+/// What a part receives under a placeholder: from which rank, under which tag, of which shape.
 struct recv_info {
+  /// The rank that sends it.
   int src = 0;
+  /// The tag the send and the receive name.
   std::string tag;
-  std::int64_t int_tag = 0; // the tag on the wire
+  std::int64_t int_tag = 0; ///< the tag on the wire
+  /// The array's shape.
   shape_t shape;
 };
 
+/// Where a part's computed array is sent: which rank, under which tag.
 struct send_info {
+  /// The rank it goes to.
   int dest = 0;
+  /// The tag the send and the receive name.
   std::string tag;
+  /// The tag on the wire.
   std::int64_t int_tag = 0;
 };
 
+/// A part of a distributed partition: a graph_part with the receives it reads and the sends of what
+/// it computes.
 struct distributed_graph_part : graph_part {
   /// The receives this part is the first to read: placeholder name, what arrives there.
   std::map<std::string, recv_info> name_to_recv_node;
@@ -49,11 +59,16 @@ struct distributed_graph_part : graph_part {
   std::map<std::string, std::vector<send_info>> name_to_send_nodes;
 };
 
+/// The distributed partition of one rank's DAG (pytato's DistributedGraphPartition): its parts, in
+/// an order that runs, with their sends and receives.
 struct distributed_graph_partition {
+  /// The parts, by id.
   std::map<part_id, distributed_graph_part> parts;
+  /// The parts' ids in an order each runs after those it reads.
   std::vector<part_id> toposorted_part_ids;
   /// What each output name (sent arrays, overall outputs) computes within its part.
   std::map<std::string, node_ptr> name_to_output;
+  /// The names of the DAG's own outputs (not the sent arrays).
   std::vector<std::string> overall_output_names;
   /// Tags on the wire are 0 .. tag_count - 1, in sorted order of the tags of all ranks.
   std::int64_t tag_count = 0;

@@ -58,25 +58,37 @@ using node_ptr = std::shared_ptr<const node>;
 /// What a node is apart from its children. A node's copies with other children (with_children,
 /// what every rewriting pass makes) share it, so they copy no name, shape or tags.
 struct node_fields {
+  /// The node's kind.
   kind what;
+  /// A placeholder's, size parameter's or data node's name; empty for the others.
   std::string name;
+  /// Its shape: one extent an axis.
   shape_t shape;
+  /// Its element type.
   dtype type = dtype::float64;
+  /// The kind's integer arguments (axes, shifts, a reshape's extents, ...).
   std::vector<std::int64_t> ints;
+  /// The kind's names (an elementwise operation's, einsum's subscripts, a send's tag, ...).
   std::vector<std::string> names;
+  /// A data node's values.
   std::shared_ptr<const xt::xarray<double>> data;
+  /// Tags (pytato's): names a pass may attach and match on.
   std::set<std::string> tags;
-  std::size_t hash = 0; // of the fields above, set when a node is made of them
+  std::size_t hash = 0; ///< of the fields above, set when a node is made of them
 
+  /// Equal kind, fields and tags (the hash first).
   bool operator==(const node_fields& other) const;
 };
 
+/// A node of an array-expression DAG (pytato's Array): immutable and shared, equal to another of
+/// the same structure. Made by the builders below (placeholder, reduce, roll, ...).
 class node {
   struct sharing {}; // only a node makes another of its fields (their hash is already set)
 
 public:
   /// Builds a node; the builders below check their arguments and are what to call.
   node(node_fields fields, std::vector<node_ptr> children);
+  /// A node with the fields of another (what with_children makes).
   node(sharing, std::shared_ptr<const node_fields> fields, std::vector<node_ptr> children);
   /// Releases the children without recursion: the last reference to a chain of a million nodes
   /// is dropped in a loop, not a million nested destructors.
@@ -84,21 +96,31 @@ public:
   node(const node&) = delete;
   node& operator=(const node&) = delete;
 
+  /// Its kind.
   kind what() const noexcept { return fields_->what; }
+  /// Its name (placeholders, size parameters and data).
   const std::string& name() const noexcept { return fields_->name; }
+  /// Its operands, in a fixed order: every walk is deterministic.
   const std::vector<node_ptr>& children() const noexcept { return children_; }
+  /// Its shape.
   const shape_t& shape() const noexcept { return fields_->shape; }
+  /// Its element type.
   dtype type() const noexcept { return fields_->type; }
+  /// Its kind's integer arguments.
   const std::vector<std::int64_t>& ints() const noexcept { return fields_->ints; }
   /// outputs: the result names, in the order of children().
   const std::vector<std::string>& names() const noexcept { return fields_->names; }
+  /// A data node's values.
   const std::shared_ptr<const xt::xarray<double>>& data() const noexcept { return fields_->data; }
+  /// Its tags.
   const std::set<std::string>& tags() const noexcept { return fields_->tags; }
+  /// Its elements: the product of its shape.
   std::int64_t size() const noexcept;
 
   /// Structural: kind, fields, tags and children, recursively (children compared by address
   /// first). The hash is computed once, from the same, and is the same in every process.
   std::size_t hash() const noexcept { return hash_; }
+  /// Equal in structure (hash(), and the same, recursively).
   bool operator==(const node& other) const;
 
   /// This node with other children (the same kind, fields and tags).
@@ -117,9 +139,12 @@ bool is_input(const node& n) noexcept;
 
 /// Hash and equality of node_ptr by structure, for unordered containers.
 struct node_hash {
+  /// The node's structural hash.
   std::size_t operator()(const node_ptr& n) const noexcept { return n->hash(); }
 };
+/// Equality of node_ptr by structure, for unordered containers.
 struct node_equal {
+  /// Whether `a` and `b` are the same node, or equal in structure.
   bool operator()(const node_ptr& a, const node_ptr& b) const { return a == b || *a == *b; }
 };
 using node_set = std::unordered_set<node_ptr, node_hash, node_equal>;
@@ -153,12 +178,18 @@ node_ptr einsum(std::string subscripts, std::vector<node_ptr> operands);
 /// start:stop:step (either end left out as nullopt), a new axis of size 1, or an array whose
 /// elements are whole numbers (advanced indexing).
 struct index_entry {
+  /// What an entry is.
   enum class what : std::uint8_t { integer, slice, new_axis, array };
+  /// This entry's kind.
   what kind = what::slice;
-  std::int64_t value = 0; // an integer's
-  std::optional<std::int64_t> start, stop;
+  std::int64_t value = 0; ///< an integer's
+  /// A slice's start (nullopt: from the start).
+  std::optional<std::int64_t> start;
+  /// A slice's stop (nullopt: to the end).
+  std::optional<std::int64_t> stop;
+  /// A slice's step.
   std::int64_t step = 1;
-  node_ptr indices; // an array's
+  node_ptr indices; ///< an array's
 };
 index_entry index_at(std::int64_t i);
 index_entry index_slice(std::optional<std::int64_t> start = std::nullopt,

@@ -28,7 +28,10 @@ namespace troupe::graph {
 
 using part_id = std::int64_t;
 
+/// One part of a partition: the nodes that run together, what they read and what they produce
+/// (pytato's GraphPart).
 struct graph_part {
+  /// Its id.
   part_id pid = 0;
   /// The parts that must run first.
   std::set<part_id> needed_pids;
@@ -39,13 +42,18 @@ struct graph_part {
   /// The graph's outputs this part computes, and the cut placeholders it produces.
   std::set<std::string> output_names;
 
+  /// What it reads: the graph's placeholders and the cut placeholders.
   std::set<std::string> all_input_names() const;
 };
 
+/// A DAG cut into parts (pytato's GraphPartition): the parts, what each output computes, and an
+/// order the parts run in.
 struct graph_partition {
+  /// The parts, by id.
   std::map<part_id, graph_part> parts;
   /// What each output name (the graph's, and each cut placeholder) computes, within its part.
   std::map<std::string, node_ptr> var_name_to_result;
+  /// The parts' ids in an order each runs after those it needs.
   std::vector<part_id> toposorted_part_ids;
 };
 

@@ -22,14 +22,23 @@ namespace troupe::graph {
 
 /// One node as it travels: its fields, and its children as positions in the table.
 struct node_record {
+  /// Its kind.
   kind what = kind::placeholder;
+  /// Its name (inputs').
   std::string name;
+  /// Its children: positions in the table.
   std::vector<std::uint64_t> children;
+  /// Its shape.
   shape_t shape;
+  /// Its element type.
   dtype type = dtype::float64;
+  /// Its kind's integer arguments.
   std::vector<std::int64_t> ints;
+  /// Its kind's names.
   std::vector<std::string> names;
+  /// A data node's values.
   std::vector<double> data;
+  /// Its tags.
   std::set<std::string> tags;
 
   template <class Archive>

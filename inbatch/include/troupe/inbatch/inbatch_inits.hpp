@@ -39,7 +39,9 @@ auto indices_of(const Batch& b) {
 }
 } // namespace detail
 
+/// A call per item, given its index (batchflow's init=indices).
 struct indices_t {
+  /// The batch's indices.
   template <class Batch>
   auto operator()(const Batch& b) const {
     return detail::indices_of(b);
@@ -47,7 +49,9 @@ struct indices_t {
 };
 inline constexpr indices_t indices{};
 
+/// A call per item, given the item itself (batchflow's init=items).
 struct items_t {
+  /// The batch's items.
   template <class Batch>
   auto operator()(const Batch& b) const {
     using item = std::decay_t<decltype(b[detail::indices_of(b).front()])>;
@@ -59,7 +63,9 @@ struct items_t {
 };
 inline constexpr items_t items{};
 
+/// One call with no per-item arguments (batchflow's run_once).
 struct run_once_t {
+  /// One empty argument list.
   template <class Batch>
   std::vector<std::tuple<>> operator()(const Batch&) const {
     return {std::tuple<>{}};
@@ -69,8 +75,10 @@ inline constexpr run_once_t run_once{};
 
 /// One call per row of the component `name` of the batch (b.component(name)).
 struct component {
+  /// The component's name.
   std::string name;
 
+  /// The component's rows.
   template <class Batch>
   auto operator()(Batch& b) const {
     const auto& rows = b.component(name);

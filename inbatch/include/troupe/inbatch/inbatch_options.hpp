@@ -26,7 +26,9 @@ inbatch_target inbatch_target_named(std::string_view name);
 /// 4 x the CPUs this process may run on (batchflow's default n_workers).
 std::size_t default_inbatch_workers();
 
+/// How an inbatch_parallel action runs (batchflow's decorator arguments).
 struct inbatch_options {
+  /// Threads, processes, or sequential on the calling thread.
   inbatch_target target = inbatch_target::threads;
   /// At most this many items run at once (at least 1). Default: default_inbatch_workers(). The
   /// pool the action makes for itself has this many threads (processes: no more than the CPUs).
@@ -43,13 +45,17 @@ struct inbatch_options {
   named_args extras;
   /// Pools to run on; null: a pool the action makes on first use and keeps for later calls.
   thread_pool* threads = nullptr;
+  /// The process pool to run on (processes target); null: one the action makes.
   process_pool* processes = nullptr;
 };
 
 /// One call's overrides (batchflow's target=, debug=, n_workers= and keyword arguments).
 struct inbatch_call {
+  /// The target for this call.
   std::optional<inbatch_target> target;
+  /// debug for this call.
   std::optional<bool> debug;
+  /// n_workers for this call.
   std::optional<std::size_t> n_workers;
   /// Named arguments of the call: laid over each item's own for the method, and over the
   /// decorator's extras for init and post.

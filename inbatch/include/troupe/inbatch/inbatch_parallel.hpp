@@ -63,9 +63,12 @@ namespace troupe {
 /// The post of an action without one.
 struct no_post_t {};
 
+/// An action made by inbatch_parallel: call it with a batch (and the call's arguments) to run the
+/// method over the batch's items in parallel and hand the outcomes to post.
 template <class Init, class Method, class Post>
 class inbatch_action {
 public:
+  /// Made by inbatch_parallel.
   inbatch_action(runtime& rt, Init init, Method method, Post post, inbatch_options options)
     : init_(std::move(init)), method_(std::move(method)), post_(std::move(post)),
       options_(std::move(options)), pools_(std::make_shared<detail::inbatch_pools>(rt)) {

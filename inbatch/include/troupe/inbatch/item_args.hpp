@@ -22,9 +22,12 @@
 
 namespace troupe {
 
+/// One item's arguments: positional ones and named ones.
 template <class... A>
 struct item_args {
+  /// The positional arguments, in order.
   std::tuple<A...> positional;
+  /// The named arguments (laid under the call's).
   named_args named;
 };
 template <class... A>
@@ -39,6 +42,7 @@ item_args<std::decay_t<A>...> positional(A&&... args) {
 /// Item i of the action gets values[i]; there must be one value per item.
 template <class T>
 struct per_item {
+  /// One value an item, in item order.
   std::vector<T> values;
 };
 template <class T>
@@ -50,6 +54,7 @@ per_item(std::initializer_list<T>) -> per_item<T>;
 /// calling thread before any item runs).
 template <class F>
 struct per_item_fn {
+  /// Makes an item's value.
   F make;
 };
 template <class F>

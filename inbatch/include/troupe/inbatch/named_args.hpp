@@ -27,11 +27,15 @@
 
 namespace troupe {
 
+/// Keyword arguments (Python's **kwargs) of an inbatch_parallel call or item: values by name, each
+/// a bool, an integer, a number or a string.
 class named_args {
 public:
+  /// What a named argument may hold.
   using value = std::variant<bool, std::int64_t, double, std::string>;
 
   named_args() = default;
+  /// The arguments given, as {{"scale", 0.5}, {"mode", "fast"}}.
   named_args(std::initializer_list<std::pair<const std::string, value>> values) : values_(values) {}
 
   /// Sets `name`, replacing what it held.
@@ -40,8 +44,11 @@ public:
     return *this;
   }
 
+  /// Whether there is an argument named `name`.
   bool contains(std::string_view name) const { return values_.find(name) != values_.end(); }
+  /// Whether there is none.
   bool empty() const noexcept { return values_.empty(); }
+  /// How many there are.
   std::size_t size() const noexcept { return values_.size(); }
 
   /// The names, sorted.
@@ -58,6 +65,8 @@ public:
     return convert<T>(name, it->second);
   }
 
+  /// The value of `name` as T, or `fallback` when there is none (invalid_argument if it holds
+  /// another kind of value).
   template <class T>
   T get_or(std::string_view name, T fallback) const {
     const auto it = values_.find(name);
@@ -72,6 +81,7 @@ public:
     return merged;
   }
 
+  /// The same names with the same values.
   friend bool operator==(const named_args&, const named_args&) = default;
 
   template <class Archive>

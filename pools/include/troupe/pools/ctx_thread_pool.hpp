@@ -22,6 +22,10 @@
 
 namespace troupe {
 
+/// A thread pool whose workers each own a context (a device, a model replica), given first to every
+/// task they run: f(ctx, args...) (machin's CtxPool). A worker runs one task at a time, so a
+/// context is never used by two at once. Its calls are troupe::detail::pool_front's, each task
+/// taking the context first.
 template <class Ctx>
 class ctx_thread_pool : public detail::basic_pool<detail::context_binder<Ctx>> {
   using base = detail::basic_pool<detail::context_binder<Ctx>>;

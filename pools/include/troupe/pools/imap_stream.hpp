@@ -25,13 +25,18 @@
 
 namespace troupe {
 
+/// The results of imap and imap_unordered, handed over as the consumer reads them: iterate it, or
+/// call next(). At most a window of chunks runs ahead of the consumer; dropping the stream cancels
+/// what has not started.
 template <class R>
 class imap_stream {
 public:
+  /// Made by a pool's imap and imap_unordered.
   imap_stream(std::shared_ptr<detail::imap_source<R>> source,
               std::shared_ptr<detail::pool_core> core)
     : source_(std::move(source)), core_(std::move(core)) {}
 
+  /// Takes over `other`'s stream.
   imap_stream(imap_stream&&) noexcept = default;
   imap_stream& operator=(imap_stream&&) = delete;
   ~imap_stream() {
@@ -50,22 +55,32 @@ public:
                          std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
   }
 
+  /// An input iterator over the results; the stream's end is std::default_sentinel.
   class iterator {
   public:
+    /// An input iterator.
     using iterator_category = std::input_iterator_tag;
+    /// A result.
     using value_type = R;
+    /// The distance between two iterators.
     using difference_type = std::ptrdiff_t;
 
     iterator() = default;
+    /// At the stream's next result.
     explicit iterator(imap_stream* stream) : stream_(stream) { advance(); }
 
+    /// The result it is at.
     R& operator*() const { return *stream_->current_; }
+    /// The result it is at.
     R* operator->() const { return &*stream_->current_; }
+    /// To the next result (waiting for it).
     iterator& operator++() {
       advance();
       return *this;
     }
+    /// To the next result (waiting for it).
     void operator++(int) { advance(); }
+    /// Whether the stream has no more results.
     friend bool operator==(const iterator& it, std::default_sentinel_t) {
       return it.stream_ == nullptr;
     }
@@ -81,6 +96,7 @@ public:
 
   /// Starts (or resumes) iteration; a task's exception escapes from begin() or operator++.
   iterator begin() { return iterator{this}; }
+  /// The end of the results.
   std::default_sentinel_t end() const noexcept { return {}; }
 
 private:

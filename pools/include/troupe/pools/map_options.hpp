@@ -15,6 +15,8 @@
 
 namespace troupe {
 
+/// The third argument of map, imap, starmap and their kin: a chunksize, a progress report, or both
+/// (pool.map(f, xs, 64), pool.map(f, xs, {64, troupe::progress::bar()})).
 struct map_options {
   /// Items per message to a worker; unset: ceil(n / (4 workers)) for map, 1 for imap. At least 1.
   std::optional<std::ptrdiff_t> chunksize;
@@ -22,12 +24,17 @@ struct map_options {
   progress report;
 
   map_options() = default;
+  /// The defaults (what std::nullopt as a chunksize says).
   map_options(std::nullopt_t) {}
+  /// `items_per_chunk` items per message.
   template <std::integral N>
   requires(!std::same_as<N, bool>) map_options(N items_per_chunk)
     : chunksize(static_cast<std::ptrdiff_t>(items_per_chunk)) {}
+  /// `items_per_chunk` items per message, or the default.
   map_options(std::optional<std::ptrdiff_t> items_per_chunk) : chunksize(items_per_chunk) {}
+  /// The default chunksize, reporting progress `how`.
   map_options(progress how) : report(std::move(how)) {}
+  /// Both a chunksize and a progress report.
   map_options(std::optional<std::ptrdiff_t> items_per_chunk, progress how)
     : chunksize(items_per_chunk), report(std::move(how)) {}
 };

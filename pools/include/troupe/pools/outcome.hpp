@@ -31,6 +31,8 @@ namespace detail {
 struct outcome_writer;
 }
 
+/// Every item's outcome of a parallel action (batchflow's): a value or the exception the item
+/// threw, in item order; what inbatch_parallel hands its post function.
 template <class R>
 class outcomes {
   friend struct detail::outcome_writer;
@@ -39,11 +41,13 @@ public:
   /// One item's outcome, as seen through its outcomes.
   class entry {
   public:
+    /// Whether the item threw.
     bool failed() const { return owner_->failed(index_); }
     /// The value (nothing for void); the item's exception rethrown if it failed.
     decltype(auto) value() const { return owner_->value(index_); }
     /// The exception the item threw; null if it succeeded.
     std::exception_ptr error() const { return owner_->error(index_); }
+    /// The item's index.
     std::size_t index() const noexcept { return index_; }
 
   private:
@@ -53,21 +57,28 @@ public:
     std::size_t index_;
   };
 
+  /// Walks the outcomes in item order.
   class iterator {
   public:
+    /// What the iterator gives.
     using value_type = entry;
+    /// The distance between two iterators.
     using difference_type = std::ptrdiff_t;
     iterator() = default;
+    /// The outcome it is at.
     entry operator*() const { return (*owner_)[index_]; }
+    /// To the next outcome.
     iterator& operator++() {
       ++index_;
       return *this;
     }
+    /// To the next outcome; the iterator as it was.
     iterator operator++(int) {
       auto before = *this;
       ++index_;
       return before;
     }
+    /// At the same outcome.
     bool operator==(const iterator&) const = default;
 
   private:
@@ -79,33 +90,44 @@ public:
 
   /// `n` items, none reached yet (reading one is a state_error).
   explicit outcomes(std::size_t n = 0) : slots_(n) {}
+  /// A copy: the values are copied, the exceptions shared.
   outcomes(const outcomes& other) : slots_(other.slots_), failures_(other.failures_) {}
+  /// A copy: the values are copied, the exceptions shared.
   outcomes& operator=(const outcomes& other) {
     slots_ = other.slots_;
     failures_ = other.failures_;
     return *this;
   }
+  /// Takes `other`'s outcomes.
   outcomes(outcomes&& other) noexcept
     : slots_(std::move(other.slots_)), failures_(std::move(other.failures_)) {}
+  /// Takes `other`'s outcomes.
   outcomes& operator=(outcomes&& other) noexcept {
     slots_ = std::move(other.slots_);
     failures_ = std::move(other.failures_);
     return *this;
   }
 
+  /// How many items there are.
   std::size_t size() const noexcept { return slots_.size(); }
+  /// Item i's outcome.
   entry operator[](std::size_t i) const { return entry{this, i}; }
+  /// Item i's outcome; invalid_argument if there is no item i.
   entry at(std::size_t i) const {
     if (i >= size())
       throw invalid_argument("outcome " + std::to_string(i) + " of " + std::to_string(size()) +
                              " items");
     return entry{this, i};
   }
+  /// The first outcome.
   iterator begin() const { return {this, 0}; }
+  /// Past the last outcome.
   iterator end() const { return {this, size()}; }
 
+  /// Whether item i threw (or was never reached).
   bool failed(std::size_t i) const { return !slots_.has(i); }
 
+  /// Item i's value (nothing for void); its exception rethrown if it failed.
   decltype(auto) value(std::size_t i) const {
     rethrow_if_failed(i);
     if constexpr (!std::is_void_v<R>)
@@ -127,6 +149,7 @@ public:
     return slots_.take_all();
   }
 
+  /// The exception item i threw; null if it succeeded; a state_error if it was never reached.
   std::exception_ptr error(std::size_t i) const {
     if (!failed(i))
       return nullptr;

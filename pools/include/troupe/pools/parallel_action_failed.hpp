@@ -19,10 +19,13 @@ public:
   parallel_action_failed(std::vector<std::pair<std::size_t, std::exception_ptr>> failures,
                          std::size_t items);
 
+  /// How many items failed.
   std::size_t failed_count() const noexcept { return failures_.size(); }
+  /// How many items the action had.
   std::size_t item_count() const noexcept { return items_; }
   /// The first failing item's index and exception.
   const std::pair<std::size_t, std::exception_ptr>& first() const { return failures_.front(); }
+  /// Every failure: (item index, exception), in item order.
   const std::vector<std::pair<std::size_t, std::exception_ptr>>& failures() const noexcept {
     return failures_;
   }

@@ -11,6 +11,7 @@
 
 namespace troupe {
 
+/// How a thread pool is made: its workers, their initializer, and how often they are replaced.
 struct pool_options {
   /// Number of workers, at least 1. Default: std::thread::hardware_concurrency().
   /// Context pools default to the number of contexts they are given.
@@ -25,6 +26,8 @@ struct pool_options {
   std::optional<std::size_t> max_tasks_per_worker;
 };
 
+/// How a process pool is made: its worker processes, their initializer, retries, heartbeats, and
+/// the nodes on other hosts it takes.
 struct process_pool_options {
   /// Number of worker processes, at least 1. Default: std::thread::hardware_concurrency().
   std::optional<int> workers;

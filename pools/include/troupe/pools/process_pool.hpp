@@ -45,11 +45,13 @@ namespace troupe {
 /// Where process_pool::spawn puts an actor: in the worker process of slot `index` (0 to
 /// workers - 1), beside the pool's tasks there, instead of a process of its own.
 struct in_slot {
+  /// The slot.
   std::size_t index = 0;
 };
 
 /// A process pool; `Ctx` is its workers' context type (void: no context). Use the aliases
-/// process_pool and ctx_process_pool<Ctx>.
+/// process_pool and ctx_process_pool<Ctx>. Its calls are troupe::detail::pool_front's, on tasks
+/// registered with TROUPE_TASK, and spawn() for actors.
 template <class Ctx>
 class basic_process_pool : public detail::pool_front<detail::process_pool_jobs<Ctx>> {
   static constexpr bool with_context = !std::is_void_v<Ctx>;
@@ -103,6 +105,8 @@ public:
         this->core_->spawn_actor(std::move(options), detail::actor_type_key<T>(),
                                  detail::encode_constructor<T>(std::forward<A>(args)...)));
   }
+  /// Starts an actor of type T, made from `args`, in a worker process of its own, watched as the
+  /// pool's workers are (actor_options first, if given).
   template <class T, class... A>
   actor<T> spawn(A&&... args) {
     return spawn<T>(actor_options{}, std::forward<A>(args)...);
@@ -125,6 +129,8 @@ public:
         where.index, std::move(options), detail::actor_type_key<T>(),
         detail::encode_constructor<T>(std::forward<A>(args)...)));
   }
+  /// Starts an actor of type T in the worker process of slot `where`, beside the pool's tasks
+  /// there.
   template <class T, class... A>
   actor<T> spawn(in_slot where, A&&... args) {
     return spawn<T>(where, actor_options{}, std::forward<A>(args)...);

@@ -21,18 +21,23 @@
 
 namespace troupe {
 
+/// How far a map or imap has come: what progress::bar draws and progress::callback hands over.
 struct progress_update {
-  std::size_t done = 0; // items finished, failed ones included
-  std::optional<std::size_t> total; // unknown while a lazy imap input is still being read
-  std::size_t failed = 0; // items whose task threw or whose worker was lost
+  std::size_t done = 0; ///< items finished, failed ones included
+  std::optional<std::size_t> total; ///< unknown while a lazy imap input is still being read
+  std::size_t failed = 0; ///< items whose task threw or whose worker was lost
+  /// Time since the work started.
   std::chrono::duration<double> elapsed{0};
-  double rate = 0; // items per second so far
-  std::optional<std::chrono::duration<double>> remaining; // at that rate, when total is known
-  bool finished = false; // the last update of this work
+  double rate = 0; ///< items per second so far
+  std::optional<std::chrono::duration<double>> remaining; ///< at that rate, when total is known
+  bool finished = false; ///< the last update of this work
 };
 
+/// How a pool reports a map's or imap's progress: a bar on stderr, a callback, or nothing
+/// (map_options::report).
 class progress {
 public:
+  /// What a callback is called with.
   using callback_type = std::function<void(const progress_update&)>;
 
   /// A bar on stderr, redrawn in place, when stderr is a terminal; nothing otherwise.
@@ -44,8 +49,11 @@ public:
 
   /// No reporting (what a call without a progress argument does).
   progress() = default;
+  /// Whether it reports anything.
   explicit operator bool() const noexcept { return static_cast<bool>(on_update_); }
+  /// What it calls with each update.
   const callback_type& on_update() const noexcept { return on_update_; }
+  /// How often it reports at most.
   std::chrono::milliseconds interval() const noexcept { return interval_; }
 
 private:

@@ -12,9 +12,10 @@
 
 namespace troupe {
 
+/// Which pool worker runs a task: its slot and its process.
 struct worker_identity {
-  std::size_t index = 0; // the worker's slot in its pool, 0 to workers - 1 (nodes after those)
-  int pid = 0; // the process running the task (the pool's own, in a thread pool)
+  std::size_t index = 0; ///< the worker's slot in its pool, 0 to workers - 1 (nodes after those)
+  int pid = 0; ///< the process running the task (the pool's own, in a thread pool)
 };
 
 /// The pool worker running the calling task; nullopt when called outside a pool's task.

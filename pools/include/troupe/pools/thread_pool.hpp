@@ -18,8 +18,12 @@
 
 namespace troupe {
 
+/// A pool of worker threads with the API and semantics of multiprocessing.Pool: apply, apply_async,
+/// map, imap, imap_unordered, starmap, close, join, terminate. Workers are threads of their own, so
+/// a blocking task starves no other pool. Its calls are troupe::detail::pool_front's.
 class thread_pool : public detail::basic_pool<detail::plain_binder> {
 public:
+  /// A pool of `options.workers` threads on `rt`.
   explicit thread_pool(runtime& rt, const pool_options& options = {}) : basic_pool(rt, options) {}
 };
 

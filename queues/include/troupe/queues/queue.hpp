@@ -33,6 +33,10 @@
 
 namespace troupe {
 
+/// A queue between processes on one host (multiprocessing.Queue), on shared memory: bounded, any
+/// serializable type, many senders and receivers, each message to one receiver; large tensors
+/// travel through shared-memory segments. Crash-safe: a process killed inside put or get blocks
+/// nobody.
 template <class T>
 class queue {
   using mode = detail::byte_queue::mode;
@@ -88,6 +92,7 @@ public:
   /// the same shape is not reallocated): for consumers that want no allocation per message.
   void get_into(T& value) { (void)receive_into(value, std::nullopt); }
 
+  /// The same, timeout_error if nothing arrives within `timeout`.
   template <class Rep, class Period>
   void get_into(T& value, std::chrono::duration<Rep, Period> timeout) {
     if (!receive_into(value, deadline_after(timeout)))
@@ -104,6 +109,7 @@ public:
 
   /// No more puts; receivers drain what is left, then get queue_closed.
   void close() { core().close(); }
+  /// Whether close() was called.
   bool closed() const { return core().closed(); }
 
   /// Messages in the queue now (approximate: others may be putting and getting).
@@ -112,6 +118,7 @@ public:
   /// Removes the queue's name (the creator's job); processes that have it open keep working.
   void unlink() { core().unlink(); }
 
+  /// The queue's name in /dev/shm.
   const std::string& name() const { return core().name(); }
 
   /// The largest message the queue takes (as its creator set max_message_bytes; 0: no limit).

@@ -4,6 +4,7 @@
 
 namespace troupe {
 
+/// How a queue is made: its bounds, and where large messages and tensors go.
 struct queue_options {
   /// Messages the queue holds at most; put() waits (or times out) when it is full.
   std::size_t max_messages = 1024;

@@ -35,11 +35,16 @@
 
 namespace troupe {
 
+/// A tensor allocated in shared memory from the start (torch.multiprocessing's shared tensors): it
+/// crosses queues and process pools without a copy, the receiver mapping the same memory, and is
+/// freed when its last holder, in any process, drops it.
 template <class T>
 requires std::is_arithmetic_v<T>
 class shared_tensor {
 public:
+  /// Its element type.
   using value_type = T;
+  /// Its shape: one extent an axis.
   using shape_type = std::vector<std::size_t>;
 
   /// An empty, unallocated tensor (what a receiver default-constructs before decoding): no
@@ -53,22 +58,29 @@ public:
     std::memset(segment_->data(), 0, segment_->size());
   }
 
+  /// Another holder of the same memory (no copy).
   shared_tensor(const shared_tensor&) = default;
+  /// Holds `other`'s memory instead (no copy).
   shared_tensor& operator=(const shared_tensor&) = default;
+  /// Takes `other`'s memory; `other` is left empty.
   shared_tensor(shared_tensor&& other) noexcept
     : shape_(std::exchange(other.shape_, {})), segment_(std::exchange(other.segment_, {})) {}
+  /// Takes `other`'s memory; `other` is left empty.
   shared_tensor& operator=(shared_tensor&& other) noexcept {
     shape_ = std::exchange(other.shape_, {});
     segment_ = std::exchange(other.segment_, {});
     return *this;
   }
 
+  /// Its shape.
   const shape_type& shape() const noexcept { return shape_; }
+  /// Its elements: the product of its shape (0 when empty).
   std::size_t size() const noexcept {
     if (!segment_)
       return 0;
     return std::accumulate(shape_.begin(), shape_.end(), std::size_t{1}, std::multiplies<>{});
   }
+  /// Its elements, row-major, in shared memory; null when empty.
   T* data() const noexcept { return segment_ ? reinterpret_cast<T*>(segment_->data()) : nullptr; }
 
   /// An xtensor view over the shared memory (row-major).

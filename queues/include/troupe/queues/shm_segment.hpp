@@ -26,6 +26,8 @@ namespace detail {
 struct segment_mapping;
 } // namespace detail
 
+/// A segment of shared memory, freed once no process or queue holds it (its holders are recorded in
+/// it, so one whose holder died is collected): what large tensors travel through.
 class shm_segment {
 public:
   /// A new segment of `bytes` payload bytes, held by this process.
@@ -37,7 +39,9 @@ public:
 
   /// These, and everything below, throw troupe::state_error on a segment moved from.
   const std::string& name() const;
+  /// Its payload.
   std::byte* data() const;
+  /// Its payload bytes.
   std::size_t size() const;
 
   /// A second handle to the same mapping (no new hold).
@@ -54,7 +58,9 @@ public:
   void release_for_queue(const std::string& queue_name, std::uint64_t queue_id);
 
   // Metadata slots a user of the segment (shared_tensor) keeps in its header.
+  /// The user header: bytes a user of the segment keeps there (shared_tensor its shape and type).
   std::byte* user_header() const;
+  /// The user header size.
   static constexpr std::size_t user_header_bytes = 512;
 
 private:

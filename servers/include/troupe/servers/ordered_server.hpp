@@ -26,6 +26,8 @@
 
 namespace troupe {
 
+/// The member that holds an ordered server's store (machin's OrderedServerSimple): versioned values
+/// by key, kept on this member for the group.
 class ordered_server_host {
 public:
   /// Offers the store `name` to `group` from this member; key_error if the group has it.
@@ -36,6 +38,7 @@ public:
   ordered_server_host(const ordered_server_host&) = delete;
   ordered_server_host& operator=(const ordered_server_host&) = delete;
 
+  /// The store's name in the group.
   const std::string& name() const noexcept { return name_; }
 
 private:
@@ -43,6 +46,8 @@ private:
   std::string name_;
 };
 
+/// A member's handle to an ordered server (machin's OrderedServerSimple): pushes versioned values
+/// by key, and pulls them, the newest or a given version.
 class ordered_server {
 public:
   /// With `timeout`, each push and pull waits that long at most (timeout_error, as an RPC call
@@ -50,12 +55,16 @@ public:
   ordered_server(rpc_group group, std::string name,
                  std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
+  /// Pushes `value` as `version` of `key`; with `prev_version`, only if the newest version is that
+  /// one. Whether it was stored.
   template <class T>
   bool push(const std::string& key, const T& value, std::int64_t version,
             std::optional<std::int64_t> prev_version = std::nullopt) {
     return push_blob(key, detail::blob{serialize(value)}, version, prev_version);
   }
 
+  /// The value of `key` at `version` (the newest if none) and its version; nothing if there is no
+  /// such key or version.
   template <class T>
   std::optional<std::pair<T, std::int64_t>> pull(const std::string& key,
                                                  std::optional<std::int64_t> version = {}) {
@@ -69,6 +78,7 @@ public:
   bool push_blob(const std::string& key, detail::blob value, std::int64_t version,
                  std::optional<std::int64_t> prev_version);
   std::optional<std::pair<detail::blob, std::int64_t>>
+  /// pull() on values already serialized.
   pull_blob(const std::string& key, std::optional<std::int64_t> version);
   /// The newest version of `key`, and its value only if that version is above `than` (so a
   /// reader that is up to date moves no value); nothing for an unknown key.

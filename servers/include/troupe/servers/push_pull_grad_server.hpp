@@ -38,6 +38,7 @@ namespace troupe {
 
 enum class reduce_method { sum, mean };
 
+/// How a gradient server is laid out and reduces: machin's PushPullGradServer's arguments.
 struct grad_server_options {
   /// The key the parameters are published under.
   std::string model_name = "model";
@@ -45,6 +46,7 @@ struct grad_server_options {
   std::string primary;
   /// The members that take workers' pushes. Empty: every member of the group.
   std::vector<std::string> secondaries;
+  /// How gradients are reduced: summed or averaged.
   reduce_method method = reduce_method::sum;
   /// Gradients reduced at once, at each level (more than 1).
   int reduce_batch_size = 4;
@@ -61,6 +63,8 @@ struct grad_server_options {
 /// Applies reduced gradients to the parameters (an optimizer's step).
 using optimizer_step = std::function<void(state_dict& parameters, const state_dict& gradients)>;
 
+/// The primary member's side of a gradient server: it hosts the model and the rule that applies a
+/// reduced gradient, and steps the model as reduced gradients arrive.
 class push_pull_grad_server_host {
 public:
   /// On the primary and on every secondary reducer. invalid_argument for options machin
@@ -86,6 +90,7 @@ public:
   /// Starts the reducer thread; stop() stops it at once, whatever is queued (which stays for
   /// a later start()).
   void start();
+  /// Stops stepping the model; pushes after it are not applied.
   void stop() noexcept;
   /// Rethrows what stopped the reducer thread, if anything did.
   void watch();
@@ -126,6 +131,8 @@ private:
   std::function<void()> schedule_;
 };
 
+/// A worker's side of a gradient server (machin's PushPullGradServer): pushes gradients and pulls
+/// the newest parameters.
 class push_pull_grad_server {
 public:
   /// `options` must name the same primary and secondaries as the hosts'.

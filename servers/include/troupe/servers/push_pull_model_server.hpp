@@ -23,14 +23,18 @@ namespace detail {
 std::string model_store_name(const std::string& server);
 } // namespace detail
 
+/// The member that holds a push-pull model server's models (machin's PushPullModelServer).
 class push_pull_model_server_host {
 public:
+  /// Offers the model server `name` to `group` from this member; key_error if the group has it.
   push_pull_model_server_host(rpc_group group, const std::string& name);
 
 private:
   ordered_server_host store_;
 };
 
+/// A member's handle to a push-pull model server (machin's PushPullModelServer): pushes a model's
+/// state if nobody pushed since, and pulls the newest.
 class push_pull_model_server {
 public:
   /// With `timeout`, each push and pull waits that long at most (timeout_error).

@@ -16,7 +16,9 @@ namespace troupe {
 
 using state_dict = std::map<std::string, xt::xarray<float>>;
 
+/// A model's parameters and the server version they are at (machin's model with its pp_version).
 struct versioned_model {
+  /// The parameters, by name.
   state_dict state;
   /// None until the model is first pushed or pulled (then the server's version); a pull loads
   /// the newest state into a model without one whatever its number.

@@ -32,7 +32,9 @@ bool disk_cache_available() noexcept;
 /// Removes its callback when destroyed.
 class load_subscription {
 public:
+  /// Made by on_load_into_memory.
   explicit load_subscription(std::size_t id) : id_(id) {}
+  /// Takes over `other`'s callback.
   load_subscription(load_subscription&& other) noexcept : id_(std::exchange(other.id_, 0)) {}
   load_subscription& operator=(load_subscription&&) = delete;
   ~load_subscription();

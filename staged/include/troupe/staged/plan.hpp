@@ -21,22 +21,27 @@
 
 namespace troupe::staged {
 
+/// How parallel_compute splits and keeps its work: the dims it cuts along, the workers, the memory
+/// limit and the disk cache.
 struct compute_options {
   /// The dims slices are cut along. Named dims must be the record's: a name it lacks is an
   /// invalid_argument naming it and the record's dims, unless ignore_unknown_parallel_dims asks
   /// for PhiML's silence (the name then splits nothing).
   dim_filter parallel_dims = dim_filter::kind(dim_kind::batch);
+  /// Whether a parallel dim the record lacks is left alone (PhiML's silence) rather than refused.
   bool ignore_unknown_parallel_dims = false;
   /// At most this many slices at once, on a pool of any size; 0 runs every stage on the host.
   std::size_t max_workers = std::max(1u, std::thread::hardware_concurrency());
   /// Bytes of results the slices running at once keep in memory; the rest go to files in
   /// cache_dir (see disk_cache.hpp).
   std::optional<std::size_t> memory_limit;
+  /// Where results over memory_limit go (HDF5 files); needed with a memory limit.
   std::optional<std::filesystem::path> cache_dir;
   /// Keep what earlier stages computed even when no later stage reads it.
   bool keep_intermediate = false;
 };
 
+/// A stage of a plan: properties computed together, split along the same dims.
 struct stage {
   /// Computed here, dependencies first.
   std::vector<std::string> properties;
@@ -44,14 +49,19 @@ struct stage {
   shape distributed;
   /// What each slice is sent: the fields its properties read, and the properties of earlier
   /// stages (or cached before the call) they read.
-  std::vector<std::string> fields, inputs;
+  std::vector<std::string> fields;
+  /// The properties of earlier stages (or cached before the call) each slice is sent.
+  std::vector<std::string> inputs;
   /// What comes back from the slices: the properties asked for, read later, or persistent.
   std::vector<std::string> returned;
 
+  /// Whether it runs on the host (split along no dim).
   bool on_host() const noexcept { return distributed.rank() == 0; }
 };
 
+/// What parallel_compute does: its stages in order, and the operations MIXED properties became.
 struct compute_plan {
+  /// The stages, in the order they run.
   std::vector<stage> stages;
   /// The operations MIXED properties were split into, by name ("total_0_mul", ..., the last
   /// named as its property): the stages list them as they list properties.

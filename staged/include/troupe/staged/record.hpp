@@ -22,23 +22,29 @@ namespace detail {
 struct record_access;
 }
 
+/// A record of a schema (a PhiML dataclass instance): its fields, and its properties once computed
+/// (by parallel_compute, or on direct reading).
 class record {
 public:
   /// invalid_argument for a field the schema lacks, a field not given, or fields whose dims of
   /// one name differ.
   record(std::shared_ptr<const schema> definition, std::map<std::string, tensor> fields);
 
+  /// Its schema.
   const schema& definition() const noexcept { return *schema_; }
+  /// Its schema, shared.
   const std::shared_ptr<const schema>& definition_ptr() const noexcept { return schema_; }
 
   /// A field, or a property: its cached value, else computed if parallel_compute is running it
   /// or its on_direct_eval is host_compute, else non_parallel_access.
   const tensor& get(const std::string& name) const;
+  /// Whether `property` has a value cached (in memory or on disk).
   bool is_cached(const std::string& property) const;
   /// The properties whose values are cached, by name.
   std::vector<std::string> cached() const;
   /// Stores a property's value, as if computed (parallel_compute then never computes it).
   void set_cached(const std::string& property, tensor value);
+  /// Drops `property`'s cached value: it is computed again when needed.
   void forget(const std::string& property);
 
   /// Every field's dims, merged.

@@ -27,8 +27,10 @@ namespace troupe::staged {
 
 /// Where a tensor kept on disk is: a dataset of an HDF5 file.
 struct file_ref {
-  std::string file; // a path
+  std::string file; ///< a path
+  /// The dataset's name in the file.
   std::string dataset;
+  /// The same file and dataset.
   bool operator==(const file_ref&) const = default;
   template <class Archive>
   void serialize(Archive& ar) {
@@ -36,19 +38,24 @@ struct file_ref {
   }
 };
 
+/// A tensor of named dims (PhiML's Tensor, of doubles): in memory, or on disk in an HDF5 dataset
+/// and read when first needed.
 class tensor {
 public:
   /// A 0-d tensor holding 0.
   tensor();
   /// invalid_argument if `values` has another number of axes or other sizes than `dims`.
   tensor(xt::xarray<double> values, shape dims);
+  /// A 0-d tensor holding `value`.
   static tensor scalar(double value);
   /// A tensor of `dims` whose values are in `where`, read when first needed.
   static tensor on_disk(file_ref where, shape dims);
 
+  /// Its named dims.
   const shape& dims() const noexcept { return dims_; }
   /// In memory (false while its values are on disk, loaded or not).
   bool available() const noexcept { return memory_ != nullptr; }
+  /// The bytes its values take in memory.
   std::size_t nbytes() const noexcept { return dims_.volume() * sizeof(double); }
 
   /// The values, kept with this tensor: read from disk the first time (see shared_values()).

@@ -18,6 +18,9 @@
 
 namespace troupe {
 
+/// A reference to a value kept on a member of a world (machin's RRef): a paired value
+/// (rpc_group::get_paired) or a call's result kept where it ran (rpc_group::remote). The value
+/// stays there until the last reference goes.
 template <class T>
 class remote_ref {
 public:
@@ -39,6 +42,7 @@ public:
   auto rpc_sync(const task<F>& t, A&&... args) const {
     return rpc_async(t, std::forward<A>(args)...).get();
   }
+  /// The same, failing with timeout_error after `timeout`.
   template <class Rep, class Period, class F, class... A>
   auto rpc_sync(std::chrono::duration<Rep, Period> timeout, const task<F>& t, A&&... args) const {
     return call_on_value(std::chrono::ceil<std::chrono::milliseconds>(timeout), t,
@@ -46,6 +50,7 @@ public:
       .get();
   }
 
+  /// The same as rpc_sync, its result when it has run.
   template <class F, class... A>
   auto rpc_async(const task<F>& t, A&&... args) const {
     return call_on_value(std::nullopt, t, std::forward<A>(args)...);
@@ -53,12 +58,17 @@ public:
 
   /// Where the value is; made by rpc_group.
   struct place {
+    /// The group the value belongs to.
     std::shared_ptr<detail::group_state> group;
+    /// The rank of the member it lives on.
     int owner = 0;
+    /// The name of the member it lives on.
     std::string owner_name;
-    std::string key; // the paired key, or the kept outcome's id
+    std::string key; ///< the paired key, or the kept outcome's id
+    /// Whether it is a paired value (else a kept outcome, released when the last reference goes).
     bool paired = false;
 
+    /// Where a value is: made by rpc_group.
     place(std::shared_ptr<detail::group_state> in, int rank, std::string name, std::string id,
           bool is_paired)
       : group(std::move(in)), owner(rank), owner_name(std::move(name)), key(std::move(id)),
@@ -71,6 +81,7 @@ public:
     }
   };
 
+  /// A reference to the value at `where`; made by rpc_group.
   explicit remote_ref(std::shared_ptr<place> where) : place_(std::move(where)) {}
 
 private:

@@ -39,21 +39,27 @@ inline constexpr least_loaded_t least_loaded{};
 /// "device@member" ("cuda:1@trainer-2") as rpc_group::devices() lists them and the assigner's
 /// world_devices() names them, so that an assignment's device_name places a module's actor.
 struct on_device {
+  /// The device, as "device@member".
   std::string name;
 };
 
+/// Members of a world that call each other by name (machin's RpcGroup): calls, remote references,
+/// paired values, services, barriers and actors. Made by world::create_rpc_group.
 class rpc_group {
   template <class F>
   using result_of = std::remove_cvref_t<typename detail::callable_traits<F>::result>;
 
 public:
+  /// The group's name, the same on every member.
   const std::string& name() const;
   /// This member's name.
   const std::string& own_name() const;
   /// The members' names, sorted: those it was made with, or (made with troupe::all_members)
   /// the world's members now.
   std::vector<std::string> members() const;
+  /// How many members it has.
   std::size_t size() const { return members().size(); }
+  /// Whether `member` is one of its members.
   bool is_member(std::string_view member) const;
 
   /// Runs `t(args...)` on member `to`; returns what it returns, or throws what it threw.
@@ -61,16 +67,19 @@ public:
   auto rpc_sync(std::string_view to, const task<F>& t, A&&... args) {
     return rpc_async(to, t, std::forward<A>(args)...).get();
   }
+  /// The same, failing with timeout_error after `timeout`.
   template <class Rep, class Period, class F, class... A>
   auto rpc_sync(std::string_view to, std::chrono::duration<Rep, Period> timeout, const task<F>& t,
                 A&&... args) {
     return rpc_async(to, timeout, t, std::forward<A>(args)...).get();
   }
 
+  /// Runs `t(args...)` on member `to`; its result when it has run.
   template <class F, class... A>
   auto rpc_async(std::string_view to, const task<F>& t, A&&... args) {
     return call_task(to, std::nullopt, t, std::forward<A>(args)...);
   }
+  /// The same, the result failing with timeout_error after `timeout`.
   template <class Rep, class Period, class F, class... A>
   auto rpc_async(std::string_view to, std::chrono::duration<Rep, Period> timeout, const task<F>& t,
                  A&&... args) {
@@ -86,6 +95,7 @@ public:
       detail::member_rank(*state(), to),
       {detail::call_kind::keep, {}, t.name, {}, encode<F>(std::forward<A>(args)...)}, std::nullopt);
   }
+  /// The same, failing with timeout_error after `timeout`.
   template <class Rep, class Period, class F, class... A>
   remote_ref<result_of<F>> remote(std::string_view to, std::chrono::duration<Rep, Period> timeout,
                                   const task<F>& t, A&&... args) {
@@ -107,6 +117,7 @@ public:
   void unpair(const std::string& key) {
     detail::remove_key(*state(), detail::key_table::paired, key);
   }
+  /// Whether some member paired a value under `key`.
   bool is_paired(const std::string& key) {
     return detail::has_key(*state(), detail::key_table::paired, key);
   }
@@ -129,9 +140,11 @@ public:
                                return detail::invoke_chunk<detail::task_args<F>>(f, in);
                              });
   }
+  /// Withdraws a service this member registered; key_error if it did not register `key`.
   void deregister(const std::string& key) {
     detail::remove_key(*state(), detail::key_table::services, key);
   }
+  /// Whether some member registered a service under `key`.
   bool is_registered(const std::string& key) {
     return detail::has_key(*state(), detail::key_table::services, key);
   }
@@ -142,10 +155,12 @@ public:
   R registered_sync(const std::string& key, A&&... args) {
     return registered_async<R>(key, std::forward<A>(args)...).get();
   }
+  /// The same as registered_sync, its result when it has run.
   template <class R, class... A>
   async_result<R> registered_async(const std::string& key, A&&... args) {
     return call_service<R>(key, std::nullopt, std::forward<A>(args)...);
   }
+  /// The same, the result failing with timeout_error after `timeout`.
   template <class R, class Rep, class Period, class... A>
   async_result<R> registered_async(const std::string& key,
                                    std::chrono::duration<Rep, Period> timeout, A&&... args) {
@@ -160,6 +175,7 @@ public:
       {detail::call_kind::keep, key, {}, {}, service_arguments(std::forward<A>(args)...)},
       std::nullopt);
   }
+  /// The same, failing with timeout_error after `timeout`.
   template <class R, class Rep, class Period, class... A>
   remote_ref<R> registered_remote(const std::string& key,
                                   std::chrono::duration<Rep, Period> timeout, A&&... args) {
@@ -218,6 +234,7 @@ public:
   /// Leaves the group here (other members keep theirs); later calls throw state_error.
   void destroy();
 
+  /// Made by world::create_rpc_group.
   explicit rpc_group(std::shared_ptr<detail::group_state> state);
 
 private:

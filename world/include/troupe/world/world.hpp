@@ -38,6 +38,8 @@ struct all_members_t {
 };
 inline constexpr all_members_t all_members{};
 
+/// This process as a member of a world (machin's World): named processes, on one host or many, that
+/// know each other, lose each other and call each other through rpc groups.
 class world {
 public:
   /// Joins the world; returns when all `world_size` members have (a member of rank world_size
@@ -51,10 +53,12 @@ public:
   /// Leaves the world; never waits on other members, dead or alive.
   ~world();
 
+  /// This member's rank.
   int rank() const noexcept;
   /// How many members the world has now: those it formed with and those that joined it since,
   /// less those lost or gone.
   int size() const noexcept;
+  /// This member's name.
   const std::string& name() const noexcept;
   /// The names of the members the world has now, in rank order.
   std::vector<std::string> members() const;
@@ -76,6 +80,7 @@ public:
   /// The caller must be one of them. timeout_error if they do not all come within `timeout`
   /// (default: the world's), peer_lost if one is lost.
   rpc_group create_rpc_group(const std::string& name, std::vector<std::string> members);
+  /// The same, with `timeout` instead of the world's.
   rpc_group create_rpc_group(const std::string& name, std::vector<std::string> members,
                              std::chrono::milliseconds timeout);
   /// Creates the group `name` of every member the world has, now and later: it follows the
@@ -86,6 +91,7 @@ public:
   /// there is when it is made must make it too, and each one that joins later, to call and
   /// meet at barriers: returns once those present have (one that joins later, at once).
   rpc_group create_rpc_group(const std::string& name, all_members_t);
+  /// The same, with `timeout` instead of the world's.
   rpc_group create_rpc_group(const std::string& name, all_members_t,
                              std::chrono::milliseconds timeout);
 

@@ -18,6 +18,9 @@ namespace troupe {
 /// world_options::rank of a member that joins a formed world at whatever rank is free.
 inline constexpr int any_rank = -2;
 
+/// How a member joins a world: its name and rank, the world's size, where rank 0 listens or the
+/// store the world keeps its tables in, TLS, a secret, devices, timeouts. from_environment() reads
+/// them from TROUPE_* variables, as torchrun and mpirun set them.
 struct world_options {
   /// This member's name, unique in the world. Empty: "rank-N".
   std::string name;

@@ -26,6 +26,9 @@
 namespace troupe::detail {
 
 template <class Jobs>
+/// What every pool offers, threads or processes (multiprocessing.Pool's API): apply, apply_async,
+/// map, map_async, starmap, starmap_async, imap, imap_unordered, close, terminate, join, size,
+/// stats.
 class pool_front {
 public:
   /// Runs `f(args...)` on a worker and returns its result (rethrowing what it threw).
@@ -64,6 +67,7 @@ public:
   }
 
   template <class F, std::ranges::input_range Range>
+  /// As starmap, without waiting. The items are copied (or moved, from an rvalue range) first.
   auto starmap_async(F&& f, Range&& items, const map_options& options = {}) {
     return submit_map<true>(std::forward<F>(f), owned_items{collect(std::forward<Range>(items))},
                             options);
@@ -100,6 +104,7 @@ public:
   std::vector<worker_stats> stats() const { return core_->stats(); }
 
 protected:
+  /// A front over the pool `core` runs.
   explicit pool_front(std::shared_ptr<pool_core> core) : core_(std::move(core)) {}
 
   /// Terminates and joins.
@@ -111,6 +116,7 @@ protected:
   pool_front(const pool_front&) = delete;
   pool_front& operator=(const pool_front&) = delete;
 
+  /// The pool's shared state: its dispatcher and workers.
   std::shared_ptr<pool_core> core_;
 
 private:

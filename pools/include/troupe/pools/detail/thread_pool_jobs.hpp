@@ -114,6 +114,7 @@ struct thread_pool_jobs {
 template <class Binder>
 class basic_pool : public pool_front<thread_pool_jobs<Binder>> {
 protected:
+  /// A pool of `options.workers` threads on `rt`; with `contexts`, one a worker.
   basic_pool(runtime& rt, const pool_options& options, std::vector<void*> contexts = {})
     : pool_front<thread_pool_jobs<Binder>>(
         std::make_shared<pool_core>(rt, options, std::move(contexts))) {}
