@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that every C++ and CMake block of the manual is cut from a file the suite builds.
+"""Checks that every C++ and CMake block of the manual is cut from a file the suite builds, and
+that every link of the manual to a file of the tree leads to one.
 
 A block is preceded by a comment naming its source and region:
 
@@ -122,6 +123,17 @@ def check_page(root, page, write):
     return errors
 
 
+def dead_links(root, page):
+    """The links of `page` to files of the tree that are not there."""
+    errors = []
+    for number, line in enumerate(page.read_text().splitlines(), 1):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", line):
+            if "://" not in target and not (page.parent / target).exists():
+                errors.append(f"{page.relative_to(root)}:{number}: a link to {target}, "
+                              "which is not there")
+    return errors
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -131,7 +143,7 @@ def main():
     errors, blocks = [], 0
     for page in pages(root):
         if page.is_file():
-            errors += check_page(root, page, write)
+            errors += check_page(root, page, write) + dead_links(root, page)
             blocks += page.read_text().count("<!-- snippet:")
     for error in errors:
         print(error)
