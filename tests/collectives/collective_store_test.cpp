@@ -3,7 +3,6 @@
 // installed): the three all-reduce; rank 0, the store world's coordinator, SIGKILLed, the other
 // two make a group of their own and all-reduce in it. (tests/hosts' store_world does the same
 // across hosts, where each member must find the address the others reach it at.)
-#include "../world/member_events.hpp"
 #include "../world/store/store_world_support.hpp"
 #include "../world/world_test_support.hpp"
 
@@ -41,18 +40,13 @@ TROUPE_ROLE(store_collective_survivor) {
 using collectives_on_store = world_on_store;
 
 TEST_F(collectives_on_store, a_gloo_group_of_the_survivors_all_reduces_once_rank_0_is_killed) {
-  etcd_servers servers{1};
-  const auto store = servers.address() + "/collective";
-  member_process zero{"store_collective_until_killed", store_environment(0, 3, store)};
-  member_process two{"store_collective_survivor", store_environment(2, 3, store)};
-  troupe::runtime rt;
-  troupe::world world{rt, store_options(1, 3, store)};
-  member_events events{world};
-  EXPECT_EQ(all_reduce_among(world, {0, 1, 2}), 3.0f);
-  zero.kill_and_collect();
-  ASSERT_TRUE(events.wait_for("-0")) << "rank 0's lease went, and with it rank 0";
-  EXPECT_EQ(all_reduce_among(world, {1, 2}), 2.0f) << "the two all-reduce without rank 0";
-  EXPECT_EQ(two.exit_code(20s), 0);
+  world_of_three_on_store three{"collective", "store_collective_until_killed",
+                                "store_collective_survivor"};
+  EXPECT_EQ(all_reduce_among(three.world, {0, 1, 2}), 3.0f);
+  three.zero.kill_and_collect();
+  ASSERT_TRUE(three.events.wait_for("-0")) << "rank 0's lease went, and with it rank 0";
+  EXPECT_EQ(all_reduce_among(three.world, {1, 2}), 2.0f) << "the two all-reduce without rank 0";
+  EXPECT_EQ(three.two.exit_code(20s), 0);
 }
 
 } // namespace

@@ -135,13 +135,10 @@ void expect_gone_with_rank_0(troupe::rpc_group& group) {
 }
 
 TEST_F(world_on_store, rank_0_killed_the_others_go_on_and_it_joins_again) {
-  etcd_servers servers{1};
-  const auto store = servers.address() + "/survives";
-  member_process zero{"store_member_until_killed", store_environment(0, 3, store)};
-  member_process two{"store_survivor", store_environment(2, 3, store)};
-  troupe::runtime rt;
-  troupe::world world{rt, store_options(1, 3, store)};
-  member_events events{world};
+  world_of_three_on_store three{"survives", "store_member_until_killed", "store_survivor"};
+  auto& world = three.world;
+  auto& events = three.events;
+  auto& zero = three.zero;
   auto group = world.create_rpc_group("all", everyone);
   group.register_service("twice-1", [](int x) { return 2 * x; });
   group.barrier();
@@ -171,14 +168,14 @@ TEST_F(world_on_store, rank_0_killed_the_others_go_on_and_it_joins_again) {
   }))
     << "rank 0's actor made again on member 1, the next there is";
 
-  member_process again{"store_member_returns", store_environment(0, 3, store)};
+  member_process again{"store_member_returns", store_environment(0, 3, three.store)};
   ASSERT_TRUE(events.wait_for("+0", 30s)) << "rank 0 joined again";
   EXPECT_EQ(world.members(), everyone);
   EXPECT_EQ(present.rpc_sync("0", add_numbers, 5, 5), 10);
   expect_gone_with_rank_0(group); // its lease went with its keys: the store's history says so
   EXPECT_EQ(again.exit_code(20s), 0);
   pair.barrier();
-  EXPECT_EQ(two.exit_code(20s), 0);
+  EXPECT_EQ(three.two.exit_code(20s), 0);
 }
 
 /// A member joining the formed world at any rank while its coordinator is killed: its join
