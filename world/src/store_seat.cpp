@@ -192,10 +192,16 @@ reply_bytes store_seat::keys(key_operation op, key_table table, const std::strin
 }
 
 // A key goes with its holder's lease, at the revision its record goes: the store's history just
-// before tells whether the key was that member's. Asked only when a lookup finds nothing.
+// before tells whether the key was that member's. Asked only when a lookup finds nothing; each
+// look back is a request, and none starts once a request's time has passed (up to 16 losses
+// would otherwise be 16 requests' time at worst).
 void store_seat::throw_not_found(const std::string& name, const std::string& what,
                                  const std::string& where) {
+  const auto deadline = std::chrono::steady_clock::now() + store_request_timeout;
   for (const auto& loss : registry_->losses()) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw key_error(what + " not found" + where + " (the store's history of the members that " +
+                      "went was not read in time)");
     std::optional<etcd::key_value> before;
     try {
       before = client_.get(name, loss.revision - 1);

@@ -568,12 +568,13 @@ reply_bytes world_core::store_keys(key_operation op, key_table table, const std:
   auto reply = store->keys(op, table, group, key, options.rank);
   if (op == key_operation::remove && table == key_table::services)
     send_from_outside(member, services_withdrawn{group, key});
-  if (op == key_operation::lookup) // its holder may be gone here before its lease has expired
-    if (const int holder = deserialize<int>(as_bytes(reply));
-        gone_.how_gone(holder) != gone_as::present)
-      throw peer_lost(
-        key_what(table, key) + " on group '" + group + "' went with its member: " + label(holder) +
-        (gone_.how_gone(holder) == gone_as::left ? " has left the world" : " was lost"));
+  if (op != key_operation::lookup)
+    return reply;
+  // Its holder may be gone here before its lease has expired in the store.
+  const int holder = deserialize<int>(as_bytes(reply));
+  if (const auto how = gone_.how_gone(holder); how != gone_as::present)
+    throw peer_lost(key_what(table, key) + " on group '" + group + "' went with its member: " +
+                    label(holder) + (how == gone_as::left ? " has left the world" : " was lost"));
   return reply;
 }
 
