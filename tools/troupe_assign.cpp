@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -116,16 +115,9 @@ void write_dot(const std::string& path, const troupe::placement_instance& instan
 std::string grouping_said(const troupe::onnx_model& model) {
   const auto depth = " (--group-depth " + std::to_string(model.group_depth) + ")";
   const auto per_operator = "; --group-depth 0 gives one module per operator";
-  for (std::size_t i = 0; i + 1 < model.modules.size(); ++i) {
-    const auto& a = model.modules[i].name;
-    const auto& b = model.modules[i + 1].name;
-    const auto cut = a.rfind('.');
-    const bool numbered = cut != std::string::npos && cut + 1 < a.size() &&
-                          std::isdigit(static_cast<unsigned char>(a[cut + 1])) != 0;
-    if (numbered && b.size() > cut && b.compare(0, cut + 1, a, 0, cut + 1) == 0)
-      return "modules: the model's repeated blocks, " + a + ", " + b + ", ..." + depth +
-             per_operator;
-  }
+  if (model.repeated_blocks.size() == 2)
+    return "modules: the model's repeated blocks, " + model.repeated_blocks[0] + ", " +
+           model.repeated_blocks[1] + ", ..." + depth + per_operator;
   return "modules: the model's top-level parts" + depth + ", as it repeats no block" + per_operator;
 }
 

@@ -48,9 +48,23 @@ bool repeat_each_other(const std::vector<std::string>& a, const std::vector<std:
          number(b.back()) && std::equal(a.begin(), a.end() - 1, b.begin());
 }
 
+/// A scope's components joined as a module's name ("enc.layers.3").
+std::string module_name(const std::vector<std::string>& parts) {
+  std::string name;
+  for (const auto& part : parts)
+    name += (name.empty() ? "" : ".") + part;
+  return name;
+}
+
+/// The depth modules group at when none is given, and the two repeated blocks it was picked by.
+struct picked_depth {
+  std::size_t depth = 1;
+  std::vector<std::string> blocks;
+};
+
 /// The smallest depth at which two operators' scopes are repeated blocks (PyTorch's
 /// "/enc/layers.3/self_attn/MatMul" and "/enc/layers.4/...": 3), or 1 if there is none.
-std::size_t repeated_block_depth(const onnx::GraphProto& g) {
+picked_depth repeated_block_depth(const onnx::GraphProto& g) {
   std::set<std::vector<std::string>> scopes;
   std::size_t deepest = 0;
   for (const auto& node : g.node()) {
@@ -65,9 +79,9 @@ std::size_t repeated_block_depth(const onnx::GraphProto& g) {
         prefixes.emplace(scope.begin(), scope.begin() + static_cast<std::ptrdiff_t>(depth));
     for (auto at = prefixes.begin(); at != prefixes.end(); ++at)
       if (const auto next = std::next(at); next != prefixes.end() && repeat_each_other(*at, *next))
-        return depth;
+        return {depth, {module_name(*at), module_name(*next)}};
   }
-  return 1;
+  return {};
 }
 
 /// Operators into modules, by index, and the modules' names in order of first operator.
@@ -82,10 +96,9 @@ public:
       if (depth == 0 && !node.name().empty()) {
         module_of_[static_cast<std::size_t>(i)] = named(node.name());
       } else if (depth > 0 && !scope.empty()) {
-        std::string name;
-        for (std::size_t k = 0; k < std::min(depth, scope.size()); ++k)
-          name += (k ? "." : "") + scope[k];
-        module_of_[static_cast<std::size_t>(i)] = named(name);
+        const auto kept = static_cast<std::ptrdiff_t>(std::min(depth, scope.size()));
+        module_of_[static_cast<std::size_t>(i)] =
+          named(module_name({scope.begin(), scope.begin() + kept}));
       } else if (auto from = first_placed_producer(node, producer)) {
         module_of_[static_cast<std::size_t>(i)] = module_of_[*from]; // top-level glue, as "/Add"
       } else {
@@ -187,7 +200,9 @@ std::string listed(const std::vector<std::string>& items, std::size_t at_most = 
 onnx_model model_of(onnx::ModelProto& proto, const onnx_options& options) {
   const shape_table shapes{proto, options};
   const auto& g = proto.graph();
-  const auto depth = options.group_depth ? *options.group_depth : repeated_block_depth(g);
+  const auto picked =
+    options.group_depth ? picked_depth{*options.group_depth, {}} : repeated_block_depth(g);
+  const auto depth = picked.depth;
   const grouping groups{g, depth};
   const auto& names = groups.names();
   if (names.size() < 2)
@@ -198,6 +213,7 @@ onnx_model model_of(onnx::ModelProto& proto, const onnx_options& options) {
     initializers.emplace(t.name(), &t);
   onnx_model model;
   model.group_depth = depth;
+  model.repeated_blocks = picked.blocks;
   for (const auto& name : names)
     model.modules.push_back({name, 0, 0.0});
   std::map<std::string, std::size_t> producer; // tensor -> module

@@ -146,6 +146,7 @@ TEST(onnx_exports, a_causal_decoder) {
 TEST(onnx_exports, a_model_is_cut_into_its_repeated_blocks_by_default) {
   const auto encoder = model_from_onnx(exported("encoder_static"), {.group_depth = std::nullopt});
   EXPECT_EQ(encoder.group_depth, 3u);
+  EXPECT_EQ(encoder.repeated_blocks, (std::vector<std::string>{"enc.layers.0", "enc.layers.1"}));
   EXPECT_EQ(names_of(encoder), (std::vector<std::string>{"enc.layers.0", "enc.layers.1"}));
   const auto decoder = model_from_onnx(
     exported("gpt_decoder"), {.group_depth = std::nullopt, .batch_size = 2, .dims = {{"seq", 32}}});
@@ -155,6 +156,7 @@ TEST(onnx_exports, a_model_is_cut_into_its_repeated_blocks_by_default) {
   const auto lstm = model_from_onnx(
     exported("lstm_lm"), {.group_depth = std::nullopt, .batch_size = 2, .dims = {{"seq", 32}}});
   EXPECT_EQ(lstm.group_depth, 1u) << "no repeated block: its top-level parts";
+  EXPECT_TRUE(lstm.repeated_blocks.empty());
   EXPECT_EQ(names_of(lstm), (std::vector<std::string>{"embed", "lstm", "head"}));
   const auto operators = model_from_onnx(exported("encoder_static"), {.group_depth = 0});
   EXPECT_EQ(operators.group_depth, 0u);

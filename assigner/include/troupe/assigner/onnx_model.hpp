@@ -97,6 +97,9 @@ struct onnx_model {
   std::vector<std::string> warnings;
   /// The depth the modules were grouped at (onnx_options::group_depth, or the one it picked).
   std::size_t group_depth = 0;
+  /// Two of the repeated blocks a picked depth was picked by ("enc.layers.0", "enc.layers.1");
+  /// empty when the depth was given, or the model repeats no block.
+  std::vector<std::string> repeated_blocks;
 };
 
 /// Reads the model at `path`. invalid_argument for what is wrong with the file, or if this build
