@@ -52,6 +52,17 @@ void all_reduce_among(troupe::world& world, const std::vector<int>& ranks) {
           "a gloo all_reduce summed " + std::to_string(ranks.size()) + " members across hosts");
 }
 
+/// A member that came after rank 0's loss (`who` in the checks) joins the group of all members,
+/// calls members 1 and 2, and marks `done` once they are done.
+void call_the_two_then_mark(troupe::world& world, const std::string& who, const std::string& done) {
+  auto present = world.create_rpc_group("present", troupe::all_members);
+  require(present.rpc_sync("1", host_add, 2, 2) == 4, who + " calls member 1");
+  require(present.rpc_sync("2", host_add, 2, 3) == 5, who + " calls member 2");
+  await_mark("done_1", 60s);
+  await_mark("done_2", 60s);
+  mark(done);
+}
+
 } // namespace
 
 TROUPE_HOST_ROLE(store_world_member) {
@@ -107,12 +118,7 @@ TROUPE_HOST_ROLE(store_world_member) {
 TROUPE_HOST_ROLE(store_world_returns) {
   troupe::world world{rt, member_options()};
   require(world.rank() == 0, "rank 0 back");
-  auto present = world.create_rpc_group("present", troupe::all_members);
-  require(present.rpc_sync("1", host_add, 1, 2) == 3, "the new rank 0 calls member 1");
-  require(present.rpc_sync("2", host_add, 1, 3) == 4, "the new rank 0 calls member 2");
-  await_mark("done_1", 60s);
-  await_mark("done_2", 60s);
-  mark("back_0");
+  call_the_two_then_mark(world, "the new rank 0", "back_0");
 }
 
 /// A member on a fourth host that joins at any rank while rank 0, the coordinator, is killed:
@@ -120,12 +126,7 @@ TROUPE_HOST_ROLE(store_world_returns) {
 TROUPE_HOST_ROLE(store_world_joiner) {
   troupe::world world{rt, member_options()};
   require(world.rank() == 3, "the joiner has the first free rank");
-  auto present = world.create_rpc_group("present", troupe::all_members);
-  require(present.rpc_sync("1", host_add, 2, 2) == 4, "the joiner calls member 1");
-  require(present.rpc_sync("2", host_add, 2, 3) == 5, "the joiner calls member 2");
-  await_mark("done_1", 60s);
-  await_mark("done_2", 60s);
-  mark("joiner_done");
+  call_the_two_then_mark(world, "the joiner", "joiner_done");
 }
 
 } // namespace troupe::hosts

@@ -16,7 +16,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <atomic>
 #include <cstdlib>
 #include <future>
 #include <signal.h>
@@ -251,13 +250,10 @@ TROUPE_ROLE(store_member_cut_off) {
 /// (TROUPE_REJOIN) once the store is back: then it calls rank 0.
 TROUPE_ROLE(store_member_rejoins) {
   return as_member([](troupe::world& world) {
-    std::atomic<bool> rejoined{false};
-    world.on_rejoined([&] { rejoined = true; });
+    member_events events{world}; // shares its record with the callbacks the world keeps
     auto group = world.create_rpc_group("all", everyone);
     group.barrier();
-    for (int i = 0; i < 3000 && !rejoined; ++i)
-      std::this_thread::sleep_for(10ms);
-    require(rejoined, "member 1 joined again once the store was back");
+    require(events.wait_for("rejoined", 30s), "member 1 joined again once the store was back");
     auto again = world.create_rpc_group("again", {"0", "1"});
     require(again.rpc_sync("0", add_numbers, 2, 2) == 4, "member 1 calls rank 0 again");
     again.barrier();
