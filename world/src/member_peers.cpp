@@ -404,10 +404,10 @@ caf::result<void> on_greet(member_actor* self) {
 }
 
 void on_down(member_actor* self, caf::down_msg& down) {
-  auto& peers = self->state.peers;
-  for (std::size_t rank = 0; rank < peers.size(); ++rank)
-    if (peers[rank] && peers[rank].address() == down.source)
-      on_lost(self, static_cast<int>(rank));
+  if (!down.source)
+    return;
+  if (const auto rank = self->state.peers.rank_of({down.source.node(), down.source.id()}))
+    on_lost(self, *rank);
 }
 
 } // namespace troupe::detail
