@@ -335,10 +335,16 @@ TEST(world_shared_memory, an_actors_calls_move_large_tensors_through_segments_bo
       // As a task's: the arguments into a segment of the host's request inbox, the outcome into
       // one of the caller's reply inbox, each kept there as a spare.
       EXPECT_EQ(own_segments() - before, shared_memory ? 2 : 0);
+      // Two calls in flight at once may each need a segment of their own both ways, if the
+      // second is sent before the host has taken the first out of its inbox.
       auto queued = scaler.call(&troupe::testing::scaler::scaled, big * 3.f);
       EXPECT_EQ(scaler.call(&troupe::testing::scaler::scaled, big).get(10s), big * 2.f);
       EXPECT_EQ(queued.get(10s), big * 6.f);
-      EXPECT_EQ(own_segments() - before, shared_memory ? 2 : 0) << "spares are reused";
+      const int after_two_in_flight = own_segments();
+      EXPECT_LE(after_two_in_flight - before, shared_memory ? 4 : 0);
+      for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(scaler.call(&troupe::testing::scaler::scaled, big).get(10s), big * 2.f);
+      EXPECT_EQ(own_segments(), after_two_in_flight) << "spares are reused";
     }
     EXPECT_EQ(own_segments(), 0) << "left behind";
   }
