@@ -68,7 +68,9 @@ void linger(Self* self) {
 
 caf::behavior user_actor(caf::stateful_actor<user_actor_state>* self,
                          std::shared_ptr<actor_shared> shared, void* object, void (*destroy)(void*),
-                         std::shared_ptr<void> owner) {
+                         std::shared_ptr<void> owner,
+                         const std::shared_ptr<detached_threads>& threads) {
+  detached_threads::count_this_thread(threads);
   tsan_acquire(shared.get());
   self->state.shared = std::move(shared);
   self->state.object = object;
@@ -107,7 +109,8 @@ public:
       throw invalid_argument("actor '" + *shared_->name + "': max_mailbox must be at least 1");
     registry_->add(this);
     tsan_release(shared_.get());
-    handle_ = rt.system->spawn<caf::detached>(user_actor, shared_, object, destroy, owner);
+    handle_ = rt.system->spawn<caf::detached>(user_actor, shared_, object, destroy, owner,
+                                              rt.actor_threads);
   }
 
   /// The last handle is gone: what the mailbox holds still runs, then the actor stops.

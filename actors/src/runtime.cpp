@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -67,6 +68,11 @@ runtime_state::~runtime_state() { stop(); }
 
 void runtime_state::stop() noexcept {
   network.reset();
+  // Before the system's destructor stops the clock these threads still report to
+  // (detached_threads.hpp). They end once their actors have (the services were shut down): a
+  // thread still running after the limit is one whose actor someone still holds.
+  if (const auto running = actor_threads->await_exit(std::chrono::seconds{10}); running > 0)
+    std::cerr << "troupe: " << running << " actor threads still ran as the runtime stopped\n";
   system.reset();
 }
 

@@ -6,6 +6,7 @@
 #include "slot_registry.hpp"
 
 #include "troupe/actors/annotated.hpp"
+#include "troupe/actors/detached_threads.hpp"
 #include "troupe/pools/detail/job.hpp"
 
 #include <caf/abstract_actor.hpp>
@@ -99,6 +100,8 @@ struct worker_setup {
   std::shared_ptr<slot_registry> slots = std::make_shared<slot_registry>();
   /// The actors placed in the slots.
   std::shared_ptr<slot_placements> placements = std::make_shared<slot_placements>();
+  /// The runtime's count of detached threads, which the slot actors join.
+  std::shared_ptr<detached_threads> actor_threads;
 };
 
 dispatcher_actor spawn_dispatcher(caf::actor_system& system, worker_setup setup,

@@ -13,6 +13,7 @@ process_engine::process_engine(runtime& rt, worker_setup setup)
     workers_(setup.workers), max_tasks_(setup.max_tasks), nodes_(setup.nodes), slots_(setup.slots),
     process_(setup.process), placements_(setup.placements) {
   registry_->add(this);
+  setup.actor_threads = rt_state_.actor_threads;
   dispatcher_ = spawn_dispatcher(*rt_state_.system, std::move(setup), stopped_);
   // An actor placed in a slot goes to the slot's worker actor, which hands it to its process.
   placements_->on_added(

@@ -78,6 +78,7 @@ worker_actor::behavior_type slot_actor(worker_self self, dispatcher_actor dispat
                                        std::shared_ptr<const worker_setup> setup,
                                        std::shared_ptr<worker_link> node) {
   tsan_acquire(setup.get()); // released by spawn_worker
+  detached_threads::count_this_thread(setup->actor_threads);
   handling guard{self};
   self->state.meter.emplace(setup->slots, slot);
   self->state.process.emplace(

@@ -2,6 +2,7 @@
 // which the runtime stops them before the actor system goes away. Not installed: it includes CAF.
 #pragma once
 
+#include "troupe/actors/detached_threads.hpp"
 #include "troupe/actors/runtime.hpp"
 
 #include <caf/actor_system.hpp>
@@ -56,6 +57,8 @@ struct runtime_state {
   std::mutex tls_mutex;
   std::shared_ptr<const tls_context> tls; // set once, by the first TLS user (network.cpp)
   std::unique_ptr<detail::transport> network; // every connection to another process goes through it
+  /// The threads of this runtime's detached actors, waited for before the system stops.
+  std::shared_ptr<detached_threads> actor_threads = std::make_shared<detached_threads>();
 };
 
 } // namespace detail
