@@ -190,6 +190,58 @@ TEST_F(world_failure, a_member_lost_inside_the_barrier_tree_fails_the_barrier_ev
   victim.kill_and_collect();
 }
 
+/// Rank 0, the barrier tree's root: meets the group's barrier twice, then leaves at once.
+TROUPE_ROLE(root_leaving_after_a_barrier) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("group", members_of_size(world.size()));
+    group.barrier();
+    group.barrier();
+  });
+}
+
+/// Meets the group's barrier twice: the second must pass, although the root that released it
+/// left right after.
+TROUPE_ROLE(released_by_a_leaving_root) {
+  return as_member([](troupe::world& world) {
+    auto group = world.create_rpc_group("group", members_of_size(world.size()));
+    group.barrier();
+    group.barrier();
+  });
+}
+
+// Member 2 is frozen while it waits at the second barrier. This member's calls to it, then the
+// root's release, goodbye and down message wait in its sockets; thawed, its actor is still busy
+// with the first calls as the rest come in behind them, so the release is taken in just before
+// the root's loss. The release was given before the root left: the barrier passes.
+TEST_F(world_failure, a_barrier_released_just_before_its_root_leaves_passes_everywhere) {
+  member_process root{"root_leaving_after_a_barrier", member_environment(0, 3, port)};
+  member_process released{"released_by_a_leaving_root", member_environment(2, 3, port)};
+  {
+    auto options = member_options(1, 3, port);
+    options.shared_memory = false; // the calls to member 2 travel on a connection, as the root's
+    troupe::world world{rt, options};
+    auto group = world.create_rpc_group("group", members_of_size(3));
+    group.barrier();
+    std::this_thread::sleep_for(1s); // member 2 arrives at the second barrier
+    ASSERT_TRUE(released.freeze());
+    std::vector<troupe::async_result<int>> calls;
+    for (int i = 0; i < 2000; ++i)
+      calls.push_back(group.rpc_async("2", add_numbers, i, 1));
+    group.barrier();
+    EXPECT_EQ(root.exit_code(20s), 0);
+    released.signal(SIGCONT);
+    int settled = 0; // answered, or failed as the world ended with its root
+    for (int i = 0; i < 2000; ++i)
+      try {
+        settled += calls[static_cast<std::size_t>(i)].get(20s) == i + 1 ? 1 : 0;
+      } catch (const troupe::peer_lost&) {
+        ++settled;
+      }
+    EXPECT_EQ(settled, 2000);
+  }
+  EXPECT_EQ(released.exit_code(20s), 0) << "its second barrier passed";
+}
+
 TEST_F(world_failure, a_joining_member_hears_at_once_that_rank_0_died) {
   member_process rank0{"victim", member_environment(0, 3, port)}; // waits for rank 2, never there
   auto options = member_options(1, 3, port);

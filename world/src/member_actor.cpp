@@ -74,6 +74,7 @@ caf::behavior member(member_actor* self, world_core* core) {
     local_handler(self, arrive_at_barrier),
     barrier_message::handler(self, child_arrives),
     local_handler(self, parent_answered),
+    local_handler(self, barriers_lost),
     // Stopping and leaving (member_leaving.cpp).
     local_handler(self, on_stop_request),
     leave_message::handler(self, on_leave),

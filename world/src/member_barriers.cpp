@@ -255,8 +255,9 @@ void parent_answered(member_actor* self, barrier_answer& answer) {
   end(self, answer.at, answer.why);
 }
 
-void barriers_lost(member_actor* self, int rank, const std::string& why, bool left) {
+void barriers_lost(member_actor* self, barrier_loss& loss) {
   auto& st = self->state;
+  const auto& [rank, why, left] = loss;
   // Rank 0's loss ends the world's group operations everywhere (not with a store). When it left
   // on purpose (the world ends), what it released before it left still comes down the trees.
   const bool all = rank == 0 && !left && st.core->options.rank != 0 && !st.core->with_store();

@@ -102,6 +102,10 @@ reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t
                            const wire_bytes& ranks, const std::string& failed);
 /// This member's parent answered its arrival: the barrier ends here and below.
 void parent_answered(member_actor* self, barrier_answer& answer);
+/// A member was lost (or left on purpose), told after the messages before its loss: a barrier
+/// waiting for it here (its parent, or a child that had not arrived) fails, everywhere; all of
+/// them do when rank 0 was lost.
+void barriers_lost(member_actor* self, barrier_loss& loss);
 /// This member is cut off from the world (its lease in the store is gone): every barrier in
 /// progress here fails, `why` saying so.
 void barriers_cut_off(member_actor* self, const std::string& why);

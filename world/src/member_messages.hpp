@@ -241,6 +241,16 @@ struct barrier_answer {
   failure why;
 };
 
+/// A member lost, told to the barriers behind what came before the loss: a parent's answer
+/// reaches this actor as a barrier_answer it sends itself when the reply comes, so a loss seen
+/// in the messages right after that reply (the leaving root's goodbye and down message) would
+/// otherwise fail a barrier already released. Local only: the member actor tells itself.
+struct barrier_loss {
+  int rank = 0;
+  std::string why;
+  bool left = false;
+};
+
 /// Rank 0, reached by a joining member: monitored from now on.
 struct early_peer {
   int rank = 0;
@@ -263,4 +273,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::outgoing_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::roster_adoption)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::barrier_arrival)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::barrier_answer)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::barrier_loss)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::detail::early_peer)

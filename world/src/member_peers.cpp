@@ -248,7 +248,7 @@ void on_lost(member_actor* self, int rank) {
     while (!st.awaiting_peer.empty())
       fail_awaiting(self, st.awaiting_peer.begin()->first, who);
   st.groups.lost(rank, who, left);
-  barriers_lost(self, rank, who, left);
+  send_from(self, caf::actor_cast<caf::actor>(self), barrier_loss{rank, who, left});
   if (st.core->options.rank == 0 && !st.core->with_store()) // the members without a connection
     for (std::size_t other = 1; other < st.peers.size(); ++other) // to it hear it from here
       if (st.peers[other] && !st.lost[other])

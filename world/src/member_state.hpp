@@ -118,9 +118,6 @@ void take_in_waiting(member_actor* self);
 void take_back(member_actor* self, int rank, const member_identity& incarnation);
 
 // member_barriers.cpp
-/// Member `rank` was lost (or `left` on purpose): a barrier waiting for it here (its parent, or
-/// a child that had not arrived) fails, everywhere; all of them do when rank 0 was lost.
-void barriers_lost(member_actor* self, int rank, const std::string& why, bool left);
 /// This member stops: every barrier in progress here ends.
 void barriers_stopped(member_actor* self, const std::string& why);
 
