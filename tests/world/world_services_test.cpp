@@ -47,10 +47,12 @@ bool lost(const std::function<void()>& probe) {
 
 class world_services : public ::testing::Test {
 protected:
-  /// The group, once rank 2 offers "offset" and a first call has told this member where.
+  /// The group, once rank 2 offers both services and a first call has told this member where
+  /// "offset" is. Both: a test that kills rank 0 next must not catch rank 2 registering.
   troupe::rpc_group with_offset_known(troupe::world& world) {
     auto group = world.create_rpc_group("services", everyone);
-    EXPECT_TRUE(eventually([&] { return group.is_registered("offset"); }));
+    EXPECT_TRUE(eventually(
+      [&] { return group.is_registered("offset") && group.is_registered("withdraw_offset"); }));
     EXPECT_EQ(group.registered_sync<int>("offset", 1), 201);
     return group;
   }
