@@ -213,7 +213,14 @@ const std::vector<std::string> grown{"0", "1", "2", "3"};
 void await_members(const troupe::world& world, const std::vector<std::string>& expected) {
   for (int i = 0; i < 3000 && world.members() != expected; ++i)
     std::this_thread::sleep_for(20ms);
-  require(world.members() == expected, "the world's members are as expected");
+  const auto listed = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const auto& name : names)
+      text += (text.empty() ? "" : ",") + name;
+    return text;
+  };
+  require(world.members() == expected, "the world's members are " + listed(expected) +
+                                         " (they are " + listed(world.members()) + ")");
 }
 
 /// The members left once member 2 has gone, with member 3 that joined.
