@@ -2,15 +2,13 @@
 #include "troupe/actors/error.hpp"
 #include "troupe/actors/runtime.hpp"
 
-#include <gtest/gtest.h>
+#include "../queues/process_support.hpp"
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
-#include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,54 +87,33 @@ TEST(runtime, rejects_a_join_flag_without_an_address) {
   }
 }
 
-/// `body`'s exit code in a forked child, or -1 if it was still running after `limit` (then
-/// killed): for a failure that is a hang.
-int exit_code_in_child(const std::function<int()>& body, std::chrono::seconds limit) {
-  const pid_t child = fork();
-  if (child == 0)
-    _exit(body());
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  int status = 0;
-  while (waitpid(child, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(child, SIGKILL);
-      waitpid(child, nullptr, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 // CAF's actor system stops its clock before it waits for detached actors' threads, and each
 // ending actor hands the clock one last event through a 64-slot ring: a runtime stopped while
 // many of its actors were still ending waited for ring room forever (a world member hosting
 // 1,024 actors hung so on a loaded machine). Each round ends 1,024 actors at once as the
 // runtime stops, beside threads that keep the cores busy, as the loaded machine did.
 TEST(runtime, stops_while_a_thousand_actors_end_at_once_on_a_busy_machine) {
-  const int code = exit_code_in_child(
-    [] {
-      std::atomic<bool> done{false};
-      std::vector<std::jthread> busy;
-      for (int i = 0; i < 4; ++i)
-        busy.emplace_back([&done] {
-          while (!done.load(std::memory_order_relaxed)) {
-          }
-        });
-      for (int round = 0; round < 8; ++round) {
-        troupe::runtime rt;
-        std::vector<troupe::actor<napper>> actors;
-        for (int i = 0; i < 1024; ++i)
-          actors.push_back(troupe::spawn<napper>(rt));
-        for (auto& actor : actors)
-          actor.tell(&napper::nap, 20);
-        actors.clear(); // each ends after its nap, as the runtime stops
-      }
-      done = true;
-      return 0;
-    },
-    60s);
-  EXPECT_EQ(code, 0) << "-1: the runtime's stop hung";
+  const pid_t child = troupe::testing::spawn([] {
+    std::atomic<bool> done{false};
+    std::vector<std::jthread> busy;
+    for (int i = 0; i < 4; ++i)
+      busy.emplace_back([&done] {
+        while (!done.load(std::memory_order_relaxed)) {
+        }
+      });
+    for (int round = 0; round < 8; ++round) {
+      troupe::runtime rt;
+      std::vector<troupe::actor<napper>> actors;
+      for (int i = 0; i < 1024; ++i)
+        actors.push_back(troupe::spawn<napper>(rt));
+      for (auto& actor : actors)
+        actor.tell(&napper::nap, 20);
+      actors.clear(); // each ends after its nap, as the runtime stops
+    }
+    done = true;
+  });
+  EXPECT_EQ(troupe::testing::wait_for(child, 60s), std::optional<int>{0})
+    << "nullopt: the runtime's stop hung";
 }
 
 } // namespace
