@@ -118,24 +118,34 @@ lease_ptr lease_from_backlog(dispatcher_state& st, std::size_t limit) {
   return nullptr;
 }
 
+/// How much of `held`, the `position`th lease its slot holds, a thief may take. The slot's first
+/// lease, not yet started, is on its way to a worker about to run it: a lone chunk there stays
+/// (taking it would only wake a second worker to run what the first was woken for).
+lease::portion stealable_share(const lease& held, std::size_t position) {
+  return position == 0 && !held.started() ? lease::portion::under_half : lease::portion::half;
+}
+
 /// Half the unstarted chunks of the fullest lease held by another worker, or null.
 lease_ptr steal_for(dispatcher_state& st, const slot_state& thief, std::size_t limit) {
   lease* victim = nullptr;
+  auto share = lease::portion::half;
   std::size_t most = 0;
   for (auto& s : st.slots) {
     if (&s == &thief || s.gone)
       continue;
-    for (auto& held : s.held) {
-      const auto unclaimed = held->unclaimed();
-      if (unclaimed > most) {
-        most = unclaimed;
-        victim = held.get();
+    for (std::size_t position = 0; position < s.held.size(); ++position) {
+      auto& held = *s.held[position];
+      const auto held_share = stealable_share(held, position);
+      if (const auto takeable = held.takeable(held_share); takeable > most) {
+        most = takeable;
+        victim = &held;
+        share = held_share;
       }
     }
   }
   if (victim == nullptr)
     return nullptr;
-  const auto [first, last] = victim->take_back(false, limit);
+  const auto [first, last] = victim->take_back(share, limit);
   if (first == last)
     return nullptr;
   return std::make_shared<lease>(victim->job(), first, last - first, victim->attempts());

@@ -43,14 +43,20 @@ public:
     }
   }
 
-  /// Dispatcher: takes back unclaimed chunks from the end, all of them or half (rounded up),
-  /// at most `limit`. Returns the chunk range [first, last) taken, empty if none.
-  std::pair<std::size_t, std::size_t> take_back(bool all, std::size_t limit) noexcept {
+  /// How much of the unclaimed chunks take_back takes.
+  enum class portion {
+    all, // the worker is lost, or the pool is going away
+    half, // rounded up: a thief takes even a lone chunk queued behind one that runs
+    under_half, // rounded down: the owner is about to start, so a lone chunk stays its own
+  };
+
+  /// Dispatcher: takes back unclaimed chunks from the end, `share` of them, at most `limit`.
+  /// Returns the chunk range [first, last) taken, empty if none.
+  std::pair<std::size_t, std::size_t> take_back(portion share, std::size_t limit) noexcept {
     auto word = range_.load(std::memory_order_relaxed);
     for (;;) {
       const auto [next, end] = unpack(word);
-      const auto unclaimed = end - std::min(next, end);
-      const auto count = std::min(limit, all ? unclaimed : (unclaimed + 1) / 2);
+      const auto count = std::min(limit, part(end - std::min(next, end), share));
       if (count == 0)
         return {0, 0};
       if (range_.compare_exchange_weak(word, pack(next, end - count), std::memory_order_acq_rel,
@@ -59,15 +65,29 @@ public:
     }
   }
 
+  /// How many chunks take_back(share, no limit) would take now.
+  std::size_t takeable(portion share) const noexcept { return part(unclaimed(), share); }
+
   std::size_t unclaimed() const noexcept {
     const auto [next, end] = unpack(range_.load(std::memory_order_relaxed));
     return end - std::min(next, end);
   }
 
+  /// Whether the worker has claimed any chunk of it yet.
+  bool started() const noexcept { return unpack(range_.load(std::memory_order_relaxed)).first > 0; }
+
   /// Chunks the worker ran; written by the worker before it reports the lease done.
   std::size_t ran = 0;
 
 private:
+  static std::size_t part(std::size_t unclaimed, portion share) noexcept {
+    switch (share) {
+    case portion::all: return unclaimed;
+    case portion::half: return (unclaimed + 1) / 2;
+    case portion::under_half: return unclaimed / 2;
+    }
+    return 0;
+  }
   static std::uint64_t pack(std::uint64_t next, std::uint64_t end) noexcept {
     return (next << 32) | end;
   }

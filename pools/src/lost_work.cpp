@@ -13,13 +13,13 @@ void fail_chunks(job& target, std::size_t first, std::size_t last,
 }
 
 void run_unstarted_elsewhere(lease& work, const give_back_fn& give_back) {
-  const auto [first, last] = work.take_back(true, lease::max_chunks);
+  const auto [first, last] = work.take_back(lease::portion::all, lease::max_chunks);
   if (first < last)
     give_back(work.job(), first, last, work.attempts());
 }
 
 std::size_t fail_unstarted(lease& work, const std::exception_ptr& why, slot_meter* meter) noexcept {
-  const auto [first, last] = work.take_back(true, lease::max_chunks);
+  const auto [first, last] = work.take_back(lease::portion::all, lease::max_chunks);
   if (meter != nullptr && first < last)
     meter->count(0, last - first);
   fail_chunks(*work.job(), first, last, why);

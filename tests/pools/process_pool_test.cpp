@@ -4,6 +4,7 @@
 
 #include "troupe/actors/tensor_serialization.hpp"
 #include "troupe/pools/process_pool.hpp"
+#include "troupe/pools/this_worker.hpp"
 
 #include <xtensor/xarray.hpp>
 #include <xtensor/xbuilder.hpp>
@@ -39,6 +40,7 @@ TROUPE_TASK(square, [](int x) { return x * x; });
 TROUPE_TASK(add, [](int a, int b) { return a + b; });
 TROUPE_TASK(forty_two, [] { return 42; });
 TROUPE_TASK(worker_pid, [](int) { return static_cast<int>(getpid()); });
+TROUPE_TASK(worker_slot, [](int) { return static_cast<int>(troupe::this_worker()->index); });
 TROUPE_TASK(fails_on_13, [](int x) {
   if (x == 13)
     throw std::domain_error("unlucky " + std::to_string(x));
@@ -116,6 +118,15 @@ TEST_F(process_pool_test, maps_and_applies_in_worker_processes) {
   const std::set<int> distinct(pids.begin(), pids.end());
   EXPECT_EQ(distinct.count(getpid()), 0u) << "tasks run in other processes";
   EXPECT_LE(distinct.size(), 2u);
+}
+
+// The dispatcher hands a lone chunk to the first idle worker and leaves it there: an idle
+// worker does not take it over before the first has begun (which woke two slot actors, and
+// started two processes, for every lone call).
+TEST_F(process_pool_test, a_lone_call_on_an_idle_pool_goes_to_one_worker) {
+  troupe::process_pool pool{rt, {.workers = 2}};
+  EXPECT_EQ(pool.apply(worker_slot, 0), 0) << "the first idle slot runs it";
+  EXPECT_EQ(pool.worker_pids().size(), 1u) << "the other slot's process never started";
 }
 
 TEST_F(process_pool_test, a_task_without_parameters_runs_on_a_worker) {

@@ -53,7 +53,7 @@ lease_ptr lease_queue::split_running(std::size_t limit) {
   }
   if (!victim)
     return nullptr;
-  const auto [first, last] = victim->take_back(false, limit);
+  const auto [first, last] = victim->take_back(lease::portion::half, limit);
   if (first == last)
     return nullptr;
   return std::make_shared<lease>(victim->job(), first, last - first, victim->attempts());
