@@ -81,21 +81,17 @@ machine_load& load() noexcept {
   return shared;
 }
 
-/// What a fresh enough reading advises. A thread that starts to spin was running already (it
-/// waits for what it just handed over), so spinning adds no runnable thread; runnable threads
-/// beyond the cores are either troupe's spinners (which may yield to each other's work) or
-/// others, whose cores a spinner would take.
+/// What a fresh enough reading advises (advise(), idle_cores.hpp). The reading counts the
+/// spinners of this process only: another troupe process's spinners (a pool's worker waiting
+/// for its next chunk) count among the others.
 spin_mode advice() noexcept {
   auto& l = load();
   const auto now = clock::now().time_since_epoch().count();
   const auto stands = std::chrono::duration_cast<clock::duration>(reading_stands).count();
   if (now - l.taken.load(std::memory_order_relaxed) >= stands &&
       !l.reading.exchange(true, std::memory_order_acquire)) {
-    const long spinners = l.spinning.load(std::memory_order_relaxed);
-    const long runnable = read_runnable();
-    auto mode = spin_mode::pause; // unreadable (no /proc): troupe's own spinners are bounded
-    if (runnable > usable_cores())
-      mode = runnable - spinners > usable_cores() ? spin_mode::sleep : spin_mode::yield;
+    const auto mode =
+      advise(read_runnable(), l.spinning.load(std::memory_order_relaxed), usable_cores());
     l.advice.store(mode, std::memory_order_relaxed);
     l.taken.store(now, std::memory_order_relaxed);
     l.reading.store(false, std::memory_order_release);
@@ -106,6 +102,14 @@ spin_mode advice() noexcept {
 thread_local std::uint64_t spins_asked = 0;
 
 } // namespace
+
+spin_mode advise(long runnable, long spinners, long cores) noexcept {
+  if (runnable < 0)
+    return spin_mode::pause; // unreadable (no /proc): troupe's own spinners are bounded
+  if (runnable - spinners > cores)
+    return spin_mode::sleep;
+  return runnable > cores ? spin_mode::yield : spin_mode::pause;
+}
 
 std::uint64_t spins_asked_on_this_thread() noexcept { return spins_asked; }
 
