@@ -14,6 +14,10 @@
 // spell falls on all of them; each figure is the median of the rounds.
 //
 //   build/bench/scale [--max-workers N] [--busy N] [--rounds R] [--window-ms MS] [--quick]
+//                     [--only SECTION]
+//
+// SECTION, to run one part alone (while tuning it): one_caller, many_callers, actors,
+// process_map or cpu.
 //
 // One figure per line, `name_W value unit`, for tooling (bench/check.sh).
 #include "median.hpp"
@@ -73,7 +77,13 @@ struct settings {
   int tasks = 1024; // CPU-bound tasks of ~1 ms
   int map_items = 200'000;
   std::chrono::milliseconds window{300}; // how long each loop of calls runs
+  std::string only; // one section's name, or empty for all
 };
+
+bool known_section(const std::string& name) {
+  return name == "one_caller" || name == "many_callers" || name == "actors" ||
+         name == "process_map" || name == "cpu";
+}
 
 settings parse(int argc, char** argv) {
   settings s;
@@ -94,6 +104,8 @@ settings parse(int argc, char** argv) {
       s.rounds = value();
     else if (arg == "--window-ms")
       s.window = std::chrono::milliseconds{value()};
+    else if (arg == "--only" && i + 1 < argc && known_section(argv[i + 1]))
+      s.only = argv[++i];
     else if (arg == "--quick") {
       s.tasks = 256;
       s.map_items = 50'000;
@@ -102,7 +114,7 @@ settings parse(int argc, char** argv) {
     } else if (arg.rfind("--troupe", 0) != 0) {
       std::fprintf(stderr,
                    "usage: scale [--max-workers N] [--busy N] [--rounds R] [--window-ms MS] "
-                   "[--quick]\n");
+                   "[--quick] [--only one_caller|many_callers|actors|process_map|cpu]\n");
       std::exit(2);
     }
   }
@@ -408,10 +420,16 @@ int main(int argc, char** argv) {
               "%d rounds\n",
               s.max_workers, s.busy, std::thread::hardware_concurrency(), s.rounds);
   line("busy_processes", s.busy, "processes");
-  one_caller(rt, s);
-  round_trips_from_many(rt, s);
-  actor_calls(rt, s);
-  process_map_chunk1(rt, s);
-  cpu_tasks(rt, s, work);
+  const auto wanted = [&](const char* section) { return s.only.empty() || s.only == section; };
+  if (wanted("one_caller"))
+    one_caller(rt, s);
+  if (wanted("many_callers"))
+    round_trips_from_many(rt, s);
+  if (wanted("actors"))
+    actor_calls(rt, s);
+  if (wanted("process_map"))
+    process_map_chunk1(rt, s);
+  if (wanted("cpu"))
+    cpu_tasks(rt, s, work);
   return 0;
 }
