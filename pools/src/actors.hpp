@@ -104,7 +104,32 @@ struct worker_setup {
   std::shared_ptr<detached_threads> actor_threads;
 };
 
-dispatcher_actor spawn_dispatcher(caf::actor_system& system, worker_setup setup,
-                                  std::shared_ptr<stop_signal> stopped);
+/// The dispatcher's table of slots, leases and backlog (dispatcher.cpp), under a lock of its
+/// own, which the dispatcher actor and submitting callers share.
+class dispatch_table;
+
+/// A process pool's dispatcher: the actor, and its table, into which callers submit directly.
+struct pool_dispatcher {
+  dispatcher_actor actor;
+  std::shared_ptr<dispatch_table> table;
+};
+
+pool_dispatcher spawn_dispatcher(caf::actor_system& system, worker_setup setup,
+                                 std::shared_ptr<stop_signal> stopped);
+
+enum class direct_submit {
+  taken, // in the backlog, its first leases with idle slots
+  refused, // send it as a message (counted as queued already): the table's lock is taken, a
+           // submit message is still queued, or the dispatcher is stopping (it fails the job)
+  broken, // in the backlog, but the table's bookkeeping threw: the pool must stop
+};
+
+/// From a caller: puts `job` in the backlog and hands its first leases to idle slots, one
+/// wake-up fewer than a message to the dispatcher. Throws only before anything changed.
+direct_submit submit_directly(dispatch_table& table, const job_ptr& job);
+
+/// Once the dispatcher has stopped: lets go of the slot actors' handles (the actor system may go
+/// next) and of the backlog.
+void release_slots(dispatch_table& table) noexcept;
 
 } // namespace troupe::detail

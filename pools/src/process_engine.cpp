@@ -14,7 +14,9 @@ process_engine::process_engine(runtime& rt, worker_setup setup)
     process_(setup.process), placements_(setup.placements) {
   registry_->add(this);
   setup.actor_threads = rt_state_.actor_threads;
-  dispatcher_ = spawn_dispatcher(*rt_state_.system, std::move(setup), stopped_);
+  auto dispatcher = spawn_dispatcher(*rt_state_.system, std::move(setup), stopped_);
+  dispatcher_ = std::move(dispatcher.actor);
+  table_ = std::move(dispatcher.table);
   // An actor placed in a slot goes to the slot's worker actor, which hands it to its process.
   placements_->on_added(
     [this](std::size_t slot) { send_while(pool_state::running, place_atom::value, slot); });
@@ -38,6 +40,7 @@ void process_engine::stop() noexcept {
   listener_.reset(); // no node joins a pool that is going away
   terminate();
   stopped_->wait();
+  release_slots(*table_);
   std::unique_lock guard{mutex_};
   dispatcher_ = nullptr; // the system may go away next: hold no handle into it
 }
@@ -60,16 +63,26 @@ void process_engine::stop_placing(const char* why) noexcept {
 }
 
 void process_engine::submit(job_ptr job) {
-  std::shared_lock guard{mutex_};
-  if (state_ != pool_state::running)
-    throw pool_closed(state_ == pool_state::closed
-                        ? "the pool is closed: it accepts no new work"
-                        : "the pool is terminated: it accepts no new work");
-  if (job->chunk_count() == 0) {
-    job->complete_if_empty();
-    return;
+  {
+    std::shared_lock guard{mutex_};
+    if (state_ != pool_state::running)
+      throw pool_closed(state_ == pool_state::closed
+                          ? "the pool is closed: it accepts no new work"
+                          : "the pool is terminated: it accepts no new work");
+    if (job->chunk_count() == 0) {
+      job->complete_if_empty();
+      return;
+    }
+    switch (submit_directly(*table_, job)) {
+    case direct_submit::taken: return;
+    case direct_submit::refused:
+      send_from_outside(dispatcher_, submit_atom::value, std::move(job));
+      return;
+    case direct_submit::broken:
+      break; // as when the dispatcher's own bookkeeping throws: nothing may wait for ever
+    }
   }
-  send_from_outside(dispatcher_, submit_atom::value, std::move(job));
+  terminate(); // the job, in the backlog, fails with the rest
 }
 
 void process_engine::wake() { send_while(pool_state::closed, wake_atom::value); }

@@ -77,6 +77,7 @@ private:
   std::shared_mutex mutex_;
   pool_state state_ = pool_state::running;
   dispatcher_actor dispatcher_;
+  std::shared_ptr<dispatch_table> table_; // callers submit into it directly
 };
 
 } // namespace troupe::detail

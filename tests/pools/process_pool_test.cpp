@@ -41,6 +41,10 @@ TROUPE_TASK(add, [](int a, int b) { return a + b; });
 TROUPE_TASK(forty_two, [] { return 42; });
 TROUPE_TASK(worker_pid, [](int) { return static_cast<int>(getpid()); });
 TROUPE_TASK(worker_slot, [](int) { return static_cast<int>(troupe::this_worker()->index); });
+TROUPE_TASK(turn_in_worker, [](int) {
+  static int turns = 0; // per worker process
+  return turns++;
+});
 TROUPE_TASK(fails_on_13, [](int x) {
   if (x == 13)
     throw std::domain_error("unlucky " + std::to_string(x));
@@ -127,6 +131,23 @@ TEST_F(process_pool_test, a_lone_call_on_an_idle_pool_goes_to_one_worker) {
   troupe::process_pool pool{rt, {.workers = 2}};
   EXPECT_EQ(pool.apply(worker_slot, 0), 0) << "the first idle slot runs it";
   EXPECT_EQ(pool.worker_pids().size(), 1u) << "the other slot's process never started";
+}
+
+// A caller's jobs enter the backlog in the order it submitted them, whether it hands a job in
+// itself or, finding the dispatcher busy, sends it: with one worker, they run in that order.
+TEST_F(process_pool_test, one_callers_jobs_run_in_the_order_it_submitted_them) {
+  troupe::process_pool pool{rt, {.workers = 1}};
+  for (int round = 0; round < 5; ++round) {
+    std::vector<troupe::async_result<int>> turns;
+    for (int i = 0; i < 300; ++i)
+      turns.push_back(pool.apply_async(turn_in_worker, i));
+    int last = -1;
+    for (std::size_t i = 0; i < turns.size(); ++i) {
+      const int turn = turns[i].get(30s);
+      ASSERT_GT(turn, last) << "job " << i << " of round " << round << " ran out of turn";
+      last = turn;
+    }
+  }
 }
 
 TEST_F(process_pool_test, a_task_without_parameters_runs_on_a_worker) {
