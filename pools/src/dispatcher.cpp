@@ -119,6 +119,13 @@ void spawn_worker(dispatcher_self self, std::size_t index,
   self->monitor(s.handle);
 }
 
+/// The leases slot `s` holds that its worker has yet to finish (one whose last results are being
+/// settled no longer keeps the slot: lease::mark_finishing).
+std::size_t occupying(const slot_state& s) {
+  return static_cast<std::size_t>(std::count_if(
+    s.held.begin(), s.held.end(), [](const lease_ptr& l) { return !l->finishing(); }));
+}
+
 /// How many more chunks slot `s` may be granted before it must be replaced.
 std::size_t allowance(const dispatch_table& st, const slot_state& s) {
   if (st.setup->max_tasks == 0)
@@ -178,9 +185,12 @@ lease_ptr steal_for(dispatch_table& st, const slot_state& thief, std::size_t lim
   for (auto& s : st.slots) {
     if (&s == &thief || s.gone)
       continue;
-    for (std::size_t position = 0; position < s.held.size(); ++position) {
-      auto& held = *s.held[position];
-      const auto held_share = stealable_share(held, position);
+    std::size_t position = 0; // among the leases that occupy the slot
+    for (const auto& lease_held : s.held) {
+      if (lease_held->finishing())
+        continue;
+      auto& held = *lease_held;
+      const auto held_share = stealable_share(held, position++);
       if (const auto takeable = held.takeable(held_share); takeable > most) {
         most = takeable;
         victim = &held;
@@ -203,7 +213,7 @@ void pump(dispatch_table& st) {
   bool backlog_dry = false;
   for (std::size_t held = 0; held < credit && !backlog_dry; ++held) {
     for (auto& s : st.slots) {
-      if (s.gone || s.held.size() != held)
+      if (s.gone || occupying(s) != held)
         continue;
       const auto limit = allowance(st, s);
       if (limit == 0)
@@ -217,7 +227,7 @@ void pump(dispatch_table& st) {
     }
   }
   for (auto& s : st.slots) {
-    if (s.gone || !s.held.empty())
+    if (s.gone || occupying(s) != 0)
       continue;
     const auto limit = allowance(st, s);
     if (limit == 0)

@@ -76,6 +76,13 @@ public:
   /// Whether the worker has claimed any chunk of it yet.
   bool started() const noexcept { return unpack(range_.load(std::memory_order_relaxed)).first > 0; }
 
+  /// Worker: every chunk of it is claimed and its last replies are in hand, about to be settled.
+  /// Its slot takes its next lease now, so that a caller woken by those results and submitting
+  /// at once finds the slot free (and its worker still warm), before the lease's done message
+  /// has reached the dispatcher.
+  void mark_finishing() noexcept { finishing_.store(true, std::memory_order_release); }
+  bool finishing() const noexcept { return finishing_.load(std::memory_order_acquire); }
+
   /// Chunks the worker ran; written by the worker before it reports the lease done.
   std::size_t ran = 0;
 
@@ -100,6 +107,7 @@ private:
   std::size_t granted_;
   std::size_t attempts_;
   std::atomic<std::uint64_t> range_;
+  std::atomic<bool> finishing_{false};
 };
 
 using lease_ptr = std::shared_ptr<lease>;

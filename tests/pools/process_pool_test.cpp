@@ -126,10 +126,13 @@ TEST_F(process_pool_test, maps_and_applies_in_worker_processes) {
 
 // The dispatcher hands a lone chunk to the first idle worker and leaves it there: an idle
 // worker does not take it over before the first has begun (which woke two slot actors, and
-// started two processes, for every lone call).
-TEST_F(process_pool_test, a_lone_call_on_an_idle_pool_goes_to_one_worker) {
+// started two processes, for every lone call). And a worker settling its last results is free
+// for the next call at once, before its done message reaches the dispatcher: one caller's calls
+// in turn all go to the same warm worker.
+TEST_F(process_pool_test, one_callers_calls_in_turn_go_to_one_worker) {
   troupe::process_pool pool{rt, {.workers = 2}};
-  EXPECT_EQ(pool.apply(worker_slot, 0), 0) << "the first idle slot runs it";
+  for (int i = 0; i < 50; ++i)
+    ASSERT_EQ(pool.apply(worker_slot, i), 0) << "call " << i << ": the first slot runs it";
   EXPECT_EQ(pool.worker_pids().size(), 1u) << "the other slot's process never started";
 }
 

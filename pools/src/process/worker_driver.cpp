@@ -86,6 +86,8 @@ bool worker_driver::run(lease& work) {
       return true;
     if (auto replies = link_->receive(20ms)) {
       relay(*replies);
+      if (settles_the_last(*replies, work))
+        work.mark_finishing();
       for (const auto& reply : replies->chunks) {
         settle(reply, *job);
         ++work.ran;
@@ -218,6 +220,15 @@ bool worker_driver::flush(outgoing_batch& batch) {
       held->release_for_queue();
   batch = outgoing_batch{};
   return sent;
+}
+
+bool worker_driver::settles_the_last(const reply_batch& replies, const lease& work) const {
+  if (work.unclaimed() != 0)
+    return false;
+  std::size_t in_hand = 0;
+  for (const auto& reply : replies.chunks)
+    in_hand += in_flight_.count(reply.id);
+  return in_hand == in_flight_.size();
 }
 
 void worker_driver::settle(const chunk_reply& reply, process_job& job) {

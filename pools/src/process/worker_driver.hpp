@@ -71,6 +71,8 @@ private:
   /// Sends `batch` (with the context setup before a node's first) and empties it; false if the
   /// link refused it.
   bool flush(outgoing_batch& batch);
+  /// Whether `replies` end every chunk of `work` in flight, none being left to claim.
+  bool settles_the_last(const reply_batch& replies, const lease& work) const;
   /// Completes a chunk from its reply.
   void settle(const chunk_reply& reply, process_job& job);
   /// Ends a chunk in failure (counted as one failure of this worker).
