@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <future>
 #include <signal.h>
@@ -355,10 +356,18 @@ TEST_F(world_on_store, a_member_waits_for_a_store_that_starts_after_it) {
   start_again.join();
 }
 
-/// A founder of a world of two (of up to five): meets the others in a group of all members, and
-/// serves until the test's member has tried the forged one.
+/// A founder of a world of two (of up to five): once the test's member "4" has joined, meets the
+/// others in a group of all members, and serves until the test's member has tried the forged
+/// one.
 TROUPE_ROLE(store_member_beside_a_forgery) {
   return as_member([](troupe::world& world) {
+    // Group "three" names member "4", which joins after the founders formed the world: a founder
+    // that came to it first would be refused ("not a member of the world") and leave.
+    member_events events{world};
+    const auto members = world.members();
+    require(std::find(members.begin(), members.end(), "4") != members.end() ||
+              events.wait_for("+4"),
+            "the test's member joined");
     auto everyone = world.create_rpc_group("everyone", troupe::all_members);
     auto three = world.create_rpc_group("three", {"0", "1", "4"});
     three.barrier(); // the test's member has tried "3"
