@@ -41,6 +41,11 @@ TROUPE_TASK(add, [](int a, int b) { return a + b; });
 TROUPE_TASK(forty_two, [] { return 42; });
 TROUPE_TASK(worker_pid, [](int) { return static_cast<int>(getpid()); });
 TROUPE_TASK(worker_slot, [](int) { return static_cast<int>(troupe::this_worker()->index); });
+TROUPE_TASK(waits_for_release, [](std::string path) {
+  for (int i = 0; i < 20000 && !std::ifstream{path}; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  return 1;
+});
 TROUPE_TASK(turn_in_worker, [](int) {
   static int turns = 0; // per worker process
   return turns++;
@@ -101,6 +106,7 @@ namespace {
 using troupe::testing::iota;
 using troupe::testing::process_pool_test;
 using troupe::testing::read_pid;
+using troupe::testing::returns_within;
 using troupe::testing::start_busy_task;
 using troupe::testing::temp_path;
 
@@ -151,6 +157,41 @@ TEST_F(process_pool_test, one_callers_jobs_run_in_the_order_it_submitted_them) {
       last = turn;
     }
   }
+}
+
+// A progress callback runs on whichever thread ends the work that crosses it: the dispatcher's,
+// holding its table's lock, when it abandons what a dropped stream had not started. One that
+// submits to its own pool there is not left waiting for that lock: its job goes by message.
+TEST_F(process_pool_test, a_progress_callback_the_dispatcher_runs_may_submit_to_its_own_pool) {
+  troupe::process_pool pool{rt, {.workers = 1}};
+  const auto release = temp_path("release");
+  std::mutex mutex;
+  std::optional<troupe::async_result<int>> submitted;
+  const auto report = troupe::progress::callback(
+    [&](const troupe::progress_update& u) {
+      std::lock_guard guard{mutex};
+      if (u.failed > 0 && !submitted)
+        submitted.emplace(pool.apply_async(square, 7));
+    },
+    0ms);
+  returns_within(60s, "dropping a stream whose progress callback submits", [&] {
+    // Dropped at once: what the worker has not started, the dispatcher abandons.
+    (void)pool.imap(waits_for_release, std::vector<std::string>(100, release), {1, report});
+  });
+  std::ofstream{release} << "go"; // what the worker did start ends
+  std::optional<troupe::async_result<int>> job;
+  for (int i = 0; i < 1000 && !job; ++i) {
+    {
+      std::lock_guard guard{mutex};
+      if (submitted)
+        job.emplace(std::move(*submitted));
+    }
+    if (!job)
+      std::this_thread::sleep_for(10ms);
+  }
+  std::remove(release.c_str());
+  ASSERT_TRUE(job) << "the abandoned items were reported";
+  returns_within(60s, "the callback's job", [&] { EXPECT_EQ(job->get(30s), 49); });
 }
 
 TEST_F(process_pool_test, a_task_without_parameters_runs_on_a_worker) {
