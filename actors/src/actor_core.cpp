@@ -96,8 +96,7 @@ caf::behavior user_actor(caf::stateful_actor<user_actor_state>* self,
   };
 }
 
-} // namespace
-
+/// An actor in this process: its CAF actor on a thread of its own, and the bound on its mailbox.
 class local_actor final : public actor_core, public service {
 public:
   local_actor(runtime_state& rt, const actor_options& options, void* object, void (*destroy)(void*),
@@ -166,6 +165,8 @@ private:
   std::shared_mutex mutex_; // orders calls before the quit that follows them
   caf::actor handle_;
 };
+
+} // namespace
 
 std::shared_ptr<actor_core> start_actor(runtime& rt, actor_options options, void* object,
                                         void (*destroy)(void*)) {

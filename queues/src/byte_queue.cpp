@@ -38,9 +38,10 @@
 
 namespace troupe::detail {
 
-namespace {
+// The queue's layout in shared memory. A namespace with a name, not an anonymous one: byte_queue's
+// state, a class other files name, holds pointers into it.
+namespace queue_layout {
 
-constexpr std::array<char, 8> queue_magic{'t', 'r', 'o', 'u', 'p', 'e', 'Q', '2'};
 constexpr std::uint64_t descriptor_salt = 0x9E3779B97F4A7C15ULL;
 
 struct descriptor {
@@ -80,6 +81,15 @@ struct queue_header {
     std::uint64_t bytes;
   } spares[16];
 };
+
+} // namespace queue_layout
+
+using queue_layout::descriptor;
+using queue_layout::queue_header;
+
+namespace {
+
+constexpr std::array<char, 8> queue_magic{'t', 'r', 'o', 'u', 'p', 'e', 'Q', '2'};
 
 std::size_t data_area_bytes(const queue_options& o) { return (o.max_bytes + 63) / 64 * 64; }
 
