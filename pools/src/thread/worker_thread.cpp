@@ -33,6 +33,14 @@ void thread_workers::run_worker(std::size_t index) noexcept {
         return;
       continue;
     }
+    // A lease that changed slots (stolen, or split off another's) was in no queue for a moment,
+    // where terminate() could not sweep it. It is in this slot's queue now: either the sweep
+    // saw it here, or this thread sees the pool terminating, set before the sweep began.
+    if (mode_.load() == mode::terminating)
+      fail_unstarted(
+        *work,
+        std::make_exception_ptr(pool_closed("the pool was terminated before this work started")),
+        &here.meter);
     here.meter.begin();
     bool retire = false;
     try {
