@@ -17,6 +17,7 @@
 // restarts: the actor's process is SIGKILLed and the time taken until a call is answered by
 // its replacement. The last lines are `name value unit`, read by tooling.
 #include "median.hpp"
+#include "reap.hpp"
 
 #include "troupe/actors/actor.hpp"
 #include "troupe/actors/runtime_state.hpp"
@@ -98,7 +99,7 @@ public:
   }
   ~pipe_echo() {
     close(to_[1]); // the child reads the end of its input and exits
-    waitpid(child_, nullptr, 0);
+    (void)troupe::bench::reap_within(child_, std::chrono::seconds{30});
     close(from_[0]);
   }
   int call(int v) {

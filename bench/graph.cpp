@@ -26,6 +26,7 @@
 #include "troupe/pools/thread_pool.hpp"
 #include "troupe/world/world.hpp"
 
+#include "reap.hpp"
 #include "spawn_self.hpp"
 
 #include <sys/wait.h>
@@ -213,8 +214,7 @@ std::map<int, double> time_distributed_on_two_ranks(int rounds) {
   const pid_t other = troupe::bench::spawn_self("TROUPE_GRAPH_BENCH_RANK1=" + std::to_string(port) +
                                                 ":" + std::to_string(rounds));
   auto seconds = distributed_rank(0, port, rounds);
-  int status = 0;
-  ::waitpid(other, &status, 0);
+  (void)troupe::bench::reap_within(other, std::chrono::seconds{60});
   return seconds;
 }
 

@@ -16,6 +16,7 @@
 #include "troupe/servers/push_pull_model_server.hpp"
 #include "troupe/world/world.hpp"
 
+#include "reap.hpp"
 #include "spawn_self.hpp"
 
 #include <sys/wait.h>
@@ -148,9 +149,8 @@ int lead(int rounds) {
     auto group = world.create_rpc_group("bench", world.members());
     out = run_client(group, rounds);
   }
-  int status = 0;
-  ::waitpid(server, &status, 0);
-  ::waitpid(other_client, &status, 0);
+  (void)troupe::bench::reap_within(server, std::chrono::seconds{60});
+  (void)troupe::bench::reap_within(other_client, std::chrono::seconds{60});
 
   const double model_ms = median(out.model_ms), rpc_ms = median(out.rpc_ms);
   const double gib = 2.0 * tensors * floats_per_tensor * sizeof(float) / double(1 << 30);

@@ -6,6 +6,7 @@
 //   build/bench/queue_throughput
 //
 // The last lines are `name value unit`, read by tooling.
+#include "reap.hpp"
 #include <troupe/queues/queue.hpp>
 #include <troupe/queues/retain_memory.hpp>
 #include <troupe/queues/shared_tensor.hpp>
@@ -48,10 +49,7 @@ pid_t spawn(const std::function<void()>& body) {
   return pid;
 }
 
-void reap(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-}
+void reap(pid_t pid) { (void)troupe::bench::reap_within(pid, std::chrono::seconds{60}); }
 
 /// Median seconds of memcpy'ing `bytes` between two warm buffers.
 double memcpy_seconds(std::size_t bytes) {

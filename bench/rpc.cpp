@@ -26,6 +26,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "reap.hpp"
 #include "spawn_self.hpp"
 
 #include <sys/wait.h>
@@ -223,8 +224,7 @@ int lead(int rounds) {
   const pid_t peer = troupe::bench::spawn_self("TROUPE_RPC_BENCH_PORT=" + std::to_string(port));
   const auto tcp = measure(port, false, rounds);
   const auto local = measure(port + 1, true, rounds);
-  int status = 0;
-  ::waitpid(peer, &status, 0);
+  (void)troupe::bench::reap_within(peer, std::chrono::seconds{60});
 
   const double tcp_us = median(tcp.troupe_us), raw_us = median(tcp.raw_us);
   const double detached_us = median(tcp.detached_us);

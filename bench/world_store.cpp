@@ -8,6 +8,7 @@
 //   world_takeover_ms: a world of three through the store; the oldest member (the coordinator)
 //     is SIGKILLed, and the time runs until the other two have created a group and met at its
 //     barrier, which needs a coordinator (the store's lease TTL, 3 s, plus the watch).
+#include "reap.hpp"
 #include "spawn_self.hpp"
 #include "world_store_bench.hpp"
 
@@ -61,11 +62,7 @@ pid_t start_member(int rank, int size, const std::string& where) {
                     std::to_string(size) + " " + where);
 }
 
-int exit_of(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return status;
-}
+int exit_of(pid_t pid) { return troupe::bench::reap_within(pid, std::chrono::seconds{60}); }
 
 std::vector<std::string> names(int size) {
   std::vector<std::string> all;
