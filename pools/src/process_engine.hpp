@@ -73,7 +73,7 @@ private:
   std::unique_ptr<node_gate> listener_;
   std::shared_ptr<stop_signal> stopped_ = std::make_shared<stop_signal>();
   // Guards `state_` and orders messages: a submit that saw `running` is in the dispatcher's
-  // mailbox before the close or terminate that follows it.
+  // table or mailbox before the close or terminate that follows it.
   std::shared_mutex mutex_;
   pool_state state_ = pool_state::running;
   dispatcher_actor dispatcher_;
