@@ -16,8 +16,8 @@
 // back. And
 // restarts: the actor's process is SIGKILLed and the time taken until a call is answered by
 // its replacement. The last lines are `name value unit`, read by tooling.
+#include "../tests/queues/process_support.hpp" // wait_for: a peer waited for with a deadline
 #include "median.hpp"
-#include "reap.hpp"
 
 #include "troupe/actors/actor.hpp"
 #include "troupe/actors/runtime_state.hpp"
@@ -99,7 +99,7 @@ public:
   }
   ~pipe_echo() {
     close(to_[1]); // the child reads the end of its input and exits
-    (void)troupe::bench::reap_within(child_, std::chrono::seconds{30});
+    (void)troupe::testing::wait_for(child_, std::chrono::seconds{30});
     close(from_[0]);
   }
   int call(int v) {

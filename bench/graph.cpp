@@ -26,7 +26,7 @@
 #include "troupe/pools/thread_pool.hpp"
 #include "troupe/world/world.hpp"
 
-#include "reap.hpp"
+#include "../tests/queues/process_support.hpp" // wait_for: a peer waited for with a deadline
 #include "spawn_self.hpp"
 
 #include <sys/wait.h>
@@ -214,7 +214,7 @@ std::map<int, double> time_distributed_on_two_ranks(int rounds) {
   const pid_t other = troupe::bench::spawn_self("TROUPE_GRAPH_BENCH_RANK1=" + std::to_string(port) +
                                                 ":" + std::to_string(rounds));
   auto seconds = distributed_rank(0, port, rounds);
-  (void)troupe::bench::reap_within(other, std::chrono::seconds{60});
+  (void)troupe::testing::wait_for(other, std::chrono::seconds{60});
   return seconds;
 }
 

@@ -16,7 +16,7 @@
 #include "troupe/servers/push_pull_model_server.hpp"
 #include "troupe/world/world.hpp"
 
-#include "reap.hpp"
+#include "../tests/queues/process_support.hpp" // wait_for: a peer waited for with a deadline
 #include "spawn_self.hpp"
 
 #include <sys/wait.h>
@@ -149,8 +149,8 @@ int lead(int rounds) {
     auto group = world.create_rpc_group("bench", world.members());
     out = run_client(group, rounds);
   }
-  (void)troupe::bench::reap_within(server, std::chrono::seconds{60});
-  (void)troupe::bench::reap_within(other_client, std::chrono::seconds{60});
+  (void)troupe::testing::wait_for(server, std::chrono::seconds{60});
+  (void)troupe::testing::wait_for(other_client, std::chrono::seconds{60});
 
   const double model_ms = median(out.model_ms), rpc_ms = median(out.rpc_ms);
   const double gib = 2.0 * tensors * floats_per_tensor * sizeof(float) / double(1 << 30);

@@ -6,7 +6,7 @@
 //   build/bench/queue_throughput
 //
 // The last lines are `name value unit`, read by tooling.
-#include "reap.hpp"
+#include "../tests/queues/process_support.hpp" // wait_for: a peer waited for with a deadline
 #include <troupe/queues/queue.hpp>
 #include <troupe/queues/retain_memory.hpp>
 #include <troupe/queues/shared_tensor.hpp>
@@ -49,7 +49,7 @@ pid_t spawn(const std::function<void()>& body) {
   return pid;
 }
 
-void reap(pid_t pid) { (void)troupe::bench::reap_within(pid, std::chrono::seconds{60}); }
+void reap(pid_t pid) { (void)troupe::testing::wait_for(pid, std::chrono::seconds{60}); }
 
 /// Median seconds of memcpy'ing `bytes` between two warm buffers.
 double memcpy_seconds(std::size_t bytes) {

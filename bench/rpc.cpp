@@ -26,7 +26,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include "reap.hpp"
+#include "../tests/queues/process_support.hpp" // wait_for: a peer waited for with a deadline
 #include "spawn_self.hpp"
 
 #include <sys/wait.h>
@@ -224,7 +224,7 @@ int lead(int rounds) {
   const pid_t peer = troupe::bench::spawn_self("TROUPE_RPC_BENCH_PORT=" + std::to_string(port));
   const auto tcp = measure(port, false, rounds);
   const auto local = measure(port + 1, true, rounds);
-  (void)troupe::bench::reap_within(peer, std::chrono::seconds{60});
+  (void)troupe::testing::wait_for(peer, std::chrono::seconds{60});
 
   const double tcp_us = median(tcp.troupe_us), raw_us = median(tcp.raw_us);
   const double detached_us = median(tcp.detached_us);

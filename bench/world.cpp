@@ -9,7 +9,7 @@
 // With --grow [F] [N] (default 64 and 256), a world of F forms and grows to N by joins, each
 // its own process, and then one more joins it, timed (world_join_ms_N). With --store, a world
 // whose tables are in etcd against the embedded one (world_store.cpp).
-#include "reap.hpp"
+#include "../tests/queues/process_support.hpp" // wait_for: a peer waited for with a deadline
 #include "spawn_self.hpp"
 #include "world_store_bench.hpp"
 
@@ -167,7 +167,7 @@ double time_a_join(troupe::world& world, int size, int port, int founders = 0) {
     throw std::runtime_error("the joiner did not join within 120 s");
   auto group = world.create_rpc_group("join", {"0", std::to_string(size)});
   group.barrier(); // after its report
-  if (!troupe::bench::exited_cleanly(troupe::bench::reap_within(pid, std::chrono::seconds{60})))
+  if (troupe::testing::wait_for(pid, std::chrono::seconds{60}) != 0)
     throw std::runtime_error("the joiner failed");
   return reported_join_ms;
 }
@@ -219,7 +219,7 @@ figures run_world(int size) {
     group.barrier();
   }
   for (const auto pid : members)
-    if (!troupe::bench::exited_cleanly(troupe::bench::reap_within(pid, std::chrono::seconds{60})))
+    if (troupe::testing::wait_for(pid, std::chrono::seconds{60}) != 0)
       throw std::runtime_error("a member failed");
   return result;
 }
@@ -291,7 +291,7 @@ std::pair<double, double> grow_world(int founders, int size) {
     join_ms = time_a_join(world, size, port, founders);
   }
   for (const auto pid : members)
-    if (!troupe::bench::exited_cleanly(troupe::bench::reap_within(pid, std::chrono::seconds{60})))
+    if (troupe::testing::wait_for(pid, std::chrono::seconds{60}) != 0)
       throw std::runtime_error("a member of the growing world failed");
   return {growth_ms, join_ms};
 }

@@ -8,7 +8,7 @@
 //   world_takeover_ms: a world of three through the store; the oldest member (the coordinator)
 //     is SIGKILLed, and the time runs until the other two have created a group and met at its
 //     barrier, which needs a coordinator (the store's lease TTL, 3 s, plus the watch).
-#include "reap.hpp"
+#include "../tests/queues/process_support.hpp" // wait_for: a peer waited for with a deadline
 #include "spawn_self.hpp"
 #include "world_store_bench.hpp"
 
@@ -62,7 +62,9 @@ pid_t start_member(int rank, int size, const std::string& where) {
                     std::to_string(size) + " " + where);
 }
 
-int exit_of(pid_t pid) { return troupe::bench::reap_within(pid, std::chrono::seconds{60}); }
+int exit_of(pid_t pid) {
+  return troupe::testing::wait_for(pid, std::chrono::seconds{60}).value_or(-1);
+}
 
 std::vector<std::string> names(int size) {
   std::vector<std::string> all;
