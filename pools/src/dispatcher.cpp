@@ -16,6 +16,7 @@
 #include "lost_work.hpp"
 #include "slot_actor.hpp"
 
+#include "troupe/actors/detail/result_state.hpp"
 #include "troupe/actors/error.hpp"
 
 #include <caf/all.hpp>
@@ -502,8 +503,8 @@ direct_submit submit_directly(dispatch_table& table, const job_ptr& job) {
   table.backlog.push_back({job, 0, job->chunk_count()});
   try {
     pump(table);
-  } catch (const std::exception& e) {
-    std::cerr << "troupe: the pool's dispatcher: " << e.what() << "; the pool stops" << std::endl;
+  } catch (...) { // whatever it was: the pool stops, as when a handler's bookkeeping throws
+    report_escaped_exception("the pool's dispatcher, handing a caller's job to its slots");
     return direct_submit::broken;
   }
   return direct_submit::taken;
