@@ -6,10 +6,13 @@
 // connection every 200 ms, so a member's beats a second are five times its TCP connections,
 // counted in its own process), and a join into the formed world: one more process joins it, and
 // times its world constructor (reaching rank 0, which tells every member before it answers).
+// Beside the barrier, its floor: as many forked processes meeting along the same tree over Unix
+// socket pairs, one blocking thread each (barrier_floor.hpp), run just before each world.
 // With --grow [F] [N] (default 64 and 256), a world of F forms and grows to N by joins, each
 // its own process, and then one more joins it, timed (world_join_ms_N). With --store, a world
 // whose tables are in etcd against the embedded one (world_store.cpp).
 #include "../tests/queues/process_support.hpp" // wait_for: a peer waited for with a deadline
+#include "barrier_floor.hpp"
 #include "spawn_self.hpp"
 #include "world_store_bench.hpp"
 
@@ -333,9 +336,14 @@ int main(int argc, char** argv) {
   }
   std::map<int, figures> results;
   for (int size : sizes) {
+    // Before the world: forked while this process has no runtime's threads.
+    const double floor_us = troupe::bench::socket_tree_barrier_us(size, timed_barriers);
     results[size] = run_world(size);
     std::printf("world_formation_ms_%d %.1f ms\n", size, results[size].formation_ms);
     std::printf("world_barrier_us_%d %.1f us\n", size, results[size].barrier_us);
+    std::printf("world_barrier_floor_us_%d %.1f us\n", size, floor_us);
+    std::printf("world_barrier_ratio_to_floor_%d %.2f x\n", size,
+                results[size].barrier_us / floor_us);
     std::printf("world_heartbeat_msgs_per_s_%d %.1f msgs/s\n", size, results[size].beats_per_s);
     std::printf("world_join_ms_%d %.1f ms\n", size, results[size].join_ms);
     std::fflush(stdout);
