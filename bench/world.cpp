@@ -7,7 +7,9 @@
 // counted in its own process), and a join into the formed world: one more process joins it, and
 // times its world constructor (reaching rank 0, which tells every member before it answers).
 // Beside the barrier, its floor: as many forked processes meeting along the same tree over Unix
-// socket pairs, one blocking thread each (barrier_floor.hpp), run just before each world.
+// socket pairs, one blocking thread each (barrier_floor.hpp), run just before each world. The
+// world's barriers meet in shared memory (all its members are on this host); with
+// TROUPE_HOST_BARRIERS=0 in the environment, along the tree of their connections.
 // With --grow [F] [N] (default 64 and 256), a world of F forms and grows to N by joins, each
 // its own process, and then one more joins it, timed (world_join_ms_N). With --store, a world
 // whose tables are in etcd against the embedded one (world_store.cpp).
@@ -104,6 +106,9 @@ troupe::world_options options_of(int rank, int size, int port) {
   options.address = "127.0.0.1:" + std::to_string(port);
   options.timeout = 300s;
   options.rpc_threads = 1;
+  // TROUPE_HOST_BARRIERS=0 (which the members inherit) times the barriers along the tree.
+  if (const char* host = std::getenv("TROUPE_HOST_BARRIERS"); host != nullptr)
+    options.host_barriers = std::string_view{host} != "0";
   options.max_world_size = size + 1; // one joins once it has formed
   return options;
 }

@@ -165,18 +165,26 @@ TROUPE_ROLE(stranded_at_barrier) {
   });
 }
 
-// Nineteen members: the barrier's tree has rank 0 at its root, ranks 1..16 below it, and 17 and
-// 18 below rank 1, which never arrives and is killed. Its children (waiting on their parent),
-// rank 0 (waiting on its child) and the others (released by rank 0) all hear peer_lost.
-TEST_F(world_failure, a_member_lost_inside_the_barrier_tree_fails_the_barrier_everywhere) {
+/// A member's environment, its barriers along the tree (`along_tree`) or in shared memory.
+std::map<std::string, std::string> barrier_environment(int rank, int size, int port,
+                                                       bool along_tree) {
+  auto environment = member_environment(rank, size, port);
+  environment["TROUPE_HOST_BARRIERS"] = along_tree ? "0" : "1";
+  return environment;
+}
+
+/// Nineteen members; rank 1 never arrives at the barrier and is killed: everyone hears peer_lost.
+void expect_a_lost_member_fails_the_barrier_everywhere(troupe::runtime& rt, int port,
+                                                       bool along_tree) {
   constexpr int size = 19;
-  member_process victim{"victim", member_environment(1, size, port)};
+  member_process victim{"victim", barrier_environment(1, size, port, along_tree)};
   std::vector<member_process> stranded;
   for (int rank = 2; rank < size; ++rank)
-    stranded.emplace_back("stranded_at_barrier", member_environment(rank, size, port));
+    stranded.emplace_back("stranded_at_barrier", barrier_environment(rank, size, port, along_tree));
   {
     auto options = member_options(0, size, port);
     options.timeout = 60s;
+    options.host_barriers = !along_tree;
     troupe::world world{rt, options};
     auto group = world.create_rpc_group("group", members_of_size(size));
     auto barrier = std::async(std::launch::async, [&] { group.barrier(); });
@@ -188,6 +196,18 @@ TEST_F(world_failure, a_member_lost_inside_the_barrier_tree_fails_the_barrier_ev
       EXPECT_EQ(member.exit_code(30s), 0);
   }
   victim.kill_and_collect();
+}
+
+// The barrier's tree has rank 0 at its root, ranks 1..16 below it, and 17 and 18 below rank 1.
+// Its children (waiting on their parent), rank 0 (waiting on its child) and the others
+// (released by rank 0) all hear peer_lost.
+TEST_F(world_failure, a_member_lost_inside_the_barrier_tree_fails_the_barrier_everywhere) {
+  expect_a_lost_member_fails_the_barrier_everywhere(rt, port, true);
+}
+
+// In shared memory: the first process to hear of the loss marks the barrier failed for all.
+TEST_F(world_failure, a_member_lost_before_a_host_barrier_fails_it_everywhere) {
+  expect_a_lost_member_fails_the_barrier_everywhere(rt, port, false);
 }
 
 /// Rank 0, the barrier tree's root: meets the group's barrier twice, then leaves at once.
@@ -214,10 +234,11 @@ TROUPE_ROLE(released_by_a_leaving_root) {
 // with the first calls as the rest come in behind them, so the release is taken in just before
 // the root's loss. The release was given before the root left: the barrier passes.
 TEST_F(world_failure, a_barrier_released_just_before_its_root_leaves_passes_everywhere) {
-  member_process root{"root_leaving_after_a_barrier", member_environment(0, 3, port)};
-  member_process released{"released_by_a_leaving_root", member_environment(2, 3, port)};
+  member_process root{"root_leaving_after_a_barrier", barrier_environment(0, 3, port, true)};
+  member_process released{"released_by_a_leaving_root", barrier_environment(2, 3, port, true)};
   {
     auto options = member_options(1, 3, port);
+    options.host_barriers = false; // met along the tree, whose root leaves
     options.shared_memory = false; // the calls to member 2 travel on a connection, as the root's
     troupe::world world{rt, options};
     auto group = world.create_rpc_group("group", members_of_size(3));
@@ -310,9 +331,13 @@ TROUPE_ROLE(late_to_the_barrier) {
   });
 }
 
-TEST_F(world_failure, a_barrier_with_a_timeout_fails_naming_the_group_and_still_counts) {
-  member_process late{"late_to_the_barrier", member_environment(1, 2, port)};
-  troupe::world world{rt, member_options(0, 2, port)};
+/// Rank 0 times out at its first barrier, which rank 1 reaches a second late; its second
+/// barrier meets rank 1's second.
+void expect_a_timed_out_barrier_to_count(troupe::runtime& rt, int port, bool along_tree) {
+  member_process late{"late_to_the_barrier", barrier_environment(1, 2, port, along_tree)};
+  auto options = member_options(0, 2, port);
+  options.host_barriers = !along_tree;
+  troupe::world world{rt, options};
   auto group = world.create_rpc_group("all", world.members());
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -324,6 +349,14 @@ TEST_F(world_failure, a_barrier_with_a_timeout_fails_naming_the_group_and_still_
   EXPECT_LT(std::chrono::steady_clock::now() - start, 900ms);
   group.barrier(10s); // meets rank 1's second: the one that timed out arrived all the same
   EXPECT_EQ(late.exit_code(10s), 0);
+}
+
+TEST_F(world_failure, a_barrier_with_a_timeout_fails_naming_the_group_and_still_counts) {
+  expect_a_timed_out_barrier_to_count(rt, port, true);
+}
+
+TEST_F(world_failure, a_host_barrier_with_a_timeout_fails_naming_the_group_and_still_counts) {
+  expect_a_timed_out_barrier_to_count(rt, port, false);
 }
 
 /// Calls a 5 s task on rank 0 (over TCP when TROUPE_TEST_TCP is set), which stops meanwhile:
@@ -496,6 +529,23 @@ TEST(world_options_test, from_environment_reads_whether_a_member_rejoins) {
     EXPECT_NE(std::string{e.what()}.find("TROUPE_REJOIN"), std::string::npos) << e.what();
   }
   for (const char* name : {"TROUPE_RANK", "TROUPE_WORLD_SIZE", "TROUPE_REJOIN"})
+    ::unsetenv(name);
+}
+
+TEST(world_options_test, from_environment_reads_where_barriers_meet) {
+  ::setenv("TROUPE_RANK", "1", 1);
+  ::setenv("TROUPE_WORLD_SIZE", "2", 1);
+  EXPECT_TRUE(troupe::world_options::from_environment().host_barriers) << "on unless told";
+  ::setenv("TROUPE_HOST_BARRIERS", "0", 1);
+  EXPECT_FALSE(troupe::world_options::from_environment().host_barriers);
+  ::setenv("TROUPE_HOST_BARRIERS", "maybe", 1);
+  try {
+    (void)troupe::world_options::from_environment();
+    ADD_FAILURE() << "TROUPE_HOST_BARRIERS=maybe was taken";
+  } catch (const troupe::invalid_argument& e) {
+    EXPECT_NE(std::string{e.what()}.find("TROUPE_HOST_BARRIERS"), std::string::npos) << e.what();
+  }
+  for (const char* name : {"TROUPE_RANK", "TROUPE_WORLD_SIZE", "TROUPE_HOST_BARRIERS"})
     ::unsetenv(name);
 }
 

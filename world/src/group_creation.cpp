@@ -25,7 +25,12 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
   }
   if (!core.groups.add(name))
     throw state_error("rpc group '" + name + "' exists in this process already");
+  std::shared_ptr<host_barrier> on_host;
   try {
+    // Mapped before this member arrives at the creation: once it returns anywhere, every member
+    // has the object, and its name may go.
+    if (core.meets_on_host())
+      on_host = host_barrier::open(core.world_id, name, ranks, core.options.rank);
     auto rendezvous =
       core.send(coordinator_role,
                 rendezvous_message::make(creation_rendezvous(name), to_wire(serialize(ranks)),
@@ -33,11 +38,18 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
                 timeout);
     await_call(rendezvous);
   } catch (...) {
+    if (on_host)
+      on_host->unlink();
     core.groups.remove(name);
     throw;
   }
-  return rpc_group{
-    std::make_shared<group_state>(shared, name, std::move(members), std::move(ranks))};
+  auto group = std::make_shared<group_state>(shared, name, std::move(members), std::move(ranks));
+  if (on_host) {
+    on_host->unlink();
+    core.barriers_on_host.add(on_host); // a loss wakes its waiters at once, everywhere
+    group->on_host = std::move(on_host);
+  }
+  return rpc_group{std::move(group)};
 }
 
 rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::string& name,

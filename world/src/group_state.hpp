@@ -3,6 +3,7 @@
 #pragma once
 
 #include "coordinator.hpp"
+#include "host_barrier.hpp"
 #include "world_core.hpp"
 
 #include "troupe/world/rpc_group.hpp"
@@ -48,6 +49,9 @@ public:
   std::atomic<bool> destroyed{false};
 
   std::atomic<std::uint64_t> barriers{0}; // calls of barrier() here so far (barrier_tree.hpp)
+  /// Where its barriers meet when the whole world is on this host (host_barrier.hpp); null:
+  /// along the tree.
+  std::shared_ptr<host_barrier> on_host;
 };
 
 /// Creates the rpc group `name` of `members` on this member (world::create_rpc_group).

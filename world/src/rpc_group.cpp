@@ -174,8 +174,39 @@ void rpc_group::barrier(std::chrono::milliseconds timeout) {
   }
 }
 
+namespace {
+
+/// A barrier of a group whose members are all on this host (host_barrier.hpp).
+void meet_on_host(detail::group_state& group, std::optional<std::chrono::milliseconds> timeout) {
+  auto& core = group.live_core();
+  if (core.has_stopped())
+    core.throw_as_stopped(); // as a barrier along the tree would: no member meets it any more
+  const auto n = ++group.barriers;
+  std::optional<std::chrono::steady_clock::time_point> until;
+  if (timeout)
+    until = std::chrono::steady_clock::now() + *timeout;
+  const detail::host_barrier::watch looks{
+    [&core](const std::vector<int>& ranks) { return core.first_gone(ranks); },
+    [&core] { return core.has_stopped() || core.cut_off(); }};
+  const auto label = "barrier " + std::to_string(n) + " of group '" + group.name + "'";
+  switch (group.on_host->meet(n, until, looks)) {
+  case detail::host_barrier::outcome::met: return;
+  case detail::host_barrier::outcome::timed_out: throw timeout_error(label);
+  case detail::host_barrier::outcome::failed:
+    throw peer_lost(label + ": " + core.label(*group.on_host->failed_by(n)) + " was lost");
+  case detail::host_barrier::outcome::stopped:
+    if (core.cut_off() && !core.with_store())
+      throw peer_lost(label + ": " + core.label(0) + " is gone, and with it the world");
+    core.throw_as_stopped();
+  }
+}
+
+} // namespace
+
 void rpc_group::meet(std::optional<std::chrono::milliseconds> timeout) {
   auto& group = *state();
+  if (group.on_host)
+    return meet_on_host(group, timeout);
   // Met along a tree of the members (barrier_tree.hpp), or, following the world, at rank 0
   // among the members present; a barrier that timed out here has still arrived, and the others
   // pass it once everyone has.

@@ -438,6 +438,16 @@ void world_core::stop() noexcept {
   formation_failed(std::make_exception_ptr(state_error(stopped_why_)));
 }
 
+bool world_core::has_stopped() const {
+  std::shared_lock guard{stop_mutex};
+  return stopped_;
+}
+
+void world_core::throw_as_stopped() const {
+  std::shared_lock guard{stop_mutex};
+  throw_stopped();
+}
+
 bytes_result world_core::arrive_at_barrier(const std::string& group, std::uint64_t n,
                                            std::vector<int> ranks) {
   auto reply = std::make_shared<result_state<reply_bytes>>();
@@ -685,6 +695,7 @@ int world_core::live_count() const noexcept { return std::max(0, members.size() 
 void world_core::member_lost(int rank) noexcept {
   const auto name = member_name(rank);
   gone_.tell_lost(name, rank);
+  barriers_on_host.lost(rank);
   callbacks_->lost.run(name, rank);
 }
 

@@ -8,6 +8,7 @@
 #include "collective_numbers.hpp"
 #include "direct_calls.hpp"
 #include "group_names.hpp"
+#include "host_barrier.hpp"
 #include "member_messages.hpp"
 #include "member_roll.hpp"
 #include "member_table.hpp"
@@ -125,6 +126,14 @@ public:
   /// Requests this member sent its store for the world's tables (0 without one).
   std::uint64_t store_requests() const;
 
+  /// Whether groups' barriers meet in shared memory (host_barrier.hpp): the whole world is on
+  /// this host, and world_options::host_barriers.
+  bool meets_on_host() const { return options.host_barriers && !loopback_host().empty(); }
+  /// Whether stop() has begun here.
+  bool has_stopped() const;
+  /// Throws what a use after stop() throws (state_error; partition_error cut off from a store).
+  [[noreturn]] void throw_as_stopped() const;
+
   /// Arrives at barrier `n` of `group` (of world ranks `ranks`) here: the result is set once
   /// every member has arrived. state_error once stopped.
   bytes_result arrive_at_barrier(const std::string& group, std::uint64_t n, std::vector<int> ranks);
@@ -237,6 +246,7 @@ public:
   collective_numbers collective_groups; // made so far here, of each set of ranks
 
   group_names groups; // created here and not destroyed
+  host_barriers barriers_on_host; // their barriers' objects, when the world is on one host
 
 private:
   /// Served call `id` has been answered: the member actor stops counting it.

@@ -88,6 +88,8 @@ world_options world_options::from_environment() {
     options.secret = secret;
   if (const auto rejoin = flag_from("TROUPE_REJOIN"))
     options.rejoin = *rejoin;
+  if (const auto host_barriers = flag_from("TROUPE_HOST_BARRIERS"))
+    options.host_barriers = *host_barriers;
   if (const char* devices = std::getenv("TROUPE_DEVICES"); devices != nullptr)
     options.devices = comma_separated(devices);
   options.tls = tls_options::from_environment();

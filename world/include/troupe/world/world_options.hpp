@@ -83,6 +83,12 @@ struct world_options {
   /// Members on one host call each other through shared-memory inboxes; false: always TCP
   /// (for a /dev/shm too small to hold them, say).
   bool shared_memory = true;
+  /// A world all on one host (rank 0's address, or the store's, on loopback) meets its groups'
+  /// barriers in shared memory: each member counts itself in one object, and the last wakes the
+  /// rest. false: along a tree of the members' connections, as a world across hosts does. Every
+  /// member must have the same setting: a group whose members differ never meets. Environment:
+  /// TROUPE_HOST_BARRIERS (1 or 0).
+  bool host_barriers = true;
   /// The devices this member offers for actors placed by device (rpc_group::spawn with
   /// troupe::on_device), named as troupe::local_devices() names them: "cuda:0", "cpu". Every
   /// member learns every member's list when the world forms; the group names each as
@@ -91,9 +97,9 @@ struct world_options {
   std::vector<std::string> devices;
 
   /// Reads TROUPE_NAME, TROUPE_RANK, TROUPE_WORLD_SIZE, TROUPE_MAX_WORLD_SIZE, TROUPE_ADDRESS,
-  /// TROUPE_STORE, TROUPE_SECRET, TROUPE_REJOIN and TROUPE_DEVICES, and TLS from TROUPE_TLS_CERT,
-  /// TROUPE_TLS_KEY and TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's nodes do
-  /// (TROUPE_RANK=any: any_rank); the rank and size fall back to what launchers set
+  /// TROUPE_STORE, TROUPE_SECRET, TROUPE_REJOIN, TROUPE_HOST_BARRIERS and TROUPE_DEVICES, and TLS
+  /// from TROUPE_TLS_CERT, TROUPE_TLS_KEY and TROUPE_TLS_CA (TROUPE_TLS_PASSPHRASE) as a pool's
+  /// nodes do (TROUPE_RANK=any: any_rank); the rank and size fall back to what launchers set
   /// (OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/_SIZE, SLURM_PROCID/SLURM_NTASKS). Throws
   /// invalid_argument naming a variable that is malformed, or saying which are missing.
   static world_options from_environment();

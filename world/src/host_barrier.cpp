@@ -1,0 +1,244 @@
+// host_barrier.hpp: the shared object, arriving, waiting, and failing.
+#include "host_barrier.hpp"
+
+#include "troupe/actors/detail/idle_cores.hpp"
+#include "troupe/actors/error.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <ctime>
+
+namespace troupe::detail {
+
+namespace {
+
+/// How often a waiter looks at the membership and at its world: a lost member is usually
+/// reported at once (fail() from a lost callback); one that left, or a stopped world, within this.
+constexpr std::chrono::milliseconds look_every{100};
+/// How long a waiter may watch before it sleeps, while a core is idle for it (idle_cores.hpp).
+constexpr std::chrono::microseconds watch_for{50};
+
+/// Failure words: the gone member's rank + 1 in the low bits, the first barrier it failed above.
+constexpr unsigned rank_bits = 24;
+constexpr std::uint64_t rank_mask = (std::uint64_t{1} << rank_bits) - 1;
+
+std::uint64_t failure_word(int rank, std::uint64_t from) {
+  return from << rank_bits | (static_cast<std::uint64_t>(rank) + 1);
+}
+
+/// The object's name: the world's id, and the group's name hashed (FNV-1a; a group's name may
+/// be longer than a name in /dev/shm may).
+std::string object_name(const std::string& world_id, const std::string& group) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const unsigned char c : group)
+    hash = (hash ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return "/troupe.b." + world_id + "." + hex;
+}
+
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen,
+                std::chrono::steady_clock::time_point until) {
+  const auto left = until - std::chrono::steady_clock::now();
+  if (left <= std::chrono::steady_clock::duration::zero())
+    return;
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+  timespec timeout{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  // Not FUTEX_PRIVATE: the word is shared between processes.
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, seen, &timeout, nullptr,
+            0);
+}
+
+void futex_wake_all(std::atomic<std::uint32_t>& word) {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr,
+            nullptr, 0);
+}
+
+[[noreturn]] void cannot_open(const std::string& name, const char* step) {
+  throw state_error("a group's barriers meet in shared memory (" + name + "), and " + step +
+                    " failed: " + std::strerror(errno) +
+                    " (world_options::host_barriers false meets them along a tree instead)");
+}
+
+} // namespace
+
+/// One barrier's slot: the members counted so far, the last barrier met here, and the word its
+/// waiters sleep on. A cache line each: members arriving at one barrier do not stall another's.
+struct alignas(64) host_barrier::slot_state {
+  std::atomic<std::uint32_t> arrived;
+  std::atomic<std::uint32_t> wakes;
+  std::atomic<std::uint64_t> met;
+};
+
+/// The shared object; zero-filled when made, which is every field's starting value.
+struct host_barrier::layout {
+  std::atomic<std::uint64_t> members; // set by the first to open it
+  std::atomic<std::uint64_t> failure; // failure_word(); 0: none
+  slot_state slot[slots];
+  // Then, by the member's place in the group, the last barrier it arrived at (arrived_at()).
+};
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
+              std::atomic<std::uint32_t>::is_always_lock_free);
+
+std::shared_ptr<host_barrier> host_barrier::open(const std::string& world_id,
+                                                 const std::string& group, std::vector<int> ranks,
+                                                 int self) {
+  const auto place = std::find(ranks.begin(), ranks.end(), self);
+  if (place == ranks.end())
+    throw invalid_argument("group '" + group + "': rank " + std::to_string(self) +
+                           " is not one of its members");
+  const auto self_at = static_cast<std::size_t>(place - ranks.begin());
+  const auto name = object_name(world_id, group);
+  const auto bytes = sizeof(layout) + ranks.size() * sizeof(std::atomic<std::uint64_t>);
+  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    cannot_open(name, "shm_open");
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 ||
+      (status.st_size == 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0)) {
+    ::close(fd);
+    cannot_open(name, "sizing it");
+  }
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED)
+    cannot_open(name, "mmap");
+  std::shared_ptr<host_barrier> barrier{
+    new host_barrier(name, std::move(ranks), self_at, base, bytes)};
+  std::uint64_t expected = 0;
+  const auto members = static_cast<std::uint64_t>(barrier->ranks_.size());
+  if (!barrier->shared_->members.compare_exchange_strong(expected, members) && expected != members)
+    throw state_error("group '" + group + "': its barriers' shared object (" + name +
+                      ") was made for " + std::to_string(expected) + " members, not " +
+                      std::to_string(members));
+  return barrier;
+}
+
+host_barrier::host_barrier(std::string name, std::vector<int> ranks, std::size_t self, void* base,
+                           std::size_t bytes)
+  : name_(std::move(name)), ranks_(std::move(ranks)), self_(self),
+    shared_(static_cast<layout*>(base)), bytes_(bytes) {}
+
+host_barrier::~host_barrier() { ::munmap(shared_, bytes_); }
+
+std::atomic<std::uint64_t>& host_barrier::arrived_at(std::size_t place) const noexcept {
+  return reinterpret_cast<std::atomic<std::uint64_t>*>(shared_ + 1)[place];
+}
+
+void host_barrier::unlink() noexcept { ::shm_unlink(name_.c_str()); }
+
+host_barrier::outcome host_barrier::meet(std::uint64_t n, std::optional<time_point> until,
+                                         const watch& looks) {
+  auto& slot = shared_->slot[(n - 1) % slots];
+  outcome why = outcome::met;
+  // The slot is free for n once n - slots was met there (this member timed out in between).
+  if (n > slots && !wait_for(slot, n - slots, n, until, looks, why))
+    return why;
+  // Counted first: a member killed between the two steps fails the barrier rather than hangs it.
+  if (slot.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == ranks_.size()) {
+    arrived_at(self_).store(n, std::memory_order_release);
+    slot.arrived.store(0, std::memory_order_relaxed);
+    slot.met.store(n, std::memory_order_release); // after the reset: n + slots counts from 0
+    slot.wakes.fetch_add(1, std::memory_order_release);
+    futex_wake_all(slot.wakes);
+    return outcome::met;
+  }
+  arrived_at(self_).store(n, std::memory_order_release);
+  return wait_for(slot, n, n, until, looks, why) ? outcome::met : why;
+}
+
+bool host_barrier::wait_for(slot_state& slot, std::uint64_t target, std::uint64_t n,
+                            std::optional<time_point> until, const watch& looks, outcome& why) {
+  const auto met = [&] { return slot.met.load(std::memory_order_acquire) >= target; };
+  if (spin_while_idle([&] { return met() || failed_by(n); }, watch_for) && met())
+    return true;
+  for (;;) {
+    const auto seen = slot.wakes.load(std::memory_order_acquire);
+    if (met())
+      return true;
+    if (failed_by(n)) {
+      why = outcome::failed;
+      return false;
+    }
+    if (looks.stopped()) {
+      why = outcome::stopped;
+      return false;
+    }
+    if (const auto gone = looks.first_gone(missing_at(n))) {
+      fail(*gone);
+      continue; // failed_by(n) now, unless the barrier was met meanwhile
+    }
+    auto wake_by = std::chrono::steady_clock::now() + look_every;
+    if (until) {
+      if (std::chrono::steady_clock::now() >= *until) {
+        why = outcome::timed_out;
+        return false;
+      }
+      wake_by = std::min(wake_by, *until);
+    }
+    futex_wait(slot.wakes, seen, wake_by);
+  }
+}
+
+std::vector<int> host_barrier::missing_at(std::uint64_t n) const {
+  std::vector<int> missing;
+  for (std::size_t place = 0; place < ranks_.size(); ++place)
+    if (arrived_at(place).load(std::memory_order_acquire) < n)
+      missing.push_back(ranks_[place]);
+  return missing;
+}
+
+void host_barrier::fail(int rank) noexcept {
+  const auto at = std::find(ranks_.begin(), ranks_.end(), rank);
+  if (at == ranks_.end())
+    return;
+  const auto from =
+    arrived_at(static_cast<std::size_t>(at - ranks_.begin())).load(std::memory_order_acquire) + 1;
+  const auto word = failure_word(rank, from);
+  // The earliest failure stands: a barrier fails if any gone member had not arrived at it.
+  auto current = shared_->failure.load(std::memory_order_acquire);
+  while ((current == 0 || (current >> rank_bits) > from) &&
+         !shared_->failure.compare_exchange_weak(current, word, std::memory_order_acq_rel)) {
+  }
+  for (auto& slot : shared_->slot) {
+    slot.wakes.fetch_add(1, std::memory_order_release);
+    futex_wake_all(slot.wakes);
+  }
+}
+
+std::optional<int> host_barrier::failed_by(std::uint64_t n) const noexcept {
+  const auto word = shared_->failure.load(std::memory_order_acquire);
+  if (word == 0 || n < (word >> rank_bits))
+    return std::nullopt;
+  return static_cast<int>((word & rank_mask) - 1);
+}
+
+void host_barriers::add(const std::shared_ptr<host_barrier>& barrier) {
+  std::lock_guard guard{mutex_};
+  std::erase_if(barriers_, [](const auto& known) { return known.expired(); });
+  barriers_.push_back(barrier);
+}
+
+void host_barriers::lost(int rank) noexcept {
+  std::vector<std::shared_ptr<host_barrier>> alive;
+  {
+    std::lock_guard guard{mutex_};
+    for (const auto& known : barriers_)
+      if (auto barrier = known.lock())
+        alive.push_back(std::move(barrier));
+  }
+  for (const auto& barrier : alive)
+    barrier->fail(rank); // a group without `rank` ignores it
+}
+
+} // namespace troupe::detail
