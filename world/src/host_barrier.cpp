@@ -109,6 +109,17 @@ std::shared_ptr<host_barrier> host_barrier::open(const std::string& world_id,
     ::close(fd);
     cannot_open(name, "sizing it");
   }
+  if (status.st_size != 0 && static_cast<std::size_t>(status.st_size) != bytes) {
+    ::close(fd); // made for another number of members: mapping it as ours would reach past it
+    const auto theirs =
+      static_cast<std::size_t>(status.st_size) < sizeof(layout)
+        ? std::string{"no group"}
+        : std::to_string((static_cast<std::size_t>(status.st_size) - sizeof(layout)) /
+                         sizeof(std::uint64_t)) +
+            " members";
+    throw state_error("group '" + group + "': its barriers' shared object (" + name +
+                      ") was made for " + theirs + ", not " + std::to_string(ranks.size()));
+  }
   void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (base == MAP_FAILED)
@@ -166,12 +177,12 @@ bool host_barrier::wait_for(slot_state& slot, std::uint64_t target, std::uint64_
     const auto seen = slot.wakes.load(std::memory_order_acquire);
     if (met())
       return true;
-    if (failed_by(n)) {
-      why = outcome::failed;
+    if (looks.stopped()) { // before a failure: what a member out of its world sees is that
+      why = outcome::stopped;
       return false;
     }
-    if (looks.stopped()) {
-      why = outcome::stopped;
+    if (failed_by(n)) {
+      why = outcome::failed;
       return false;
     }
     if (const auto gone = looks.first_gone(missing_at(n))) {

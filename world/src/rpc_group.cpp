@@ -177,27 +177,34 @@ void rpc_group::barrier(std::chrono::milliseconds timeout) {
 namespace {
 
 /// A barrier of a group whose members are all on this host (host_barrier.hpp).
+/// What a member out of its world (stopped here, or cut off from it) hears at a barrier.
+[[noreturn]] void throw_out_of_world(const detail::world_core& core, const std::string& label) {
+  if (core.cut_off() && core.with_store())
+    throw partition_error(label + ": this member lost its lease in the world's store");
+  if (core.cut_off())
+    throw peer_lost(label + ": " + core.label(0) + " is gone, and with it the world");
+  core.throw_as_stopped(); // as a barrier along the tree would: no member meets it any more
+}
+
+/// A barrier of a group whose members are all on this host (host_barrier.hpp).
 void meet_on_host(detail::group_state& group, std::optional<std::chrono::milliseconds> timeout) {
   auto& core = group.live_core();
-  if (core.has_stopped())
-    core.throw_as_stopped(); // as a barrier along the tree would: no member meets it any more
   const auto n = ++group.barriers;
+  const auto label = "barrier " + std::to_string(n) + " of group '" + group.name + "'";
+  const auto out_of_world = [&core] { return core.has_stopped() || core.cut_off(); };
+  if (out_of_world())
+    throw_out_of_world(core, label);
   std::optional<std::chrono::steady_clock::time_point> until;
   if (timeout)
     until = std::chrono::steady_clock::now() + *timeout;
   const detail::host_barrier::watch looks{
-    [&core](const std::vector<int>& ranks) { return core.first_gone(ranks); },
-    [&core] { return core.has_stopped() || core.cut_off(); }};
-  const auto label = "barrier " + std::to_string(n) + " of group '" + group.name + "'";
+    [&core](const std::vector<int>& ranks) { return core.first_gone(ranks); }, out_of_world};
   switch (group.on_host->meet(n, until, looks)) {
   case detail::host_barrier::outcome::met: return;
   case detail::host_barrier::outcome::timed_out: throw timeout_error(label);
   case detail::host_barrier::outcome::failed:
     throw peer_lost(label + ": " + core.label(*group.on_host->failed_by(n)) + " was lost");
-  case detail::host_barrier::outcome::stopped:
-    if (core.cut_off() && !core.with_store())
-      throw peer_lost(label + ": " + core.label(0) + " is gone, and with it the world");
-    core.throw_as_stopped();
+  case detail::host_barrier::outcome::stopped: throw_out_of_world(core, label);
   }
 }
 

@@ -242,6 +242,7 @@ TROUPE_ROLE(store_member_cut_off) {
     expect_partition([&] { (void)group.rpc_sync("0", add_numbers, 1, 1); }, "a new call");
     expect_partition([&] { (void)group.rpc_sync("2", add_numbers, 1, 1); }, "a call to itself");
     expect_partition([&] { (void)world.create_rpc_group("after", everyone); }, "a new group");
+    expect_partition([&] { group.barrier(); }, "a barrier (met in shared memory here)");
     expect_partition([&] { group.register_service("late", [](int x) { return x; }); },
                      "a key taken");
   });
