@@ -6,6 +6,8 @@
 // connection every 200 ms, so a member's beats a second are five times its TCP connections,
 // counted in its own process), and a join into the formed world: one more process joins it, and
 // times its world constructor (reaching rank 0, which tells every member before it answers).
+// Then what rank 0 serves alone: a group of every founder made at once, and key lookups from
+// every member at once (world_group_creation_ms_N, world_key_lookups_per_s_N).
 // Beside the barrier, its floor: as many forked processes meeting along the same tree over Unix
 // socket pairs, one blocking thread each (barrier_floor.hpp), run just before each world. The
 // world's barriers meet in shared memory (all its members are on this host); with
@@ -35,6 +37,7 @@
 #include <sstream>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -125,6 +128,31 @@ void ring_and_barriers(troupe::world& world, int barriers) {
 }
 
 constexpr int timed_barriers = 20;
+constexpr int key_lookups = 20; // each member's, after the ring
+
+/// Everyone, once the ring is done: a group of the world's first `size` members, made at once
+/// and met at its first barrier, then each member looking a key up `key_lookups` times (the
+/// keys are rank 0's), and a barrier. Rank 0 times both (from the barrier before, which let
+/// everyone go at once): what rank 0 serves alone.
+struct coordinator_costs {
+  double creation_ms, lookups_per_s;
+};
+coordinator_costs group_and_lookups(troupe::world& world, int size) {
+  std::vector<std::string> names;
+  for (int rank = 0; rank < size; ++rank)
+    names.push_back(world.member_name(rank));
+  const auto start = clock_type::now(); // everyone was let go by the barrier before
+  auto timed = world.create_rpc_group("timed", names);
+  timed.barrier(); // everyone has the group: its first barrier is part of the figure
+  const auto made = clock_type::now();
+  for (int i = 0; i < key_lookups; ++i)
+    if (timed.is_registered("absent"))
+      throw std::runtime_error("a key nobody registered was found");
+  timed.barrier();
+  const auto looked = std::chrono::duration<double>(clock_type::now() - made).count();
+  return {std::chrono::duration<double, std::milli>(made - start).count(),
+          size * key_lookups / looked};
+}
 
 int member(const char* spec) {
   int rank = 0, size = 0, port = 0;
@@ -133,6 +161,7 @@ int member(const char* spec) {
   troupe::runtime rt;
   troupe::world world{rt, options_of(rank, size, port)};
   ring_and_barriers(world, timed_barriers + 1); // the last: rank 0 has counted connections
+  (void)group_and_lookups(world, size);
   return 0;
 }
 
@@ -182,6 +211,7 @@ double time_a_join(troupe::world& world, int size, int port, int founders = 0) {
 
 struct figures {
   double formation_ms, barrier_us, beats_per_s, join_ms;
+  coordinator_costs coordinator;
 };
 
 figures run_world(int size) {
@@ -225,6 +255,7 @@ figures run_world(int size) {
     result.beats_per_s = 5.0 * connections / (size - 1);
     result.join_ms = time_a_join(world, size, port);
     group.barrier();
+    result.coordinator = group_and_lookups(world, size);
   }
   for (const auto pid : members)
     if (troupe::testing::wait_for(pid, std::chrono::seconds{60}) != 0)
@@ -351,6 +382,10 @@ int main(int argc, char** argv) {
                 results[size].barrier_us / floor_us);
     std::printf("world_heartbeat_msgs_per_s_%d %.1f msgs/s\n", size, results[size].beats_per_s);
     std::printf("world_join_ms_%d %.1f ms\n", size, results[size].join_ms);
+    std::printf("world_group_creation_ms_%d %.1f ms\n", size,
+                results[size].coordinator.creation_ms);
+    std::printf("world_key_lookups_per_s_%d %.0f lookups/s\n", size,
+                results[size].coordinator.lookups_per_s);
     std::fflush(stdout);
   }
   if (results.contains(16) && results.contains(64))
