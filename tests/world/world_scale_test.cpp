@@ -216,6 +216,51 @@ TEST(world_scale, members_connect_to_each_other_on_first_use_only) {
   expect_clean_exits(members);
 }
 
+/// Meets the group of every member at three barriers: the test counts sockets after the second.
+TROUPE_ROLE(barrier_member) {
+  troupe::runtime rt;
+  troupe::world world{rt, troupe::world_options::from_environment()};
+  auto group = world.create_rpc_group("all", world.members());
+  for (int i = 0; i < 3; ++i)
+    group.barrier();
+  return 0;
+}
+
+/// Eighteen members meet at barriers; member "9", the last by name, whose parent in the
+/// barriers' tree (of the members in the group's order, by name) is member "1", then holds
+/// `sockets` TCP sockets.
+void expect_sockets_after_barriers(bool along_tree, int sockets) {
+  constexpr int size = 18;
+  const int port = free_port();
+  std::vector<member_process> members;
+  for (int rank = 1; rank < size; ++rank) {
+    auto environment = member_environment(rank, size, port);
+    environment["TROUPE_HOST_BARRIERS"] = along_tree ? "0" : "1";
+    members.emplace_back("barrier_member", environment);
+  }
+  troupe::runtime rt;
+  auto options = member_options(0, size, port);
+  options.host_barriers = !along_tree;
+  troupe::world world{rt, options};
+  auto group = world.create_rpc_group("all", world.members());
+  group.barrier();
+  group.barrier();
+  EXPECT_EQ(tcp_sockets(members[8].pid()), sockets); // rank 9
+  group.barrier();
+  expect_clean_exits(members);
+}
+
+// The whole world on this host: barriers meet in shared memory, and member 9 keeps its listener
+// and its connection to rank 0 only.
+TEST(world_scale, barriers_on_one_host_connect_no_member_to_another) {
+  expect_sockets_after_barriers(false, 2);
+}
+
+// Along the tree, as across hosts: member 9 connects to its parent, member 1, as well.
+TEST(world_scale, barriers_along_the_tree_connect_a_member_to_its_parent) {
+  expect_sockets_after_barriers(true, 3);
+}
+
 /// Member 1: never talks to member 2; exits 0 once it hears that 2 was lost.
 TROUPE_ROLE(hears_of_a_loss) {
   troupe::runtime rt;

@@ -1,4 +1,5 @@
-// A group's barriers, met along a tree of its members instead of at rank 0: member p of the
+// A group's barriers when its world spans hosts (on one host they meet in shared memory:
+// host_barrier.hpp), met along a tree of its members instead of at rank 0: member p of the
 // group (its place in the group's ranks) waits for its children 16p + 1 .. 16p + 16 to arrive,
 // then tells its parent (p - 1) / 16, and once the root has heard from everyone the release comes
 // back down the same way. Each member talks to at most seventeen others, and a barrier of n
