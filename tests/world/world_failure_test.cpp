@@ -359,6 +359,43 @@ TEST_F(world_failure, a_host_barrier_with_a_timeout_fails_naming_the_group_and_s
   expect_a_timed_out_barrier_to_count(rt, port, false);
 }
 
+/// Member 2 of a pair with member 1: meets it once, then, after rank 0 is killed, hears at its
+/// next barrier that the world is gone (peer_lost naming rank 0), however the two come to it.
+TROUPE_ROLE(pair_member_outliving_rank_0) {
+  return as_member([](troupe::world& world) {
+    auto pair = world.create_rpc_group("pair", {"1", "2"});
+    pair.barrier();
+    std::this_thread::sleep_for(1s); // rank 0 is killed meanwhile
+    try {
+      pair.barrier(30s);
+    } catch (const troupe::peer_lost& e) {
+      require(std::string{e.what()}.find("member '0'") != std::string::npos, e.what());
+      return;
+    }
+    require(false, "the barrier failed");
+  });
+}
+
+// Two members meet in shared memory without rank 0; once it is lost, the world is gone for
+// both (as along the tree, where no member sends to another any more): neither meets again.
+TEST_F(world_failure, rank_0_lost_ends_the_host_barriers_of_groups_without_it) {
+  member_process zero{"victim", member_environment(0, 3, port)};
+  member_process two{"pair_member_outliving_rank_0", member_environment(2, 3, port)};
+  troupe::world world{rt, member_options(1, 3, port)};
+  auto pair = world.create_rpc_group("pair", {"1", "2"});
+  pair.barrier();
+  zero.signal(SIGKILL);
+  std::this_thread::sleep_for(1500ms); // member 2 is at its barrier, or about to be
+  try {
+    pair.barrier(30s);
+    ADD_FAILURE() << "met without rank 0";
+  } catch (const troupe::peer_lost& e) {
+    EXPECT_NE(std::string{e.what()}.find("member '0'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(two.exit_code(30s), 0);
+  zero.kill_and_collect();
+}
+
 /// Calls a 5 s task on rank 0 (over TCP when TROUPE_TEST_TCP is set), which stops meanwhile:
 /// exits 0 on peer_lost.
 TROUPE_ROLE(slow_caller) {
