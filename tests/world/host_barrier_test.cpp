@@ -2,11 +2,14 @@
 // (world/src/host_barrier.hpp). Here its members are threads of this process, each with its own
 // mapping of the object, as processes would have; the world's own tests meet it across processes.
 #include "host_barrier.hpp" // world/src
+#include "member_processes.hpp"
 
 #include "troupe/actors/error.hpp"
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -193,19 +196,57 @@ TEST(host_barrier, a_member_ahead_by_the_whole_window_waits_for_the_slowest) {
   group.front()->unlink();
 }
 
-TEST(host_barrier, an_object_made_for_another_size_is_refused_naming_both) {
+TEST(host_barrier, members_that_name_other_members_have_objects_of_their_own) {
   const auto world = fresh_world();
   auto three = open_group(world, 3, "same");
-  try {
-    (void)host_barrier::open(world, "same", {0, 1}, 0);
-    FAIL() << "opened an object made for three members as one of two";
-  } catch (const state_error& e) {
-    EXPECT_NE(std::string{e.what()}.find("made for 3 members, not 2"), std::string::npos)
-      << e.what();
-  }
+  auto two = open_group(world, 2, "same"); // refused by the group's creation, not here
+  EXPECT_NE(three.front()->name(), two.front()->name());
+  two.front()->unlink(); // as the refused member does: the others' object stays
+  EXPECT_EQ(objects_of(world).size(), 1u);
   three.front()->unlink();
   EXPECT_THROW((void)host_barrier::open(world, "other", {1, 2}, 0), invalid_argument);
   EXPECT_TRUE(objects_of(world).empty());
+}
+
+TEST(host_barrier, an_object_of_another_size_under_its_name_is_refused_not_mapped) {
+  const auto world = fresh_world();
+  auto group = open_group(world, 3);
+  const int fd = ::shm_open(group.front()->name().c_str(), O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 64), 0); // a stranger's object, or one cut short
+  ::close(fd);
+  try {
+    (void)host_barrier::open(world, "g", {0, 1, 2}, 1);
+    FAIL() << "mapped an object of another size";
+  } catch (const state_error& e) {
+    EXPECT_NE(std::string{e.what()}.find("was made for no group, not 3"), std::string::npos)
+      << e.what();
+  }
+  group.front()->unlink();
+  EXPECT_TRUE(objects_of(world).empty());
+}
+
+/// Opens group "g" of ranks 0 and 1 in the world TROUPE_TEST_WORLD names, as rank 0, and dies
+/// with it open: a member killed while its group was being made.
+TROUPE_ROLE(opens_a_barrier_object_and_dies) {
+  (void)host_barrier::open(std::getenv("TROUPE_TEST_WORLD"), "g", {0, 1}, 0);
+  ::_exit(0);
+}
+
+TEST(host_barrier, an_object_whose_members_all_died_is_collected_and_a_live_ones_is_not) {
+  const auto world = fresh_world();
+  auto mine = host_barrier::open(world, "mine", {0, 1}, 0); // this process, alive
+  testing::member_process dead{"opens_a_barrier_object_and_dies", {{"TROUPE_TEST_WORLD", world}}};
+  ASSERT_EQ(dead.exit_code(30s), 0);
+  ASSERT_EQ(objects_of(world).size(), 2u);
+  std::this_thread::sleep_for(1100ms); // a process sweeps at most once a second
+  auto another = host_barrier::open(world, "another", {0, 1}, 0);
+  const auto left = objects_of(world);
+  EXPECT_EQ(left.size(), 2u) << "the dead member's object went, this process's two stayed";
+  EXPECT_TRUE(left.contains(mine->name().substr(1)));
+  EXPECT_TRUE(left.contains(another->name().substr(1)));
+  mine->unlink();
+  another->unlink();
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <set>
@@ -359,6 +360,32 @@ TEST_F(world_failure, a_host_barrier_with_a_timeout_fails_naming_the_group_and_s
   expect_a_timed_out_barrier_to_count(rt, port, false);
 }
 
+/// Rank 0 of a world it does nothing in but serve, until killed.
+TROUPE_ROLE(serving_until_killed) {
+  return as_member([](troupe::world&) { std::this_thread::sleep_for(60s); });
+}
+
+/// How many groups' barrier objects /dev/shm holds.
+std::size_t barrier_objects() {
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator{"/dev/shm"})
+    count += entry.path().filename().string().rfind("troupe.b.", 0) == 0;
+  return count;
+}
+
+// A creation that timed out here may still complete elsewhere with this member's arrival: its
+// barriers' object stays for the others until this member's world stops, and then goes.
+TEST_F(world_failure, a_group_creation_that_timed_out_keeps_its_barrier_object_until_stop) {
+  member_process one{"serving_until_killed", member_environment(1, 2, port)};
+  const auto before = barrier_objects();
+  troupe::world world{rt, member_options(0, 2, port)};
+  EXPECT_THROW((void)world.create_rpc_group("never", {"0", "1"}, 300ms), troupe::timeout_error);
+  EXPECT_EQ(barrier_objects(), before + 1);
+  world.stop();
+  EXPECT_EQ(barrier_objects(), before);
+  one.kill_and_collect();
+}
+
 /// Member 2 of a pair with member 1: meets it once, then, after rank 0 is killed, hears at its
 /// next barrier that the world is gone (peer_lost naming rank 0), however the two come to it.
 TROUPE_ROLE(pair_member_outliving_rank_0) {
@@ -379,7 +406,7 @@ TROUPE_ROLE(pair_member_outliving_rank_0) {
 // Two members meet in shared memory without rank 0; once it is lost, the world is gone for
 // both (as along the tree, where no member sends to another any more): neither meets again.
 TEST_F(world_failure, rank_0_lost_ends_the_host_barriers_of_groups_without_it) {
-  member_process zero{"victim", member_environment(0, 3, port)};
+  member_process zero{"serving_until_killed", member_environment(0, 3, port)};
   member_process two{"pair_member_outliving_rank_0", member_environment(2, 3, port)};
   troupe::world world{rt, member_options(1, 3, port)};
   auto pair = world.create_rpc_group("pair", {"1", "2"});

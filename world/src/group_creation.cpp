@@ -37,6 +37,11 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
                                          static_cast<std::int32_t>(core.options.rank)),
                 timeout);
     await_call(rendezvous);
+  } catch (const timeout_error&) {
+    if (on_host) // this member's arrival stands: the others may still make the group with it
+      core.barriers_on_host.unlink_at_stop(on_host->name());
+    core.groups.remove(name);
+    throw;
   } catch (...) {
     if (on_host)
       on_host->unlink();

@@ -4,8 +4,10 @@
 #include "troupe/actors/detail/idle_cores.hpp"
 #include "troupe/actors/error.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -27,6 +29,9 @@ constexpr std::chrono::milliseconds look_every{100};
 /// How long a waiter may watch before it sleeps, while a core is idle for it (idle_cores.hpp).
 constexpr std::chrono::microseconds watch_for{50};
 
+/// The objects' names in /dev/shm begin so (the queues' and segments' begin otherwise).
+constexpr const char* object_prefix = "troupe.b.";
+
 /// Failure words: the gone member's rank + 1 in the low bits, the first barrier it failed above.
 constexpr unsigned rank_bits = 24;
 constexpr std::uint64_t rank_mask = (std::uint64_t{1} << rank_bits) - 1;
@@ -35,15 +40,22 @@ std::uint64_t failure_word(int rank, std::uint64_t from) {
   return from << rank_bits | (static_cast<std::uint64_t>(rank) + 1);
 }
 
-/// The object's name: the world's id, and the group's name hashed (FNV-1a; a group's name may
-/// be longer than a name in /dev/shm may).
-std::string object_name(const std::string& world_id, const std::string& group) {
+/// The object's name: the world's id, and the group's name and members hashed (FNV-1a; a
+/// group's name may be longer than a name in /dev/shm may). A member that makes the group with
+/// other members than the rest opens an object of its own, which the group's creation refuses,
+/// and which it takes away without touching theirs.
+std::string object_name(const std::string& world_id, const std::string& group,
+                        const std::vector<int>& ranks) {
   std::uint64_t hash = 14695981039346656037ull;
+  const auto mix = [&hash](unsigned char c) { hash = (hash ^ c) * 1099511628211ull; };
   for (const unsigned char c : group)
-    hash = (hash ^ c) * 1099511628211ull;
+    mix(c);
+  for (const int rank : ranks)
+    for (int shift = 0; shift < 32; shift += 8)
+      mix(static_cast<unsigned char>(static_cast<std::uint32_t>(rank) >> shift));
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  return "/troupe.b." + world_id + "." + hex;
+  return std::string{"/"} + object_prefix + world_id + "." + hex;
 }
 
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen,
@@ -79,16 +91,81 @@ struct alignas(64) host_barrier::slot_state {
   std::atomic<std::uint64_t> met;
 };
 
+/// What the object keeps of each member, by its place in the group.
+struct host_barrier::member_record {
+  std::atomic<std::uint64_t> arrived_at; // the last barrier it arrived at
+  std::atomic<std::int32_t> pid; // its process, once it opened the object
+  std::int32_t unused;
+};
+
 /// The shared object; zero-filled when made, which is every field's starting value.
 struct host_barrier::layout {
   std::atomic<std::uint64_t> members; // set by the first to open it
   std::atomic<std::uint64_t> failure; // failure_word(); 0: none
   slot_state slot[slots];
-  // Then, by the member's place in the group, the last barrier it arrived at (arrived_at()).
+  // Then a member_record for each member (record()).
 };
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
               std::atomic<std::uint32_t>::is_always_lock_free);
+
+std::size_t host_barrier::bytes_for(std::size_t members) noexcept {
+  return sizeof(layout) + members * sizeof(member_record);
+}
+
+/// Whether the object at `base` (`size` bytes) names processes, every one of them gone.
+bool host_barrier::orphaned(const void* base, std::size_t size) noexcept {
+  if (size < sizeof(layout))
+    return false;
+  const auto& header = *static_cast<const layout*>(base);
+  const auto members = header.members.load(std::memory_order_acquire);
+  if (members == 0 || bytes_for(members) != size)
+    return false; // being made, or not one of ours
+  const auto* records = reinterpret_cast<const member_record*>(&header + 1);
+  bool named = false;
+  for (std::size_t place = 0; place < members; ++place)
+    if (const auto pid = records[place].pid.load(std::memory_order_acquire); pid > 0) {
+      if (::kill(pid, 0) == 0 || errno != ESRCH)
+        return false;
+      named = true;
+    }
+  return named;
+}
+
+void host_barrier::collect_orphans() noexcept {
+  // At most once a second in a process: groups are made in bursts, and the sweep reads /dev/shm.
+  static std::atomic<std::int64_t> last_sweep{0};
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  const auto second =
+    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::seconds{1})
+      .count();
+  auto last = last_sweep.load();
+  if (now - last < second || !last_sweep.compare_exchange_strong(last, now))
+    return;
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr)
+    return;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = std::string{"/"} + entry->d_name;
+    if (name.rfind(std::string{"/"} + object_prefix, 0) != 0)
+      continue;
+    const int fd = ::shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+      continue;
+    struct stat status {};
+    void* base = MAP_FAILED;
+    if (::fstat(fd, &status) == 0 && status.st_size > 0)
+      base =
+        ::mmap(nullptr, static_cast<std::size_t>(status.st_size), PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (base == MAP_FAILED)
+      continue;
+    if (orphaned(base, static_cast<std::size_t>(status.st_size)))
+      ::shm_unlink(name.c_str());
+    ::munmap(base, static_cast<std::size_t>(status.st_size));
+  }
+  ::closedir(dir);
+}
 
 std::shared_ptr<host_barrier> host_barrier::open(const std::string& world_id,
                                                  const std::string& group, std::vector<int> ranks,
@@ -97,9 +174,26 @@ std::shared_ptr<host_barrier> host_barrier::open(const std::string& world_id,
   if (place == ranks.end())
     throw invalid_argument("group '" + group + "': rank " + std::to_string(self) +
                            " is not one of its members");
+  collect_orphans(); // objects of groups whose members all died while one was being made
   const auto self_at = static_cast<std::size_t>(place - ranks.begin());
-  const auto name = object_name(world_id, group);
-  const auto bytes = sizeof(layout) + ranks.size() * sizeof(std::atomic<std::uint64_t>);
+  const auto name = object_name(world_id, group, ranks);
+  const auto bytes = bytes_for(ranks.size());
+  void* base = map_object(name, group, bytes, ranks.size());
+  std::shared_ptr<host_barrier> barrier{
+    new host_barrier(name, std::move(ranks), self_at, base, bytes)};
+  std::uint64_t expected = 0;
+  const auto members = static_cast<std::uint64_t>(barrier->ranks_.size());
+  if (!barrier->shared_->members.compare_exchange_strong(expected, members) && expected != members)
+    throw state_error("group '" + group + "': its barriers' shared object (" + name +
+                      ") was made for " + std::to_string(expected) + " members, not " +
+                      std::to_string(members));
+  barrier->record(self_at).pid.store(static_cast<std::int32_t>(::getpid()),
+                                     std::memory_order_release);
+  return barrier;
+}
+
+void* host_barrier::map_object(const std::string& name, const std::string& group, std::size_t bytes,
+                               std::size_t members) {
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0)
     cannot_open(name, "shm_open");
@@ -111,28 +205,19 @@ std::shared_ptr<host_barrier> host_barrier::open(const std::string& world_id,
   }
   if (status.st_size != 0 && static_cast<std::size_t>(status.st_size) != bytes) {
     ::close(fd); // made for another number of members: mapping it as ours would reach past it
+    const auto size = static_cast<std::size_t>(status.st_size);
     const auto theirs =
-      static_cast<std::size_t>(status.st_size) < sizeof(layout)
+      size < sizeof(layout)
         ? std::string{"no group"}
-        : std::to_string((static_cast<std::size_t>(status.st_size) - sizeof(layout)) /
-                         sizeof(std::uint64_t)) +
-            " members";
+        : std::to_string((size - sizeof(layout)) / sizeof(member_record)) + " members";
     throw state_error("group '" + group + "': its barriers' shared object (" + name +
-                      ") was made for " + theirs + ", not " + std::to_string(ranks.size()));
+                      ") was made for " + theirs + ", not " + std::to_string(members));
   }
   void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (base == MAP_FAILED)
     cannot_open(name, "mmap");
-  std::shared_ptr<host_barrier> barrier{
-    new host_barrier(name, std::move(ranks), self_at, base, bytes)};
-  std::uint64_t expected = 0;
-  const auto members = static_cast<std::uint64_t>(barrier->ranks_.size());
-  if (!barrier->shared_->members.compare_exchange_strong(expected, members) && expected != members)
-    throw state_error("group '" + group + "': its barriers' shared object (" + name +
-                      ") was made for " + std::to_string(expected) + " members, not " +
-                      std::to_string(members));
-  return barrier;
+  return base;
 }
 
 host_barrier::host_barrier(std::string name, std::vector<int> ranks, std::size_t self, void* base,
@@ -142,8 +227,8 @@ host_barrier::host_barrier(std::string name, std::vector<int> ranks, std::size_t
 
 host_barrier::~host_barrier() { ::munmap(shared_, bytes_); }
 
-std::atomic<std::uint64_t>& host_barrier::arrived_at(std::size_t place) const noexcept {
-  return reinterpret_cast<std::atomic<std::uint64_t>*>(shared_ + 1)[place];
+host_barrier::member_record& host_barrier::record(std::size_t place) const noexcept {
+  return reinterpret_cast<member_record*>(shared_ + 1)[place];
 }
 
 void host_barrier::unlink() noexcept { ::shm_unlink(name_.c_str()); }
@@ -157,14 +242,14 @@ host_barrier::outcome host_barrier::meet(std::uint64_t n, std::optional<time_poi
     return why;
   // Counted first: a member killed between the two steps fails the barrier rather than hangs it.
   if (slot.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == ranks_.size()) {
-    arrived_at(self_).store(n, std::memory_order_release);
+    record(self_).arrived_at.store(n, std::memory_order_release);
     slot.arrived.store(0, std::memory_order_relaxed);
     slot.met.store(n, std::memory_order_release); // after the reset: n + slots counts from 0
     slot.wakes.fetch_add(1, std::memory_order_release);
     futex_wake_all(slot.wakes);
     return outcome::met;
   }
-  arrived_at(self_).store(n, std::memory_order_release);
+  record(self_).arrived_at.store(n, std::memory_order_release);
   return wait_for(slot, n, n, until, looks, why) ? outcome::met : why;
 }
 
@@ -204,7 +289,7 @@ bool host_barrier::wait_for(slot_state& slot, std::uint64_t target, std::uint64_
 std::vector<int> host_barrier::missing_at(std::uint64_t n) const {
   std::vector<int> missing;
   for (std::size_t place = 0; place < ranks_.size(); ++place)
-    if (arrived_at(place).load(std::memory_order_acquire) < n)
+    if (record(place).arrived_at.load(std::memory_order_acquire) < n)
       missing.push_back(ranks_[place]);
   return missing;
 }
@@ -213,8 +298,9 @@ void host_barrier::fail(int rank) noexcept {
   const auto at = std::find(ranks_.begin(), ranks_.end(), rank);
   if (at == ranks_.end())
     return;
-  const auto from =
-    arrived_at(static_cast<std::size_t>(at - ranks_.begin())).load(std::memory_order_acquire) + 1;
+  const auto from = record(static_cast<std::size_t>(at - ranks_.begin()))
+                      .arrived_at.load(std::memory_order_acquire) +
+                    1;
   const auto word = failure_word(rank, from);
   // The earliest failure stands: a barrier fails if any gone member had not arrived at it.
   auto current = shared_->failure.load(std::memory_order_acquire);
@@ -238,6 +324,18 @@ void host_barriers::add(const std::shared_ptr<host_barrier>& barrier) {
   std::lock_guard guard{mutex_};
   std::erase_if(barriers_, [](const auto& known) { return known.expired(); });
   barriers_.push_back(barrier);
+}
+
+void host_barriers::unlink_at_stop(std::string name) {
+  std::lock_guard guard{mutex_};
+  names_to_unlink_.push_back(std::move(name));
+}
+
+void host_barriers::stop() noexcept {
+  std::lock_guard guard{mutex_};
+  for (const auto& name : names_to_unlink_)
+    ::shm_unlink(name.c_str());
+  names_to_unlink_.clear();
 }
 
 void host_barriers::lost(int rank) noexcept {

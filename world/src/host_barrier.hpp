@@ -15,7 +15,9 @@
 //
 // Every member maps the object before it arrives at the group's creation, and unlinks its name
 // once the creation returns: by then all have it mapped, and nothing is left in /dev/shm when
-// the last goes, whatever way it goes.
+// the last goes, whatever way it goes. A creation refused unlinks it too (the name hashes the
+// members, so a member refused for naming others has an object of its own); one that timed out
+// here leaves it for the others until this member's world stops.
 #pragma once
 
 #include <atomic>
@@ -47,6 +49,7 @@ public:
 
   /// Takes the object's name away (its members have it mapped).
   void unlink() noexcept;
+  const std::string& name() const noexcept { return name_; }
 
   enum class outcome { met, timed_out, failed, stopped };
   /// What a waiter looks at now and then: the rank of a member of the group that is gone, if
@@ -77,8 +80,18 @@ private:
   /// member waiting at barrier `n`.
   bool wait_for(slot_state& slot, std::uint64_t target, std::uint64_t n,
                 std::optional<time_point> until, const watch& looks, outcome& why);
-  /// The last barrier the member at `place` of the group arrived at.
-  std::atomic<std::uint64_t>& arrived_at(std::size_t place) const noexcept;
+  struct member_record;
+  /// What the object keeps of the member at `place` of the group.
+  member_record& record(std::size_t place) const noexcept;
+  static std::size_t bytes_for(std::size_t members) noexcept;
+  /// Maps the object `name` of `bytes` bytes (made if new); state_error if it cannot be, or if it
+  /// is of another size.
+  static void* map_object(const std::string& name, const std::string& group, std::size_t bytes,
+                          std::size_t members);
+  /// Takes away the names of objects whose members' processes are all gone (a member killed
+  /// while its group was being made leaves the name behind).
+  static void collect_orphans() noexcept;
+  static bool orphaned(const void* base, std::size_t size) noexcept;
   /// The group's members that had not arrived at barrier `n`.
   std::vector<int> missing_at(std::uint64_t n) const;
 
@@ -97,10 +110,16 @@ public:
   /// Also forgets the objects of groups gone since.
   void add(const std::shared_ptr<host_barrier>& barrier);
   void lost(int rank) noexcept;
+  /// An object whose group's creation timed out here: the others may still make the group with
+  /// this member's arrival and need the name, so it goes when this member's world stops (the
+  /// creation cannot complete after that).
+  void unlink_at_stop(std::string name);
+  void stop() noexcept;
 
 private:
   std::mutex mutex_;
   std::vector<std::weak_ptr<host_barrier>> barriers_;
+  std::vector<std::string> names_to_unlink_;
 };
 
 } // namespace troupe::detail

@@ -420,6 +420,7 @@ void world_core::stop() noexcept {
     store->leave(); // before its lease goes: the others take its end for a leaving, no loss
   calls.actors.stop_all(); // outside the lock: the calls they held back are answered now
   dropping_queued_ = true;
+  barriers_on_host.stop(); // the objects of creations that timed out here
   if (channel_)
     channel_->stop(); // its request reader is the only other one to post work: done here
   if (executor_.wait_idle(options.stop_grace))
