@@ -2,7 +2,10 @@
 // error (peer_lost, timeout_error) that names who was lost.
 #include "world_test_support.hpp"
 
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -10,6 +13,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace troupe::testing {
@@ -384,6 +388,47 @@ TEST_F(world_failure, a_group_creation_that_timed_out_keeps_its_barrier_object_u
   world.stop();
   EXPECT_EQ(barrier_objects(), before);
   one.kill_and_collect();
+}
+
+/// Meets the group of all three members at three barriers, each within 10 s.
+void meet_three_times(troupe::world& world) {
+  auto group = world.create_rpc_group("all", world.members());
+  for (int i = 0; i < 3; ++i)
+    group.barrier(10s);
+}
+
+TROUPE_ROLE(meets_three_times) { return as_member(meet_three_times); }
+
+/// The same, with a /dev/shm of its own (a mount namespace, a fresh tmpfs there), as a member in
+/// a container of its own on the same network would have; exits 5 if it cannot make one.
+TROUPE_ROLE(meets_three_times_with_its_own_shm) {
+  if (::unshare(CLONE_NEWNS) != 0 ||
+      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      ::mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=64m") != 0)
+    return 5;
+  return as_member(meet_three_times);
+}
+
+// All three listen on loopback, but member 1 cannot see the others' /dev/shm: each member's
+// barrier object lacks someone, so all three meet along the tree instead of waiting for ever.
+TEST_F(world_failure, members_that_do_not_share_dev_shm_meet_along_the_tree) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "a /dev/shm of its own needs root (a mount namespace)";
+  member_process own{"meets_three_times_with_its_own_shm", member_environment(1, 3, port)};
+  member_process two{"meets_three_times", member_environment(2, 3, port)};
+  auto options = member_options(0, 3, port);
+  options.timeout = 20s;
+  std::optional<troupe::world> world;
+  try {
+    world.emplace(rt, options);
+  } catch (const troupe::timeout_error&) {
+    if (own.exit_code(10s) == 5)
+      GTEST_SKIP() << "no mount namespace here";
+    throw;
+  }
+  meet_three_times(*world);
+  EXPECT_EQ(own.exit_code(20s), 0) << "member 1 met the barriers";
+  EXPECT_EQ(two.exit_code(20s), 0);
 }
 
 /// Member 2 of a pair with member 1: meets it once, then, after rank 0 is killed, hears at its

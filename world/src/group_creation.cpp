@@ -51,8 +51,12 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
   auto group = std::make_shared<group_state>(shared, name, std::move(members), std::move(ranks));
   if (on_host) {
     on_host->unlink();
-    core.barriers_on_host.add(on_host); // a loss wakes its waiters at once, everywhere
-    group->on_host = std::move(on_host);
+    // Members that do not share this /dev/shm (each sees an object without the others) all meet
+    // along the tree instead, as across hosts.
+    if (on_host->opened_by_all()) {
+      core.barriers_on_host.add(on_host); // a loss wakes its waiters at once, everywhere
+      group->on_host = std::move(on_host);
+    }
   }
   return rpc_group{std::move(group)};
 }

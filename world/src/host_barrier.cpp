@@ -233,6 +233,13 @@ host_barrier::member_record& host_barrier::record(std::size_t place) const noexc
 
 void host_barrier::unlink() noexcept { ::shm_unlink(name_.c_str()); }
 
+bool host_barrier::opened_by_all() const noexcept {
+  for (std::size_t place = 0; place < ranks_.size(); ++place)
+    if (record(place).pid.load(std::memory_order_acquire) == 0)
+      return false;
+  return true;
+}
+
 host_barrier::outcome host_barrier::meet(std::uint64_t n, std::optional<time_point> until,
                                          const watch& looks) {
   auto& slot = shared_->slot[(n - 1) % slots];

@@ -49,6 +49,10 @@ public:
 
   /// Takes the object's name away (its members have it mapped).
   void unlink() noexcept;
+  /// Whether every member has opened this object (asked once the group's creation returned,
+  /// when all have opened theirs): false where some member's /dev/shm is not this process's (a
+  /// container of its own on the same network), and then false for every member alike.
+  bool opened_by_all() const noexcept;
   const std::string& name() const noexcept { return name_; }
 
   enum class outcome { met, timed_out, failed, stopped };

@@ -85,7 +85,8 @@ struct world_options {
   bool shared_memory = true;
   /// A world all on one host (rank 0's address, or the store's, on loopback) meets its groups'
   /// barriers in shared memory: each member counts itself in one object, and the last wakes the
-  /// rest. false: along a tree of the members' connections, as a world across hosts does. Every
+  /// rest (members that do not share /dev/shm find so as the group is made, and use the tree).
+  /// false: along a tree of the members' connections, as a world across hosts does. Every
   /// member must have the same setting: a group whose members differ never meets. Environment:
   /// TROUPE_HOST_BARRIERS (1 or 0).
   bool host_barriers = true;
