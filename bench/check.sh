@@ -22,6 +22,7 @@ short_benchmarks=(
   "scale --quick"
   "world 64"
   "graph"
+  "world 256" # last: 256 processes load the machine for a while after
 )
 for command in "${short_benchmarks[@]}"; do
   program=${command%% *}
