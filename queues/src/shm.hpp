@@ -1,6 +1,9 @@
-// Shared-memory plumbing used by segments and queues: robust process-shared mutexes, futexes,
-// process identity, named objects.
+// Shared-memory plumbing used by segments and queues: robust process-shared mutexes, named
+// objects; futexes and process identity are in detail/futex.hpp and detail/process_id.hpp.
 #pragma once
+
+#include "troupe/queues/detail/futex.hpp"
+#include "troupe/queues/detail/process_id.hpp"
 
 #include <pthread.h>
 #include <time.h>
@@ -19,19 +22,8 @@
 
 namespace troupe::detail {
 
-/// A process as a holder: pid plus its start time, which tells a recycled pid apart.
-struct process_id {
-  std::int32_t pid = 0;
-  std::uint64_t start_time = 0;
-  static process_id self();
-  bool alive() const;
-  friend bool operator==(const process_id&, const process_id&) = default;
-};
-
 /// Initialises a robust, process-shared mutex in shared memory.
 void init_robust_mutex(pthread_mutex_t& mutex);
-
-using deadline = std::optional<std::chrono::steady_clock::time_point>;
 
 /// A ring's critical sections last well under a microsecond: a short spin on trylock takes a
 /// contended lock without sleeping on the futex, which would cost both sides a system call.
@@ -116,10 +108,6 @@ private:
   std::function<void()> recover_;
   bool owned_ = false;
 };
-
-/// Waits until `word` differs from `expected` or `until` passes (cross-process futex).
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, deadline until);
-void futex_wake_all(std::atomic<std::uint32_t>& word);
 
 /// A mapped shared-memory object.
 struct mapped_object {

@@ -423,7 +423,7 @@ TEST_F(world_failure, members_that_do_not_share_dev_shm_meet_along_the_tree) {
     world.emplace(rt, options);
   } catch (const troupe::timeout_error&) {
     if (own.exit_code(10s) == 5)
-      GTEST_SKIP() << "no mount namespace here";
+      GTEST_SKIP() << "needs CAP_SYS_ADMIN for a mount namespace with a /dev/shm of its own";
     throw;
   }
   meet_three_times(*world);

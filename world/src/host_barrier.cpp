@@ -3,21 +3,18 @@
 
 #include "troupe/actors/detail/idle_cores.hpp"
 #include "troupe/actors/error.hpp"
+#include "troupe/queues/detail/futex.hpp"
+#include "troupe/queues/detail/process_id.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/futex.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstring>
-#include <ctime>
 
 namespace troupe::detail {
 
@@ -58,23 +55,6 @@ std::string object_name(const std::string& world_id, const std::string& group,
   return std::string{"/"} + object_prefix + world_id + "." + hex;
 }
 
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen,
-                std::chrono::steady_clock::time_point until) {
-  const auto left = until - std::chrono::steady_clock::now();
-  if (left <= std::chrono::steady_clock::duration::zero())
-    return;
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-  timespec timeout{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-  // Not FUTEX_PRIVATE: the word is shared between processes.
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, seen, &timeout, nullptr,
-            0);
-}
-
-void futex_wake_all(std::atomic<std::uint32_t>& word) {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr,
-            nullptr, 0);
-}
-
 [[noreturn]] void cannot_open(const std::string& name, const char* step) {
   throw state_error("a group's barriers meet in shared memory (" + name + "), and " + step +
                     " failed: " + std::strerror(errno) +
@@ -94,8 +74,9 @@ struct alignas(64) host_barrier::slot_state {
 /// What the object keeps of each member, by its place in the group.
 struct host_barrier::member_record {
   std::atomic<std::uint64_t> arrived_at; // the last barrier it arrived at
-  std::atomic<std::int32_t> pid; // its process, once it opened the object
+  std::atomic<std::int32_t> pid; // its process, once it opened the object (0: not yet)
   std::int32_t unused;
+  std::uint64_t start_time; // with the pid, its process_id (written before the pid)
 };
 
 /// The shared object; zero-filled when made, which is every field's starting value.
@@ -125,7 +106,7 @@ bool host_barrier::orphaned(const void* base, std::size_t size) noexcept {
   bool named = false;
   for (std::size_t place = 0; place < members; ++place)
     if (const auto pid = records[place].pid.load(std::memory_order_acquire); pid > 0) {
-      if (::kill(pid, 0) == 0 || errno != ESRCH)
+      if (process_id{pid, records[place].start_time}.alive())
         return false;
       named = true;
     }
@@ -187,8 +168,10 @@ std::shared_ptr<host_barrier> host_barrier::open(const std::string& world_id,
     throw state_error("group '" + group + "': its barriers' shared object (" + name +
                       ") was made for " + std::to_string(expected) + " members, not " +
                       std::to_string(members));
-  barrier->record(self_at).pid.store(static_cast<std::int32_t>(::getpid()),
-                                     std::memory_order_release);
+  const auto me = process_id::self();
+  auto& mine = barrier->record(self_at);
+  mine.start_time = me.start_time;
+  mine.pid.store(me.pid, std::memory_order_release);
   return barrier;
 }
 

@@ -2,6 +2,7 @@
 // safe when a process dies anywhere inside it.
 #pragma once
 
+#include "troupe/queues/detail/futex.hpp" // deadline: what the ring's waits take
 #include "troupe/queues/queue_options.hpp"
 #include "troupe/queues/shm_segment.hpp"
 
@@ -16,8 +17,6 @@
 #include <vector>
 
 namespace troupe::detail {
-
-using deadline = std::optional<std::chrono::steady_clock::time_point>;
 
 class byte_queue {
 public:
