@@ -53,14 +53,38 @@ TEST(barrier_tree, the_table_refuses_barriers_past_its_bound) {
 
 TEST(barrier_tree, failures_are_remembered_up_to_their_bound_oldest_forgotten_first) {
   barrier_table table;
-  for (std::uint64_t n = 0; n <= barrier_table::failures_kept; ++n)
-    table.remember_failure({"g", n}, "lost " + std::to_string(n));
-  EXPECT_EQ(table.failure({"g", 0}), nullptr) << "the oldest went";
-  ASSERT_NE(table.failure({"g", 1}), nullptr);
-  EXPECT_EQ(*table.failure({"g", 1}), "lost 1");
-  ASSERT_NE(table.failure({"g", barrier_table::failures_kept}), nullptr);
-  table.remember_failure({"g", 1}, "again");
-  EXPECT_EQ(*table.failure({"g", 1}), "lost 1") << "the first reason stays";
+  const std::vector<int> ranks{0, 1, 2};
+  for (std::uint64_t n = 1; n <= barrier_table::failures_kept + 1; ++n)
+    table.remember_failure({"g", n}, ranks, "lost " + std::to_string(n));
+  EXPECT_EQ(table.failure({"g", 1}, ranks), nullptr) << "the oldest went";
+  ASSERT_NE(table.failure({"g", 2}, ranks), nullptr);
+  EXPECT_EQ(*table.failure({"g", 2}, ranks), "lost 2");
+  ASSERT_NE(table.failure({"g", barrier_table::failures_kept + 1}, ranks), nullptr);
+  table.remember_failure({"g", 2}, ranks, "again");
+  EXPECT_EQ(*table.failure({"g", 2}, ranks), "lost 2") << "the first reason stays";
+}
+
+TEST(barrier_tree, a_failure_is_remembered_for_the_members_it_had) {
+  barrier_table table;
+  table.remember_failure({"g", creation_barrier}, {0, 1, 2}, "1 was lost");
+  EXPECT_EQ(table.failure({"g", creation_barrier}, {0, 2}), nullptr)
+    << "the name's group made with other members has not failed";
+  table.remember_failure({"g", creation_barrier}, {0, 2}, "2 was lost");
+  ASSERT_NE(table.failure({"g", creation_barrier}, {0, 2}), nullptr);
+  EXPECT_EQ(*table.failure({"g", creation_barrier}, {0, 2}), "2 was lost");
+  EXPECT_EQ(table.failure({"g", creation_barrier}, {0, 1, 2}), nullptr) << "the latest members";
+}
+
+TEST(barrier_tree, a_member_back_lets_failed_creations_be_tried_again_but_not_barriers) {
+  barrier_table table;
+  const std::vector<int> ranks{0, 1};
+  table.remember_failure({"g", creation_barrier}, ranks, "1 was lost");
+  table.remember_failure({"h", creation_barrier}, ranks, "1 was lost");
+  table.remember_failure({"g", 3}, ranks, "1 was lost");
+  table.forget_creation_failures();
+  EXPECT_EQ(table.failure({"g", creation_barrier}, ranks), nullptr);
+  EXPECT_EQ(table.failure({"h", creation_barrier}, ranks), nullptr);
+  EXPECT_NE(table.failure({"g", 3}, ranks), nullptr) << "a barrier that failed stays failed";
 }
 
 } // namespace

@@ -51,9 +51,14 @@ std::vector<barrier_table::key> barrier_table::keys() const {
   return all;
 }
 
-void barrier_table::remember_failure(const key& at, std::string why) {
-  if (!failed_.emplace(at, std::move(why)).second)
+void barrier_table::remember_failure(const key& at, const std::vector<int>& ranks,
+                                     std::string why) {
+  auto [known, fresh] = failed_.try_emplace(at, failed_barrier{ranks, why});
+  if (!fresh) {
+    if (known->second.ranks != ranks) // the name's group made again with other members
+      known->second = failed_barrier{ranks, std::move(why)};
     return;
+  }
   failed_order_.push_back(at);
   if (failed_order_.size() > failures_kept) {
     failed_.erase(failed_order_.front());
@@ -61,9 +66,15 @@ void barrier_table::remember_failure(const key& at, std::string why) {
   }
 }
 
-const std::string* barrier_table::failure(const key& at) const {
+const std::string* barrier_table::failure(const key& at, const std::vector<int>& ranks) const {
   const auto found = failed_.find(at);
-  return found == failed_.end() ? nullptr : &found->second;
+  return found == failed_.end() || found->second.ranks != ranks ? nullptr : &found->second.why;
+}
+
+void barrier_table::forget_creation_failures() {
+  std::erase_if(failed_,
+                [](const auto& failed) { return failed.first.second == creation_barrier; });
+  std::erase_if(failed_order_, [](const key& at) { return at.second == creation_barrier; });
 }
 
 } // namespace troupe::detail

@@ -1,8 +1,8 @@
-// A group's barriers when its world spans hosts (on one host they meet in shared memory:
-// host_barrier.hpp), met along a tree of its members instead of at rank 0: member p of the
-// group (its place in the group's ranks) waits for its children 16p + 1 .. 16p + 16 to arrive,
-// then tells its parent (p - 1) / 16, and once the root has heard from everyone the release comes
-// back down the same way. Each member talks to at most seventeen others, and a barrier of n
+// A group's creation, and its barriers when its world spans hosts (on one host they meet in
+// shared memory: host_barrier.hpp), met along a tree of its members instead of at rank 0: member p
+// of the group (its place in the group's ranks) waits for its children 16p + 1 .. 16p + 16 to
+// arrive, then tells its parent (p - 1) / 16, and once the root has heard from everyone the release
+// comes back down the same way. Each member talks to at most seventeen others, and a barrier of n
 // members takes 2 log16 n hops (six at 1,024), with no member handling more than 17 arrivals.
 //
 // The table of barriers in progress on this member. It belongs to the member actor and is only
@@ -21,6 +21,12 @@
 #include <vector>
 
 namespace troupe::detail {
+
+/// A group's creation is its barrier 0 (its barriers count from 1): met along the same tree, so
+/// that rank 0 hears nothing of a group it is not in. Unlike a barrier's, a member may arrive at
+/// it again (after its creation timed out there), and its failure is remembered only until a
+/// member lost comes back (then the group may be made again).
+constexpr std::uint64_t creation_barrier = 0;
 
 /// Where the member at `position` of a group of `size` sits in its barrier tree.
 struct tree_place {
@@ -58,14 +64,21 @@ public:
   /// Every barrier in progress (their keys).
   std::vector<key> keys() const;
 
-  /// The barrier failed (`why`): remembered, the oldest forgotten past failures_kept.
-  void remember_failure(const key& at, std::string why);
-  /// Why the barrier failed, if it is remembered to have.
-  const std::string* failure(const key& at) const;
+  /// The barrier of `ranks` failed (`why`): remembered, the oldest forgotten past failures_kept.
+  void remember_failure(const key& at, const std::vector<int>& ranks, std::string why);
+  /// Why the barrier of `ranks` failed, if it is remembered to have (a group made again with
+  /// other members under the same name has not).
+  const std::string* failure(const key& at, const std::vector<int>& ranks) const;
+  /// Forgets every group creation's failure (a member lost came back: they may be tried again).
+  void forget_creation_failures();
 
 private:
+  struct failed_barrier {
+    std::vector<int> ranks;
+    std::string why;
+  };
   std::map<key, barrier_progress> in_progress_;
-  std::map<key, std::string> failed_;
+  std::map<key, failed_barrier> failed_;
   std::deque<key> failed_order_;
 };
 

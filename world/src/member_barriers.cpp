@@ -7,7 +7,7 @@
 // member of the group lost before an arrival, fails the barrier here, answers its children and
 // tells its parent, and each of them does the same. After rank 0's loss, every barrier fails (no
 // member sends to another any more). A failure is remembered a while, so that a member arriving
-// late hears of it instead of waiting.
+// late hears of it instead of waiting. A group's creation is its barrier 0 (creation_barrier).
 #include "member_handlers.hpp"
 
 #include "troupe/actors/serialization.hpp"
@@ -29,6 +29,8 @@ std::optional<std::size_t> position_of(int rank, const std::vector<int>& ranks) 
 }
 
 std::string barrier_label(const key& at) {
+  if (at.second == creation_barrier)
+    return "the creation of group '" + at.first + "'";
   return "barrier " + std::to_string(at.second) + " of group '" + at.first + "'";
 }
 
@@ -46,7 +48,8 @@ std::optional<std::string> lost_among(member_actor* self, const key& at,
     return barrier_label(at) + ": " + st.core->label(0) + " is gone, and with it the world";
   for (const int rank : ranks)
     if (is_lost(self, rank))
-      return barrier_label(at) + ": " + st.core->label(rank) + " was lost";
+      return barrier_label(at) + ": " + st.core->label(rank) +
+             (st.left[static_cast<std::size_t>(rank)] ? " has left the world" : " was lost");
   return std::nullopt;
 }
 
@@ -105,9 +108,9 @@ void tell_parent(member_actor* self, const key& at, const std::vector<int>& rank
 /// it has not heard from this member yet.
 void fail(member_actor* self, const key& at, std::vector<int> ranks, const std::string& why) {
   auto& st = self->state;
-  if (st.barriers.failure(at) != nullptr)
+  if (st.barriers.failure(at, ranks) != nullptr)
     return;
-  st.barriers.remember_failure(at, why);
+  st.barriers.remember_failure(at, ranks, why);
   bool told_parent = false;
   if (auto barrier = st.barriers.take(at)) {
     told_parent = barrier->told_parent;
@@ -122,11 +125,12 @@ void fail(member_actor* self, const key& at, std::vector<int> ranks, const std::
 }
 
 void end(member_actor* self, const key& at, const failure& why) {
-  auto& st = self->state;
+  auto barrier = self->state.barriers.take(at);
+  if (!barrier) // it failed here already (fail: remembered)
+    return;
   if (why.failed())
-    st.barriers.remember_failure(at, why.message);
-  if (auto barrier = st.barriers.take(at))
-    release(*barrier, why);
+    self->state.barriers.remember_failure(at, barrier->ranks, why.message);
+  release(*barrier, why);
 }
 
 /// Tells the parent once this member and all its children have arrived; at the root, releases.
@@ -191,7 +195,7 @@ void arrive_at_barrier(member_actor* self, barrier_arrival& arrival) {
   if (!position_of(st.core->options.rank, arrival.ranks))
     return fail_here(std::make_exception_ptr(
       invalid_argument(barrier_label(at) + ": this member is not one of the group's")));
-  if (const auto* failed = st.barriers.failure(at))
+  if (const auto* failed = st.barriers.failure(at, arrival.ranks))
     return fail_here(std::make_exception_ptr(peer_lost(*failed)));
   if (auto lost = lost_among(self, at, arrival.ranks)) {
     fail(self, at, arrival.ranks, *lost);
@@ -199,9 +203,13 @@ void arrive_at_barrier(member_actor* self, barrier_arrival& arrival) {
   }
   std::string refused;
   auto* barrier = progress_of(self, at, arrival.ranks, refused);
-  if (barrier == nullptr || barrier->arrived_here)
-    return fail_here(std::make_exception_ptr(
-      state_error(barrier == nullptr ? refused : barrier_label(at) + " was arrived at twice")));
+  if (barrier == nullptr)
+    return fail_here(std::make_exception_ptr(state_error(refused)));
+  // Arriving at a creation again: the caller that arrived before timed out, and this one waits
+  // in its place (its arrival stood: the parent may have heard of it already).
+  if (barrier->arrived_here && at.second != creation_barrier)
+    return fail_here(
+      std::make_exception_ptr(state_error(barrier_label(at) + " was arrived at twice")));
   barrier->arrived_here = true;
   barrier->waiting_here = std::move(arrival.reply);
   advance(self, at);
@@ -212,7 +220,9 @@ reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t
   auto& st = self->state;
   const auto at = key{group, n};
   const int from = sender_rank(self);
-  if (from < 0 && awaits_news(self))
+  // A child that formed (or heard news of a joiner) before this member did: it waits for the
+  // roster (or the news), which is on its way.
+  if (from < 0 && (!st.roster_known || awaits_news(self)))
     return caf::skip;
   std::vector<int> ranks;
   try {
@@ -220,6 +230,9 @@ reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t
   } catch (const serialization_error& e) {
     return failed_reply(failure::of<serialization_error>(e.what()));
   }
+  // One of them is back, as the child may know already: wait for the store's news of it.
+  if (names_a_member_gone_here(self, ranks) && awaits_news(self))
+    return caf::skip;
   const auto mine = position_of(st.core->options.rank, ranks);
   const auto theirs = position_of(from, ranks);
   if (from < 0 || !mine || !theirs || place_in_tree(*theirs, ranks.size()).parent != *mine)
@@ -230,7 +243,7 @@ reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t
     fail(self, at, ranks, failed);
     return failed_reply(failure::of<peer_lost>(failed));
   }
-  if (const auto* known = st.barriers.failure(at))
+  if (const auto* known = st.barriers.failure(at, ranks))
     return failed_reply(failure::of<peer_lost>(*known));
   if (auto lost = lost_among(self, at, ranks)) {
     fail(self, at, ranks, *lost);

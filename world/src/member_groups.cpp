@@ -31,16 +31,6 @@ std::optional<failure> arrival_refusal(member_actor* self, const std::string& wh
   return std::nullopt;
 }
 
-/// With a store: whether one of `ranks` is gone here while the arrival that names them may know
-/// better (the store's news of a member that joined again reach members one by one).
-bool names_a_member_gone_here(member_actor* self, const std::vector<int>& ranks) {
-  const auto& st = self->state;
-  return st.core->with_store() && std::any_of(ranks.begin(), ranks.end(), [&](int member) {
-           return member >= 0 && static_cast<std::size_t>(member) < st.lost.size() &&
-                  st.lost[static_cast<std::size_t>(member)];
-         });
-}
-
 /// The coordinator: member `rank` arrives at a group's rendezvous. Nothing is moved out of the
 /// message before it may wait (caf::skip): it is tried again as it came.
 reply_result arrive(member_actor* self, const std::string& what, const wire_bytes& ranks, int rank,

@@ -231,6 +231,7 @@ void take_back(member_actor* self, int rank, const member_identity& incarnation)
   st.greet_when_reached.erase(rank);
   st.joined_as[rank] = incarnation;
   st.groups.returned(rank);
+  st.barriers.forget_creation_failures(); // a group that failed for want of it may be made now
   st.core->member_returned(rank);
 }
 

@@ -131,6 +131,9 @@ bool is_incarnation(member_actor* self, int rank, const member_identity& identit
 /// (news, or a tick within 200 ms), for 3 s at most from the sender's first wait; then it is
 /// taken as this member sees things.
 bool awaits_news(member_actor* self);
+/// With a store: whether one of `ranks` is gone here while the message that names them may know
+/// better (the store's news of a member that joined again reach members one by one).
+bool names_a_member_gone_here(member_actor* self, const std::vector<int>& ranks);
 /// The rank of the member that sent the message being handled (-1: none known here), or nothing
 /// while it waits for the store's news of its sender (awaits_news): asked before a handler
 /// moves a field out of it.

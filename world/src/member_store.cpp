@@ -13,6 +13,7 @@
 
 #include "troupe/actors/annotated.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <limits>
 
@@ -225,6 +226,14 @@ bool awaits_news(member_actor* self) {
     self->delayed_send(self, news_tick_period, news_tick{});
   }
   return true;
+}
+
+bool names_a_member_gone_here(member_actor* self, const std::vector<int>& ranks) {
+  const auto& st = self->state;
+  return st.core->with_store() && std::any_of(ranks.begin(), ranks.end(), [&](int member) {
+           return member >= 0 && static_cast<std::size_t>(member) < st.lost.size() &&
+                  st.lost[static_cast<std::size_t>(member)];
+         });
 }
 
 std::optional<int> sender_unless_awaiting_news(member_actor* self) {
