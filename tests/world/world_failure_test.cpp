@@ -369,6 +369,36 @@ TROUPE_ROLE(serving_until_killed) {
   return as_member([](troupe::world&) { std::this_thread::sleep_for(60s); });
 }
 
+/// Member 2: makes a group with member 1 and meets it once.
+TROUPE_ROLE(pairs_with_member_1) {
+  return as_member([](troupe::world& world) {
+    world.create_rpc_group("pair", {"1", "2"}, 20s).barrier(20s);
+  });
+}
+
+// A group's creation and its barriers are met among its members: rank 0, frozen meanwhile, is
+// not waited for (were it the rendezvous, the creation would wait until rank 0 was found lost,
+// and fail with it).
+TEST_F(world_failure, a_group_without_rank_0_is_made_and_met_while_rank_0_is_frozen) {
+  for (const bool along_tree : {false, true}) {
+    SCOPED_TRACE(along_tree ? "barriers along the tree" : "barriers in shared memory");
+    port = free_port();
+    member_process zero{"serving_until_killed", barrier_environment(0, 3, port, along_tree)};
+    member_process two{"pairs_with_member_1", barrier_environment(2, 3, port, along_tree)};
+    {
+      auto options = member_options(1, 3, port);
+      options.host_barriers = !along_tree;
+      troupe::world world{rt, options};
+      ASSERT_TRUE(zero.freeze());
+      auto pair = world.create_rpc_group("pair", {"1", "2"}, 20s);
+      pair.barrier(20s);
+      zero.signal(SIGCONT);
+      EXPECT_EQ(two.exit_code(20s), 0);
+    }
+    zero.kill_and_collect();
+  }
+}
+
 /// How many groups' barrier objects /dev/shm holds.
 std::size_t barrier_objects() {
   std::size_t count = 0;

@@ -226,8 +226,9 @@ TROUPE_ROLE(sees_a_member_return) {
 }
 
 // A member lost (frozen past the 3 s bound) may join again under its old name and rank as a new
-// process: calls pending on the old one failed with peer_lost, the new one is called as any
-// member, and the old one, resumed, is not taken for it.
+// process: calls pending on the old one failed with peer_lost, as did a group naming it, which
+// is made once it is back; the new one is called as any member, and the old one, resumed, is
+// not taken for it.
 TEST(world_joining, a_lost_member_joins_again_as_a_new_process_and_its_old_one_is_refused) {
   troupe::runtime rt;
   const int port = free_port();
@@ -248,6 +249,8 @@ TEST(world_joining, a_lost_member_joins_again_as_a_new_process_and_its_old_one_i
     std::this_thread::sleep_for(10ms);
   ASSERT_TRUE(lost.load());
   EXPECT_EQ(world.members(), (std::vector<std::string>{"0", "1"}));
+  // A group naming it fails while it is gone, and is made once it is back (below).
+  EXPECT_THROW((void)world.create_rpc_group("again", everyone, 10s), troupe::peer_lost);
 
   member_process again{"returns_under_its_name", member_environment(2, 3, port)};
   ASSERT_TRUE(joins.wait_for("2", 2)) << "member 2 joined again";

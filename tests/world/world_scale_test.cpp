@@ -5,9 +5,8 @@
 #include "../process_usage.hpp"
 #include "world_test_support.hpp"
 
-#include <fstream>
-
 #include <csignal>
+#include <fstream>
 #include <future>
 
 namespace troupe::testing {
@@ -216,7 +215,7 @@ TEST(world_scale, members_connect_to_each_other_on_first_use_only) {
   expect_clean_exits(members);
 }
 
-/// Meets the group of every member at three barriers: the test counts sockets after the second.
+/// Meets the group of every member at three barriers: the test looks at it after the second.
 TROUPE_ROLE(barrier_member) {
   troupe::runtime rt;
   troupe::world world{rt, troupe::world_options::from_environment()};
@@ -226,10 +225,24 @@ TROUPE_ROLE(barrier_member) {
   return 0;
 }
 
-/// Eighteen members meet at barriers; member "9", the last by name, whose parent in the
-/// barriers' tree (of the members in the group's order, by name) is member "1", then holds
-/// `sockets` TCP sockets.
-void expect_sockets_after_barriers(bool along_tree, int sockets) {
+/// Whether process `pid` maps a group's barrier object (host_barrier.hpp).
+bool maps_a_barrier_object(int pid) {
+  std::ifstream maps{"/proc/" + std::to_string(pid) + "/maps"};
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("/dev/shm/troupe.b.") != std::string::npos)
+      return true;
+  return false;
+}
+
+/// Eighteen members make a group and meet at its barriers; member "9", the last by name, whose
+/// parent in the group's tree (of the members in the group's order, by name) is member "1", is
+/// looked at after the second barrier.
+struct member_nine {
+  int sockets = 0;
+  bool maps_barrier_object = false;
+};
+member_nine member_nine_after_barriers(bool along_tree) {
   constexpr int size = 18;
   const int port = free_port();
   std::vector<member_process> members;
@@ -245,20 +258,25 @@ void expect_sockets_after_barriers(bool along_tree, int sockets) {
   auto group = world.create_rpc_group("all", world.members());
   group.barrier();
   group.barrier();
-  EXPECT_EQ(tcp_sockets(members[8].pid()), sockets); // rank 9
+  const member_nine seen{tcp_sockets(members[8].pid()), maps_a_barrier_object(members[8].pid())};
   group.barrier();
   expect_clean_exits(members);
+  return seen;
 }
 
-// The whole world on this host: barriers meet in shared memory, and member 9 keeps its listener
-// and its connection to rank 0 only.
-TEST(world_scale, barriers_on_one_host_connect_no_member_to_another) {
-  expect_sockets_after_barriers(false, 2);
+// The whole world on this host: barriers meet in shared memory. The group was made along the
+// tree: member 9 holds its listener and its connections to rank 0 and to its parent, member 1.
+TEST(world_scale, barriers_on_one_host_meet_in_a_shared_memory_object) {
+  const auto nine = member_nine_after_barriers(false);
+  EXPECT_TRUE(nine.maps_barrier_object);
+  EXPECT_EQ(nine.sockets, 3) << "its listener, rank 0 and member 1 (the group's creation)";
 }
 
-// Along the tree, as across hosts: member 9 connects to its parent, member 1, as well.
-TEST(world_scale, barriers_along_the_tree_connect_a_member_to_its_parent) {
-  expect_sockets_after_barriers(true, 3);
+// Along the tree, as across hosts: no object, and the same connections.
+TEST(world_scale, barriers_along_the_tree_use_the_creations_connections) {
+  const auto nine = member_nine_after_barriers(true);
+  EXPECT_FALSE(nine.maps_barrier_object);
+  EXPECT_EQ(nine.sockets, 3) << "its listener, rank 0 and member 1";
 }
 
 /// Member 1: never talks to member 2; exits 0 once it hears that 2 was lost.

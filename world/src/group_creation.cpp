@@ -1,10 +1,29 @@
-// Creating an rpc group: checking its members, and meeting them at rank 0's rendezvous (for a
-// group of all members, those present when the first of them came).
+// Creating an rpc group: checking its members, and meeting them along the tree of its members
+// (a group of all members at rank 0's rendezvous: those present when the first of them came).
+#include "troupe/actors/detail/readable.hpp"
+
+#include "barrier_tree.hpp"
 #include "group_state.hpp"
 
 #include <algorithm>
 
 namespace troupe::detail {
+
+namespace {
+
+/// Meets the group's other members at its creation: barrier 0 of the group, along the tree of
+/// its members (barrier_tree.hpp), so that rank 0 hears nothing of a group it is not in. This
+/// member's arrival stands when it times out, as at any barrier.
+void meet_at_creation(world_core& core, const std::string& name, const std::vector<int>& ranks,
+                      std::chrono::milliseconds timeout) {
+  const auto arrival = core.arrive_at_barrier(name, creation_barrier, ranks);
+  if (!arrival->wait_until(std::chrono::steady_clock::now() + timeout))
+    throw timeout_error("rpc group '" + name + "': not every member came to its creation within " +
+                        readable(timeout));
+  await_call(arrival);
+}
+
+} // namespace
 
 rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::string& name,
                        std::vector<std::string> members, std::chrono::milliseconds timeout) {
@@ -31,12 +50,7 @@ rpc_group create_group(const std::shared_ptr<world_core>& shared, const std::str
     // has the object, and its name may go.
     if (core.meets_on_host())
       on_host = host_barrier::open(core.world_id, name, ranks, core.options.rank);
-    auto rendezvous =
-      core.send(coordinator_role,
-                rendezvous_message::make(creation_rendezvous(name), to_wire(serialize(ranks)),
-                                         static_cast<std::int32_t>(core.options.rank)),
-                timeout);
-    await_call(rendezvous);
+    meet_at_creation(core, name, ranks, timeout);
   } catch (const timeout_error&) {
     if (on_host) // this member's arrival stands: the others may still make the group with it
       core.barriers_on_host.unlink_at_stop(on_host->name());
