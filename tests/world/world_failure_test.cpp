@@ -420,6 +420,25 @@ TEST_F(world_failure, a_group_creation_that_timed_out_keeps_its_barrier_object_u
   one.kill_and_collect();
 }
 
+/// Member 1: makes a group with rank 0 two seconds late, and meets it once.
+TROUPE_ROLE(pairs_with_rank_0_late) {
+  return as_member([](troupe::world& world) {
+    std::this_thread::sleep_for(2s);
+    world.create_rpc_group("late", {"0", "1"}, 20s).barrier(20s);
+  });
+}
+
+// A creation that timed out has still arrived; called again, it waits in its place, and the
+// group is made once the other member comes.
+TEST_F(world_failure, a_group_creation_that_timed_out_may_be_called_again) {
+  member_process one{"pairs_with_rank_0_late", member_environment(1, 2, port)};
+  troupe::world world{rt, member_options(0, 2, port)};
+  EXPECT_THROW((void)world.create_rpc_group("late", {"0", "1"}, 100ms), troupe::timeout_error);
+  auto late = world.create_rpc_group("late", {"0", "1"}, 20s);
+  late.barrier(20s);
+  EXPECT_EQ(one.exit_code(20s), 0);
+}
+
 /// Meets the group of all three members at three barriers, each within 10 s.
 void meet_three_times(troupe::world& world) {
   auto group = world.create_rpc_group("all", world.members());
