@@ -375,6 +375,11 @@ void on_reconnect(member_actor* self, reconnect& again) {
 
 caf::result<void> on_reach(member_actor* self, std::int32_t rank) {
   auto& st = self->state;
+  // Told to connect before this member has the roster, which holds the addresses (rank 0 sends
+  // both, the roster as the answer to this member's join, which reaches this actor later): it
+  // waits for the roster rather than fail to connect to an address it does not know yet.
+  if (!st.roster_known)
+    return caf::skip;
   const int from = sender_rank(self);
   if (from < 0 && awaits_news(self))
     return caf::skip;
@@ -398,7 +403,9 @@ caf::result<void> on_reach(member_actor* self, std::int32_t rank) {
 }
 
 caf::result<void> on_greet(member_actor* self) {
-  if (sender_rank(self) < 0 && awaits_news(self)) // adopts the member that connected
+  // Adopts the member that connected (and sends it what waited for it), once this member has
+  // the roster that names it.
+  if (sender_rank(self) < 0 && (!self->state.roster_known || awaits_news(self)))
     return caf::skip;
   return {};
 }
