@@ -1,5 +1,6 @@
-// Rank 0's part in every group: the rendezvous of a group's creation and of its barriers, and
-// the tables of which member holds each paired value and service (machin's LUT manager). It
+// Rank 0's part in the groups: the rendezvous of collective groups' shape checks and of groups
+// of all members (their creation and barriers), and the tables of which member holds each
+// paired value and service (machin's LUT manager). It
 // holds the promises of members waiting at a rendezvous, and answers them all when the last
 // arrives, or when a member the rendezvous waits for is lost.
 #pragma once
@@ -24,8 +25,8 @@ inline std::string key_what(key_table table, const std::string& key) {
 
 class coordinator {
 public:
-  /// Member `rank` arrived at the rendezvous `what` of `ranks` (a group's creation, or one of
-  /// its barriers), bringing `payload` (a collective's shape check: its signature). Its promise
+  /// Member `rank` arrived at the rendezvous `what` of `ranks` (a collective group's shape
+  /// check), bringing `payload` (its signature). Its promise
   /// is answered when all have: with every member's payload in the order of `ranks`, if any
   /// brought one.
   void arrive(const std::string& what, const std::vector<int>& ranks, int rank,

@@ -68,7 +68,6 @@ caf::behavior member(member_actor* self, world_core* core) {
     local_handler(self, on_store_news),
     local_handler(self, on_news_tick),
     // Groups and barriers (member_groups.cpp, member_barriers.cpp).
-    rendezvous_message::handler(self, on_rendezvous),
     checked_rendezvous_message::handler(self, on_checked_rendezvous),
     presence_rendezvous_message::handler(self, on_presence_rendezvous),
     local_handler(self, arrive_at_barrier),

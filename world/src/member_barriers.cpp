@@ -220,9 +220,7 @@ reply_result child_arrives(member_actor* self, std::string& group, std::uint64_t
   auto& st = self->state;
   const auto at = key{group, n};
   const int from = sender_rank(self);
-  // A child that formed (or heard news of a joiner) before this member did: it waits for the
-  // roster (or the news), which is on its way.
-  if (from < 0 && (!st.roster_known || awaits_news(self)))
+  if (sender_awaited(self, from)) // a child that formed, or heard of a joiner, before this member
     return caf::skip;
   std::vector<int> ranks;
   try {

@@ -57,12 +57,6 @@ reply_result arrive(member_actor* self, const std::string& what, const wire_byte
 
 } // namespace
 
-reply_result on_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,
-                           std::int32_t rank) {
-  wire_bytes none;
-  return arrive(self, what, ranks, rank, none);
-}
-
 reply_result on_presence_rendezvous(member_actor* self, std::string& what, std::uint8_t round,
                                     std::int32_t rank) {
   if (auto refusal = arrival_refusal(self, what, rank))

@@ -83,10 +83,8 @@ void on_store_news(member_actor* self, store_news& news);
 void on_news_tick(member_actor* self, news_tick&);
 
 // member_groups.cpp: groups' rendezvous, on rank 0.
-/// Member `rank` arrives at the rendezvous `what` of the group of `ranks`.
-reply_result on_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,
-                           std::int32_t rank);
-/// The same, bringing what every member must agree on.
+/// Member `rank` arrives at the rendezvous `what` of the (collective) group of `ranks`, bringing
+/// what every member must agree on.
 reply_result on_checked_rendezvous(member_actor* self, std::string& what, wire_bytes& ranks,
                                    std::int32_t rank, wire_bytes& payload);
 /// Member `rank` arrives at the rendezvous `what` of the members present (presence_round).

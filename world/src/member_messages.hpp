@@ -35,7 +35,7 @@ using barrier_atom = caf::atom_constant<caf::atom("barrier")>; // to a parent in
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 10;
+inline constexpr std::uint32_t wire_version = 11; // 11: groups of a list made along their tree
 
 /// A reply's status on the wire: which of troupe's errors a failed reply is, its text the
 /// message (CAF's sec is the same: a code on the wire, one error value on either side).
@@ -190,13 +190,12 @@ struct one_way_call_fields {
 /// The answer to a one-way call: (id, status, text, payload).
 using answer_message =
   member_message<answer_atom, std::uint64_t, std::uint8_t, std::string, wire_bytes>;
-/// To rank 0, a group's rendezvous: (what, ranks, rank).
-using rendezvous_message = member_message<group_atom, std::string, wire_bytes, std::int32_t>;
-/// The same, bringing what every member must agree on: (what, ranks, rank, payload).
+/// To rank 0, a collective group's rendezvous, bringing what every member must agree on: (what,
+/// ranks, rank, payload).
 using checked_rendezvous_message =
   member_message<group_atom, std::string, wire_bytes, std::int32_t, wire_bytes>;
 /// To rank 0, a rendezvous of the members present (a group that follows the world): (what,
-/// presence_round, rank); answered as rendezvous_message is.
+/// presence_round, rank); answered as checked_rendezvous_message is.
 using presence_rendezvous_message =
   member_message<group_atom, std::string, std::uint8_t, std::int32_t>;
 /// What a rendezvous of the members present is: a group's creation, met once (a member that

@@ -403,9 +403,7 @@ caf::result<void> on_reach(member_actor* self, std::int32_t rank) {
 }
 
 caf::result<void> on_greet(member_actor* self) {
-  // Adopts the member that connected (and sends it what waited for it), once this member has
-  // the roster that names it.
-  if (sender_rank(self) < 0 && (!self->state.roster_known || awaits_news(self)))
+  if (sender_awaited(self, sender_rank(self))) // adopts the member that connected, once known
     return caf::skip;
   return {};
 }

@@ -134,6 +134,9 @@ bool awaits_news(member_actor* self);
 /// With a store: whether one of `ranks` is gone here while the message that names them may know
 /// better (the store's news of a member that joined again reach members one by one).
 bool names_a_member_gone_here(member_actor* self, const std::vector<int>& ranks);
+/// Whether a message from `from` (sender_rank's answer) waits: its sender is not known here yet,
+/// and this member waits for the roster that names it, or for the store's news of it.
+bool sender_awaited(member_actor* self, int from);
 /// The rank of the member that sent the message being handled (-1: none known here), or nothing
 /// while it waits for the store's news of its sender (awaits_news): asked before a handler
 /// moves a field out of it.

@@ -228,6 +228,10 @@ bool awaits_news(member_actor* self) {
   return true;
 }
 
+bool sender_awaited(member_actor* self, int from) {
+  return from < 0 && (!self->state.roster_known || awaits_news(self));
+}
+
 bool names_a_member_gone_here(member_actor* self, const std::vector<int>& ranks) {
   const auto& st = self->state;
   return st.core->with_store() && std::any_of(ranks.begin(), ranks.end(), [&](int member) {

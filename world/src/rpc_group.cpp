@@ -176,7 +176,6 @@ void rpc_group::barrier(std::chrono::milliseconds timeout) {
 
 namespace {
 
-/// A barrier of a group whose members are all on this host (host_barrier.hpp).
 /// What a member out of its world (stopped here, or cut off from it) hears at a barrier.
 [[noreturn]] void throw_out_of_world(const detail::world_core& core, const std::string& label) {
   if (core.cut_off() && core.with_store())
