@@ -64,6 +64,11 @@ std::size_t lease_queue::running_unclaimed() {
   return running_ ? running_->unclaimed() : 0;
 }
 
+bool lease_queue::has_work_to_share() {
+  std::lock_guard guard{mutex_};
+  return !waiting_leases_.empty() || (running_ && running_->unclaimed() > 0);
+}
+
 void lease_queue::take_out(const std::function<bool(const lease&)>& which,
                            const std::function<void(lease&)>& take) {
   std::vector<lease_ptr> taken;

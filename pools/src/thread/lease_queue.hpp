@@ -36,6 +36,9 @@ public:
   /// the running one if it selects that, to `take` (outside the lock).
   void take_out(const std::function<bool(const lease&)>& which,
                 const std::function<void(lease&)>& take);
+  /// Whether a lease waits here or the running one has chunks not started: work an idle thread
+  /// of another slot could take (under the lock, so a lease put in by a thief is seen).
+  bool has_work_to_share();
   /// Whether leases wait here (without the lock: a hint for idle threads).
   bool has_waiting() const noexcept { return waiting_.load(std::memory_order_seq_cst) != 0; }
   /// Takes the lock and lets it go: whoever pushed under it before has finished pushing.

@@ -1,7 +1,8 @@
 // A thread pool's workers: one thread per slot, each with a queue of leases (lease_queue.hpp).
 // A job's leases go to one slot's queue, chosen in turn by each calling thread; a sleeping
 // worker is woken to run or steal them; a worker that runs dry steals a waiting lease, or half
-// the unstarted chunks of a running one, from another slot before it sleeps (parking_spot.hpp).
+// the unstarted chunks of a running one, from another slot before it sleeps (parking_spot.hpp),
+// and a thief that took more than its next chunk wakes a sleeper in turn.
 // Nothing on a call's path is shared by every caller and worker: a caller takes one slot's lock,
 // and wakes one sleeping worker when there is one.
 //
@@ -99,11 +100,16 @@ private:
   void run_worker(std::size_t index) noexcept;
   /// The next lease for slot `index`: its own, else stolen from another slot.
   lease_ptr find_work(std::size_t index);
+  /// Makes `taken` (stolen, or split off another slot's running lease) the running lease of
+  /// slot `index`, and wakes a sleeper if it holds more than this thread starts now.
+  lease_ptr run_here(std::size_t index, lease_ptr taken);
   /// Runs what it can of `work`; false if the thread must retire (max_tasks_per_worker).
   bool run_lease(thread_state& st, lease& work);
   /// Sleeps until woken, or until work shows; false if the thread should end instead.
   bool idle(std::size_t index);
   bool work_visible() const noexcept;
+  /// Whether any slot holds work another thread could take, looked at under each queue's lock.
+  bool work_to_share();
   /// Whether the pool no longer needs this thread: stopping, and nothing left to run.
   bool finished_here() const noexcept;
 

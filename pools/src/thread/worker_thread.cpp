@@ -77,10 +77,8 @@ lease_ptr thread_workers::find_work(std::size_t index) {
     return work;
   const auto count = slots_.size();
   for (std::size_t step = 1; step < count; ++step)
-    if (auto stolen = slots_[(index + step) % count]->queue.steal_waiting()) {
-      here.put_back(std::move(stolen));
-      return here.take_next();
-    }
+    if (auto stolen = slots_[(index + step) % count]->queue.steal_waiting())
+      return run_here(index, std::move(stolen));
   // Nothing waits: half of what the fullest running lease has not started.
   std::size_t fullest = count, most = 0;
   for (std::size_t step = 1; step < count; ++step) {
@@ -95,8 +93,19 @@ lease_ptr thread_workers::find_work(std::size_t index) {
   auto half = slots_[fullest]->queue.split_running(lease::max_chunks);
   if (!half)
     return nullptr;
-  here.put_back(std::move(half));
-  return here.take_next();
+  return run_here(index, std::move(half));
+}
+
+lease_ptr thread_workers::run_here(std::size_t index, lease_ptr taken) {
+  // On its way here the lease was in no queue, where a thread looking for work before it went
+  // to sleep could not see it (idle()); so the thief wakes one when there is more than its own
+  // next chunk to share, as a caller that leases work does.
+  auto& here = slots_[index]->queue;
+  here.put_back(std::move(taken));
+  auto work = here.take_next();
+  if (work && work->unclaimed() > 1)
+    wake_one(index);
+  return work;
 }
 
 bool thread_workers::run_lease(thread_state& st, lease& work) {
@@ -145,6 +154,13 @@ bool thread_workers::work_visible() const noexcept {
   return false;
 }
 
+bool thread_workers::work_to_share() {
+  for (const auto& s : slots_)
+    if (s->queue.has_work_to_share())
+      return true;
+  return false;
+}
+
 bool thread_workers::finished_here() const noexcept { return swept_.load() && !work_visible(); }
 
 bool thread_workers::idle(std::size_t index) {
@@ -155,8 +171,10 @@ bool thread_workers::idle(std::size_t index) {
   auto& spot = slots_[index]->spot;
   spot.lie_down();
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  // Work put in a queue before this worker lay down is seen here; after, its caller wakes it.
-  if (work_visible() || swept_.load()) {
+  // Work put in a queue, or left unstarted in a running lease, before this worker lay down is
+  // seen here (under each queue's lock); work put in after wakes it: its caller, or the thief
+  // that carried a lease between queues (run_here), counts this sleeper.
+  if (swept_.load() || work_to_share()) {
     if (spot.get_up())
       sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     else
