@@ -55,8 +55,8 @@ caf::behavior member(member_actor* self, world_core* core) {
     reach_message::handler(self, on_reach),
     greet_message::handler(self, on_greet),
     // Calls (member_calls.cpp).
-    call_message::named_handler<call_fields>(self, sender_unless_awaiting_news, on_call),
-    one_way_call_message::named_handler<one_way_call_fields>(self, sender_unless_awaiting_news,
+    call_message::named_handler<call_fields>(self, sender_unless_awaited, on_call),
+    one_way_call_message::named_handler<one_way_call_fields>(self, sender_unless_awaited,
                                                              on_one_way_call),
     answer_message::handler(self, on_answer),
     local_handler(self, on_call_done),

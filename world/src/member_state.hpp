@@ -138,9 +138,10 @@ bool names_a_member_gone_here(member_actor* self, const std::vector<int>& ranks)
 /// and this member waits for the roster that names it, or for the store's news of it.
 bool sender_awaited(member_actor* self, int from);
 /// The rank of the member that sent the message being handled (-1: none known here), or nothing
-/// while it waits for the store's news of its sender (awaits_news): asked before a handler
-/// moves a field out of it.
-std::optional<int> sender_unless_awaiting_news(member_actor* self);
+/// while it waits for the roster or the store's news that name its sender (sender_awaited): a
+/// member that formed first may call one whose roster is still on its way from its join. Asked
+/// before a handler moves a field out of the message.
+std::optional<int> sender_unless_awaited(member_actor* self);
 /// Reaches `rank`, a higher rank, through the coordinator: it asks `rank` to connect here.
 void reach_through_coordinator(member_actor* self, int rank);
 

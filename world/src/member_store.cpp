@@ -240,9 +240,9 @@ bool names_a_member_gone_here(member_actor* self, const std::vector<int>& ranks)
          });
 }
 
-std::optional<int> sender_unless_awaiting_news(member_actor* self) {
+std::optional<int> sender_unless_awaited(member_actor* self) {
   const int from = sender_rank(self);
-  if (from < 0 && self->state.core->with_store() && awaits_news(self))
+  if (sender_awaited(self, from))
     return std::nullopt;
   return from;
 }
