@@ -7,7 +7,9 @@
 // counted in its own process), and a join into the formed world: one more process joins it, and
 // times its world constructor (reaching rank 0, which tells every member before it answers).
 // Then what rank 0 serves alone: a group of every founder made at once, and key lookups from
-// every member at once (world_group_creation_ms_N, world_key_lookups_per_s_N).
+// every member at once (world_group_creation_ms_N, world_key_lookups_per_s_N), and lookups of
+// keys the members hold, which each member asks rank 0 once and then the key's owner
+// (world_held_key_lookups_per_s_N).
 // Beside the barrier, its floor: as many forked processes meeting along the same tree over Unix
 // socket pairs, one blocking thread each (barrier_floor.hpp), run just before each world. The
 // world's barriers meet in shared memory (all its members are on this host); with
@@ -23,6 +25,7 @@
 #include "troupe/actors/network.hpp"
 #include "troupe/world/world.hpp"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -131,12 +134,23 @@ constexpr int timed_barriers = 20;
 constexpr int key_lookups = 20; // each member's, after the ring
 
 /// Everyone, once the ring is done: a group of the world's first `size` members, made at once
-/// and met at its first barrier, then each member looking a key up `key_lookups` times (the
-/// keys are rank 0's), and a barrier. Rank 0 times both (from the barrier before, which let
-/// everyone go at once): what rank 0 serves alone.
+/// and met at its first barrier, then each member looking a key nobody holds up `key_lookups`
+/// times (rank 0 answers), and a barrier; then each member pairs a value and looks up the next
+/// member's `key_lookups` times (the first asks rank 0, the others that member), and a barrier.
+/// Rank 0 times each part (from the barrier before, which let everyone go at once), and counts
+/// the CPU time its own process spent on the held keys' part: the share of the world's lookups
+/// that stays with rank 0, whatever the machine's cores.
 struct coordinator_costs {
-  double creation_ms, lookups_per_s;
+  double creation_ms, lookups_per_s, held_lookups_per_s, held_lookups_rank0_cpu_ms;
 };
+
+/// This process's CPU time so far (all its threads), in ms.
+double process_cpu_ms() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto ms = [](const timeval& t) { return t.tv_sec * 1e3 + t.tv_usec / 1e3; };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
 coordinator_costs group_and_lookups(troupe::world& world, int size) {
   std::vector<std::string> names;
   for (int rank = 0; rank < size; ++rank)
@@ -149,9 +163,22 @@ coordinator_costs group_and_lookups(troupe::world& world, int size) {
     if (timed.is_registered("absent"))
       throw std::runtime_error("a key nobody registered was found");
   timed.barrier();
-  const auto looked = std::chrono::duration<double>(clock_type::now() - made).count();
+  const auto looked_at = clock_type::now();
+  const auto looked = std::chrono::duration<double>(looked_at - made).count();
+  const int rank = world.rank();
+  timed.pair("held " + std::to_string(rank), rank);
+  timed.barrier();
+  const auto paired = clock_type::now();
+  const auto cpu_before = process_cpu_ms();
+  const auto next = "held " + std::to_string((rank + 1) % size);
+  for (int i = 0; i < key_lookups; ++i)
+    if (!timed.is_paired(next))
+      throw std::runtime_error("a key paired before the barrier was not found");
+  timed.barrier();
+  const auto held_looked = std::chrono::duration<double>(clock_type::now() - paired).count();
   return {std::chrono::duration<double, std::milli>(made - start).count(),
-          size * key_lookups / looked};
+          size * key_lookups / looked, size * key_lookups / held_looked,
+          process_cpu_ms() - cpu_before};
 }
 
 int member(const char* spec) {
@@ -386,6 +413,10 @@ int main(int argc, char** argv) {
                 results[size].coordinator.creation_ms);
     std::printf("world_key_lookups_per_s_%d %.0f lookups/s\n", size,
                 results[size].coordinator.lookups_per_s);
+    std::printf("world_held_key_lookups_per_s_%d %.0f lookups/s\n", size,
+                results[size].coordinator.held_lookups_per_s);
+    std::printf("world_held_key_lookups_rank0_cpu_ms_%d %.1f ms\n", size,
+                results[size].coordinator.held_lookups_rank0_cpu_ms);
     std::fflush(stdout);
   }
   if (results.contains(16) && results.contains(64))

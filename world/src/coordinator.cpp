@@ -60,6 +60,17 @@ void coordinator::complete_if_whole(std::map<std::string, rendezvous>::iterator 
   waiting_.erase(at);
 }
 
+namespace {
+
+/// A key's owner, as a lookup's (and a holds') answer carries it.
+reply_result owner_reply(int owner) {
+  const auto bytes = serialize(owner);
+  return ok_reply(wire_bytes(reinterpret_cast<const char*>(bytes.data()),
+                             reinterpret_cast<const char*>(bytes.data()) + bytes.size()));
+}
+
+} // namespace
+
 reply_result coordinator::keys(key_operation op, key_table table, const std::string& group,
                                const std::string& key, int rank) {
   const auto what = key_what(table, key);
@@ -84,7 +95,7 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
   case key_operation::holds:
     if (at == owners_.end())
       return failed_reply(failure::of<key_error>(what + " not found" + where));
-    return ok_reply();
+    return owner_reply(at->second);
   case key_operation::lookup:
     if (auto orphan = orphaned_.find({table, group, key});
         at == owners_.end() && orphan != orphaned_.end())
@@ -92,9 +103,7 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
         failure::of<peer_lost>(what + where + " went with its member: " + gone_[orphan->second]));
     if (at == owners_.end())
       return failed_reply(failure::of<key_error>(what + " not found" + where));
-    auto owner = serialize(at->second);
-    return ok_reply(wire_bytes(reinterpret_cast<const char*>(owner.data()),
-                               reinterpret_cast<const char*>(owner.data()) + owner.size()));
+    return owner_reply(at->second);
   }
   return failed_reply(failure::of<invalid_argument>("unknown key operation"));
 }

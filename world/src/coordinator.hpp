@@ -15,7 +15,8 @@
 
 namespace troupe::detail {
 
-/// lookup: who holds the key (a lost holder's key is peer_lost); holds: whether anyone does.
+/// lookup: who holds the key (a lost holder's key is peer_lost); holds: whether anyone does (and
+/// who, as lookup answers; a lost holder's key is key_error).
 enum class key_operation : std::uint8_t { add, remove, lookup, holds };
 
 /// A key as messages name it: "paired value 'k'" or "service 'k'".

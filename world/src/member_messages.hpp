@@ -35,7 +35,7 @@ using barrier_atom = caf::atom_constant<caf::atom("barrier")>; // to a parent in
 /// What members say to each other, in version: bumped whenever a message or its payload
 /// changes, so that members of different troupe builds refuse each other at the door rather than
 /// misread each other later.
-inline constexpr std::uint32_t wire_version = 11; // 11: groups of a list made along their tree
+inline constexpr std::uint32_t wire_version = 12; // 12: a key's owner asked if it holds it
 
 /// A reply's status on the wire: which of troupe's errors a failed reply is, its text the
 /// message (CAF's sec is the same: a code on the wire, one error value on either side).

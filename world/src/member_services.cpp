@@ -12,7 +12,7 @@ namespace {
 /// hears of the withdrawal through rank 0 (a barrier, a lookup) has forgotten the owner by then.
 void tell_withdrawn(member_actor* self, const std::string& group, const std::string& key) {
   auto& st = self->state;
-  st.core->service_owners.forget(group, key);
+  st.core->key_owners.forget(key_table::services, group, key);
   const auto me = static_cast<std::size_t>(st.core->options.rank);
   for (std::size_t rank = 0; rank < st.peers.size(); ++rank)
     if (rank != me && st.peers[rank] && !st.lost[rank])
@@ -40,7 +40,7 @@ void on_withdrawn(member_actor* self, std::string& group, std::string& key) {
   const int from = sender_rank(self);
   if (from < 0 || (from != 0 && !self->state.core->with_store()))
     return; // a cache: whoever withdrew with a store is a member, and only owners withdraw
-  self->state.core->service_owners.forget(group, key);
+  self->state.core->key_owners.forget(key_table::services, group, key);
 }
 
 void on_services_withdrawn(member_actor* self, services_withdrawn& withdrawn) {

@@ -83,18 +83,68 @@ int find_owner(group_state& group, key_table table, const std::string& key) {
 }
 
 int service_owner(group_state& group, const std::string& key) {
-  auto& owners = group.live_core().service_owners;
-  if (auto known = owners.find(group.name, key))
+  auto& owners = group.live_core().key_owners;
+  if (auto known = owners.find(key_table::services, group.name, key))
     return *known;
   const auto asked_at = owners.generation();
   const int owner = find_owner(group, key_table::services, key);
-  owners.remember(group.name, key, owner, asked_at);
+  owners.remember(key_table::services, group.name, key, owner, asked_at);
+  return owner;
+}
+
+namespace {
+
+/// Whether member `owner` holds `key` of `table` now, asked of it (this member looks at its own).
+/// A lost owner holds nothing.
+bool still_holds(group_state& group, key_table table, int owner, const std::string& key) {
+  auto& core = group.live_core();
+  if (owner == core.options.rank)
+    return table == key_table::paired ? core.calls.held.paired(group.name, key).has_value()
+                                      : core.calls.held.service(group.name, key).has_value();
+  const auto kind = table == key_table::paired ? call_kind::holds_paired : call_kind::holds_service;
+  try {
+    // With a timeout, the call takes the member actors' way (not an inbox in shared memory,
+    // read by a thread that runs calls), and the owner's actor answers it at once.
+    (void)await_call(start_call(group, owner, {kind, key, {}, {}, {}}, core.options.timeout));
+    return true;
+  } catch (const key_error&) {
+    return false;
+  } catch (const peer_lost&) {
+    return false;
+  }
+}
+
+/// The owner this member remembers for `key`, if it still holds the key; else forgotten.
+std::optional<int> remembered_owner(group_state& group, key_table table, const std::string& key) {
+  auto& owners = group.live_core().key_owners;
+  const auto known = owners.find(table, group.name, key);
+  if (!known || still_holds(group, table, *known, key))
+    return known;
+  owners.forget(table, group.name, key);
+  return std::nullopt;
+}
+
+} // namespace
+
+int current_owner(group_state& group, key_table table, const std::string& key) {
+  if (const auto known = remembered_owner(group, table, key))
+    return *known;
+  auto& owners = group.live_core().key_owners;
+  const auto asked_at = owners.generation();
+  const int owner = find_owner(group, table, key);
+  owners.remember(table, group.name, key, owner, asked_at);
   return owner;
 }
 
 bool has_key(group_state& group, key_table table, const std::string& key) {
+  if (remembered_owner(group, table, key))
+    return true;
+  auto& owners = group.live_core().key_owners;
+  const auto asked_at = owners.generation();
   try {
-    ask_keys(group, key_operation::holds, table, key);
+    const auto answer = ask_keys(group, key_operation::holds, table, key);
+    if (!answer.empty()) // its holder: asked of it next time, not of rank 0
+      owners.remember(table, group.name, key, deserialize<int>(as_bytes(answer)), asked_at);
     return true;
   } catch (const key_error&) {
     return false;

@@ -171,10 +171,17 @@ reply_bytes store_seat::keys(key_operation op, key_table table, const std::strin
     client_.erase(name);
     return {};
   }
-  case key_operation::holds:
-    if (!client_.get(name))
+  case key_operation::holds: {
+    const auto held = client_.get(name);
+    if (!held)
       throw key_error(what + " not found" + where);
-    return {};
+    int holder = -1;
+    if (std::from_chars(held->value.data(), held->value.data() + held->value.size(), holder).ec ==
+          std::errc{} &&
+        holder >= 0 && holder < max_world_size_)
+      return rank_reply(holder);
+    return {}; // held, by a record this member cannot read: nobody to remember
+  }
   case key_operation::lookup: {
     const auto held = client_.get(name);
     int holder = -1;

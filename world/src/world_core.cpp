@@ -356,7 +356,7 @@ void world_core::let_running_calls_finish() noexcept {
 }
 
 void world_core::peer_gone(int rank, const std::string& why, bool left) noexcept {
-  service_owners.forget_rank(rank);
+  key_owners.forget_rank(rank);
   calls.held.forget_owner(rank);
   if (channel_)
     channel_->lost(rank, why);
@@ -510,6 +510,13 @@ void encode_inline(served& outcome) noexcept {
 
 void world_core::serve(std::uint64_t id, std::string group, incoming_call request,
                        call_answer answer) {
+  if (request.kind == call_kind::holds_paired || request.kind == call_kind::holds_service) {
+    // A look in this member's table: answered here, not queued behind the calls that run.
+    const auto outcome = run(group, request, {});
+    answer.deliver(outcome.why, to_wire(outcome.payload));
+    call_finished(id);
+    return;
+  }
   post([this, id, group = std::move(group), request = std::move(request),
         answer = std::move(answer)]() mutable {
     if (dropping_queued_)

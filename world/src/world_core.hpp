@@ -9,11 +9,11 @@
 #include "direct_calls.hpp"
 #include "group_names.hpp"
 #include "host_barrier.hpp"
+#include "key_owners.hpp"
 #include "member_messages.hpp"
 #include "member_roll.hpp"
 #include "member_table.hpp"
 #include "served_calls.hpp"
-#include "service_owners.hpp"
 #include "world_callbacks.hpp"
 
 #include "troupe/actors/network.hpp"
@@ -240,8 +240,8 @@ public:
                        (void)ask_keys(op, key_table::paired, group, key);
                      }};
 
-  /// Who offers the services this member calls (asked of rank 0 once).
-  detail::service_owners service_owners;
+  /// Who holds the keys this member has looked up (asked of rank 0 once).
+  detail::key_owners key_owners;
 
   collective_numbers collective_groups; // made so far here, of each set of ranks
 

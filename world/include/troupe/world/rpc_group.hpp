@@ -124,7 +124,7 @@ public:
   /// The value paired under `key`, wherever it is; key_error if no member paired it.
   template <class T>
   remote_ref<T> get_paired(const std::string& key) {
-    const int owner = detail::find_owner(*state(), detail::key_table::paired, key);
+    const int owner = detail::current_owner(*state(), detail::key_table::paired, key);
     return remote_ref<T>{std::make_shared<typename remote_ref<T>::place>(
       state(), owner, detail::member_label(*state(), owner), key, true)};
   }

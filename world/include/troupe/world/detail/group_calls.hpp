@@ -45,6 +45,9 @@ enum class call_kind : std::uint8_t {
   actor_call, // call method `name` of the actor; reply the call's outcome, once it has run
   actor_stop, // stop the actor (the incarnation in the payload)
   actor_count, // reply how many actors run here
+  // Keys (key_owners.hpp): whether the member called holds the key still.
+  holds_paired, // reply nothing if a value is paired here under `key`, else key_error
+  holds_service, // the same for a service
 };
 
 /// The group's two tables of keys, held by the world's rank 0.
@@ -80,6 +83,9 @@ reply_bytes await_call(const bytes_result& reply);
 int find_owner(group_state& group, key_table table, const std::string& key);
 /// find_owner for a service, asked of rank 0 only when this member does not know the owner yet.
 int service_owner(group_state& group, const std::string& key);
+/// find_owner, asked of rank 0 only when the owner this member remembers no longer holds `key`
+/// (asked of that owner): the owner now, as rank 0 would say.
+int current_owner(group_state& group, key_table table, const std::string& key);
 
 /// A value this member pairs: the object, its type, and how to encode it for fetches.
 struct paired_value {
