@@ -95,7 +95,7 @@ int service_owner(group_state& group, const std::string& key) {
 namespace {
 
 /// Whether member `owner` holds `key` of `table` now, asked of it (this member looks at its own).
-/// A lost owner holds nothing.
+/// A lost owner holds nothing; one that does not answer in time is not relied on.
 bool still_holds(group_state& group, key_table table, int owner, const std::string& key) {
   auto& core = group.live_core();
   if (owner == core.options.rank)
@@ -112,7 +112,22 @@ bool still_holds(group_state& group, key_table table, int owner, const std::stri
     return false;
   } catch (const peer_lost&) {
     return false;
+  } catch (const timeout_error&) {
+    return false;
   }
+}
+
+/// The holder a holds answer names, if it names a rank of this world.
+std::optional<int> holder_named(const group_state& group, const reply_bytes& answer) {
+  if (answer.empty())
+    return std::nullopt;
+  try {
+    const int rank = deserialize<int>(as_bytes(answer));
+    if (rank >= 0 && rank < group.core->members.capacity())
+      return rank;
+  } catch (const serialization_error&) {
+  }
+  return std::nullopt; // still held: only nobody to remember
 }
 
 /// The owner this member remembers for `key`, if it still holds the key; else forgotten.
@@ -143,9 +158,9 @@ bool has_key(group_state& group, key_table table, const std::string& key) {
   auto& owners = group.live_core().key_owners;
   const auto asked_at = owners.generation();
   try {
-    const auto answer = ask_keys(group, key_operation::holds, table, key);
-    if (!answer.empty()) // its holder: asked of it next time, not of rank 0
-      owners.remember(table, group.name, key, deserialize<int>(as_bytes(answer)), asked_at);
+    // Its holder is asked next time, not rank 0.
+    if (const auto holder = holder_named(group, ask_keys(group, key_operation::holds, table, key)))
+      owners.remember(table, group.name, key, *holder, asked_at);
     return true;
   } catch (const key_error&) {
     return false;
