@@ -56,6 +56,12 @@ std::optional<chunk_invoker> held_values::service(const std::string& group,
   return found(services_, {group, key});
 }
 
+bool held_values::holds(key_table table, const std::string& group, const std::string& key) const {
+  std::lock_guard guard{mutex_};
+  return table == key_table::paired ? paired_.contains({group, key})
+                                    : services_.contains({group, key});
+}
+
 bool held_values::has_room_for(int owner) const {
   std::lock_guard guard{mutex_};
   const auto count = kept_by_owner_.find(owner);

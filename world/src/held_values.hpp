@@ -30,6 +30,8 @@ public:
 
   std::optional<paired_value> paired(const std::string& group, const std::string& key) const;
   std::optional<chunk_invoker> service(const std::string& group, const std::string& key) const;
+  /// Whether a paired value or service is held under (group, key), nothing copied.
+  bool holds(key_table table, const std::string& group, const std::string& key) const;
 
   /// Whether member `owner` may have one more outcome kept here.
   bool has_room_for(int owner) const;

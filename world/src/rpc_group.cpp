@@ -99,14 +99,13 @@ namespace {
 bool still_holds(group_state& group, key_table table, int owner, const std::string& key) {
   auto& core = group.live_core();
   if (owner == core.options.rank)
-    return table == key_table::paired ? core.calls.held.paired(group.name, key).has_value()
-                                      : core.calls.held.service(group.name, key).has_value();
-  const auto kind = table == key_table::paired ? call_kind::holds_paired : call_kind::holds_service;
+    return core.calls.held.holds(table, group.name, key);
   try {
     // With a timeout, the call takes the connection to the owner, whose member actor answers it
     // at once; through the owner's inbox on this host it would wait for a thread that runs calls
     // there (at 256 members on 2 cores, a tenth of the rate).
-    (void)await_call(start_call(group, owner, {kind, key, {}, {}, {}}, core.options.timeout));
+    (void)await_call(
+      start_call(group, owner, {holds_call(table), key, {}, {}, {}}, core.options.timeout));
     return true;
   } catch (const key_error&) {
     return false;

@@ -46,15 +46,11 @@ served served_calls::run(const std::string& group, incoming_call& request,
     }
     case call_kind::release: held.release(request.key); return {};
     case call_kind::holds_paired:
-    case call_kind::holds_service: {
-      const bool holds = request.kind == call_kind::holds_paired
-                           ? held.paired(group, request.key).has_value()
-                           : held.service(group, request.key).has_value();
-      if (holds)
+    case call_kind::holds_service:
+      if (held.holds(table_asked(request.kind), group, request.key))
         return served::ran({});
       return served::refused(failure::of<key_error>("'" + request.key + "' not held on group '" +
                                                     group + "' at " + label_(rank_)));
-    }
     }
     return served::refused(failure::of<invalid_argument>("unknown call kind"));
   } catch (const serialization_error& e) {

@@ -510,8 +510,7 @@ void encode_inline(served& outcome) noexcept {
 
 void world_core::serve(std::uint64_t id, std::string group, incoming_call request,
                        call_answer answer) {
-  if (request.kind == call_kind::holds_paired || request.kind == call_kind::holds_service) {
-    // A look in this member's table: answered here, not queued behind the calls that run.
+  if (answered_at_once(request.kind)) {
     const auto outcome = run(group, request, {});
     answer.deliver(outcome.why, to_wire(outcome.payload));
     call_finished(id);

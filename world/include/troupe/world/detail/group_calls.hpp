@@ -53,6 +53,20 @@ enum class call_kind : std::uint8_t {
 /// The group's two tables of keys, held by the world's rank 0.
 enum class key_table : std::uint8_t { paired, services };
 
+/// The call that asks a member whether it holds a key of `table`, and the table such a call
+/// asks of (call_kind::holds_paired or holds_service).
+inline call_kind holds_call(key_table table) noexcept {
+  return table == key_table::paired ? call_kind::holds_paired : call_kind::holds_service;
+}
+inline key_table table_asked(call_kind holds) noexcept {
+  return holds == call_kind::holds_paired ? key_table::paired : key_table::services;
+}
+/// Whether a call only looks in the member's tables: its member actor answers it at once, not
+/// queued behind the calls that run.
+inline bool answered_at_once(call_kind kind) noexcept {
+  return kind == call_kind::holds_paired || kind == call_kind::holds_service;
+}
+
 struct call_request {
   call_kind kind = call_kind::task;
   std::string key; // a paired value's or service's key, or a kept outcome's id
