@@ -1,4 +1,5 @@
 #include "member_processes.hpp"
+#include "../stopped_process.hpp"
 
 #include "troupe/actors/network.hpp"
 #include "troupe/queues/shm_segment.hpp"
@@ -14,7 +15,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -86,20 +86,7 @@ void member_process::signal(int number) {
     ::kill(pid_, number);
 }
 
-bool member_process::freeze() {
-  signal(SIGSTOP);
-  for (int i = 0; i < 500; ++i) {
-    std::ifstream stat{"/proc/" + std::to_string(pid_) + "/stat"};
-    std::string line;
-    std::getline(stat, line);
-    const auto after_name = line.rfind(')');
-    if (after_name != std::string::npos && line.size() > after_name + 2 &&
-        line[after_name + 2] == 'T')
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds{10});
-  }
-  return false;
-}
+bool member_process::freeze() { return troupe::testing::stop_process(pid_); }
 
 void member_process::kill_and_collect() {
   kill_and_reap();

@@ -40,9 +40,9 @@ public:
   /// if signal N ended it.
   int exit_code(std::chrono::milliseconds limit);
   void signal(int number);
-  /// Stops it (SIGSTOP) and returns once it is stopped; false if it is not within 5 s. A signal
-  /// takes effect a moment after kill() returns, later on a loaded machine: a call made just
-  /// after signal(SIGSTOP) may still be answered.
+  /// Stops it (SIGSTOP) and returns once all its threads are stopped; false if they are not
+  /// within 5 s. A signal takes effect a moment after kill() returns, later on a loaded machine:
+  /// a call made just after signal(SIGSTOP) may still be answered.
   bool freeze();
   /// Kills and reaps it, then unlinks the shared memory it left behind (its inboxes): what a
   /// killed member held is collected only once it is gone, and only when something looks.

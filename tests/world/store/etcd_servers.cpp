@@ -1,5 +1,6 @@
 #include "etcd_servers.hpp"
 
+#include "../../stopped_process.hpp"
 #include "store/etcd_client.hpp"
 
 #include <arpa/inet.h>
@@ -149,8 +150,10 @@ void etcd_servers::kill(int index) {
 void etcd_servers::restart(int index) { launch(index, false); }
 
 void etcd_servers::pause(int index) {
-  if (const auto pid = servers_.at(static_cast<std::size_t>(index)).pid; pid > 0)
-    ::kill(pid, SIGSTOP);
+  const auto pid = servers_.at(static_cast<std::size_t>(index)).pid;
+  if (pid > 0 && !stop_process(pid))
+    throw std::runtime_error("etcd_servers: server " + std::to_string(index) +
+                             " did not stop within 5 s of SIGSTOP");
 }
 
 void etcd_servers::resume(int index) {

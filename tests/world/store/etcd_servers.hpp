@@ -46,7 +46,8 @@ public:
   void kill(int index);
   /// Starts server `index` again on its data and ports.
   void restart(int index);
-  /// Stops server `index` (SIGSTOP): its connections stay open, and nothing answers on them.
+  /// Stops server `index` (SIGSTOP) and returns once it is stopped: its connections stay open,
+  /// and nothing answers on them.
   void pause(int index);
   /// Lets a paused server `index` go on (SIGCONT).
   void resume(int index);
