@@ -9,6 +9,8 @@
 #include "troupe/actors/network.hpp"
 #include "troupe/actors/runtime_state.hpp"
 
+#include "transport.hpp"
+
 #include <cstdlib>
 
 namespace troupe::testing {
@@ -279,6 +281,37 @@ TROUPE_ROLE(stranger_leaver) {
   caf::scoped_actor self{*stranger.state().system};
   self->send(stranger.rank0, troupe::detail::leave_atom::value, std::int32_t{1});
   std::this_thread::sleep_for(300ms);
+  return 0;
+}
+
+/// Reaches a listener at TROUPE_TEST_PORT that proves the secret in troupe's handshake and then
+/// never answers CAF's, gives up, and ends its runtime. Exits 0 if the connect timed out and the
+/// runtime ended (a runtime that cannot end keeps the process alive), 1 if it connected.
+TROUPE_ROLE(connects_to_a_silent_peer) {
+  troupe::runtime rt;
+  const auto port = static_cast<std::uint16_t>(std::stoi(std::getenv("TROUPE_TEST_PORT")));
+  try {
+    troupe::detail::connect(troupe::runtime_state_of(rt), {"127.0.0.1", port},
+                            {.secret = "quiet", .name = "joiner"},
+                            std::chrono::steady_clock::now() + 2s);
+  } catch (const troupe::timeout_error& e) {
+    std::cerr << "gave up: " << e.what() << "\n";
+    return 0;
+  }
+  return 1;
+}
+
+/// Starts a connection to the listener at TROUPE_TEST_PORT, as a member reaching another does,
+/// and ends its runtime while the handshake is in progress. Exits 0 once the runtime has ended.
+TROUPE_ROLE(stops_during_a_handshake) {
+  troupe::runtime rt;
+  auto& transport = *troupe::runtime_state_of(rt).network;
+  const auto port = static_cast<std::uint16_t>(std::stoi(std::getenv("TROUPE_TEST_PORT")));
+  transport.intend(
+    "127.0.0.1", port,
+    {{.secret = "quiet", .name = "joiner"}, nullptr, std::chrono::steady_clock::now() + 10s});
+  caf::anon_send(transport.actor(), caf::connect_atom::value, std::string{"127.0.0.1"}, port);
+  std::this_thread::sleep_for(200ms); // the transport's actor is in the handshake now
   return 0;
 }
 

@@ -4,6 +4,8 @@
 // each, the listener still admits a process that proves the secret.
 #include "stranger.hpp"
 
+#include "handshake.hpp"
+
 #include "../process_usage.hpp"
 
 #include "../world/member_processes.hpp"
@@ -23,6 +25,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -187,6 +190,69 @@ TEST(transport_security, a_process_out_of_descriptors_refuses_connections_withou
   EXPECT_LT(spent, 0.2) << "the gate spun while no descriptor was left";
   EXPECT_EQ(closed, 3) << "connections waited in the backlog for a descriptor";
   EXPECT_EQ(listener.round_trip({.secret = "s", .name = "member"}), 41);
+}
+
+/// A listening socket on 127.0.0.1 (any port), closed with it.
+struct loopback_listener {
+  loopback_listener() {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), size) != 0 ||
+        ::listen(fd, 4) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size))
+      throw std::runtime_error("loopback_listener: cannot listen");
+    port = ntohs(address.sin_port);
+  }
+  ~loopback_listener() { ::close(fd); }
+  /// The next connection, non-blocking; -1 if none came within `limit`.
+  int accept_within(std::chrono::milliseconds limit) const {
+    pollfd entry{fd, POLLIN, 0};
+    if (::poll(&entry, 1, static_cast<int>(limit.count())) != 1)
+      return -1;
+    return ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  }
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int port = 0;
+};
+
+// A process whose connect was admitted by troupe's handshake and then never answered by CAF's
+// (a peer that froze or hung right after proving itself) gives up at its deadline, and its
+// runtime still ends: the transport's actor, which the unanswered connect keeps referenced,
+// is ended with the runtime instead of waited for.
+TEST(transport_security, a_runtime_ends_after_a_connect_a_silent_peer_never_answered) {
+  loopback_listener silent;
+  member_process joiner{"connects_to_a_silent_peer",
+                        {{"TROUPE_TEST_PORT", std::to_string(silent.port)}}};
+  const int fd = silent.accept_within(10s);
+  ASSERT_GE(fd, 0) << "the joiner did not connect";
+  EXPECT_NO_THROW(troupe::detail::shake_hands(fd, nullptr, troupe::detail::link_side::listener,
+                                              {.secret = "quiet", .name = "silent"}, nullptr,
+                                              "127.0.0.1", std::chrono::steady_clock::now() + 10s));
+  EXPECT_EQ(joiner.exit_code(30s), 0) << "its runtime did not end";
+  ::close(fd);
+}
+
+// A runtime that ends while its transport is in an outgoing handshake waits for the handshake
+// (bounded by its deadline) instead of leaving the transport's actor running into the actor
+// system's end, and hands the connection made meanwhile to nobody: it closes it.
+TEST(transport_security, a_runtime_ending_during_a_handshake_waits_for_it_and_closes_the_link) {
+  loopback_listener slow;
+  member_process joiner{"stops_during_a_handshake",
+                        {{"TROUPE_TEST_PORT", std::to_string(slow.port)}}};
+  const int fd = slow.accept_within(10s);
+  ASSERT_GE(fd, 0) << "the joiner did not connect";
+  std::this_thread::sleep_for(1s); // its runtime is ending meanwhile
+  EXPECT_EQ(::waitpid(joiner.pid(), nullptr, WNOHANG), 0) << "it ended before its handshake did";
+  EXPECT_NO_THROW(troupe::detail::shake_hands(fd, nullptr, troupe::detail::link_side::listener,
+                                              {.secret = "quiet", .name = "listener"}, nullptr,
+                                              "127.0.0.1", std::chrono::steady_clock::now() + 5s));
+  pollfd closed{fd, POLLIN, 0};
+  char byte = 0;
+  EXPECT_TRUE(::poll(&closed, 1, 10'000) == 1 && ::recv(fd, &byte, 1, 0) == 0)
+    << "the joiner kept the connection";
+  EXPECT_EQ(joiner.exit_code(30s), 0) << "its runtime did not end";
+  ::close(fd);
 }
 
 /// A TLS client with `ciphers` (TLS 1.2 at most) and the CA's certificate for `name`; whether

@@ -10,7 +10,20 @@ namespace troupe::detail {
 transport::transport(caf::actor_system& system, handshake_limits limits)
   : system_(system), limits_(limits), gate_(limits), actor_(spawn_transport_actor(system, *this)) {}
 
-transport::~transport() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
+// The actor ends before the transport does, and before the actor system stops the middleman.
+// Killed, not asked: CAF's middleman actor, which this one is, ignores every other exit message,
+// and lived on. Waited for: a connect it had in progress when the runtime stopped handed its
+// connection to the BASP broker while the middleman was stopping, and that request, never
+// drained, held this actor, whose thread the actor system then waited for forever. A connect
+// that ends now hands nothing to CAF (transport_actor.cpp); it ends by its handshake's deadline.
+transport::~transport() {
+  stopping_ = true;
+  caf::scoped_actor self{system_};
+  self->monitor(actor_);
+  caf::anon_send_exit(actor_, caf::exit_reason::kill);
+  self->receive([](const caf::down_msg&) {},
+                caf::after(limits_.timeout + std::chrono::seconds{1}) >> [] {});
+}
 
 std::uint16_t transport::publish(const caf::actor& whom, const std::string& host,
                                  std::uint16_t port, link_policy policy,

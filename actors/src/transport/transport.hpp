@@ -13,6 +13,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman_actor.hpp>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -47,6 +48,8 @@ public:
   std::optional<connect_intent> intent_for(const std::string& host, std::uint16_t port) const;
   const handshake_limits& limits() const noexcept { return limits_; }
   const std::shared_ptr<peer_registry>& peers() const noexcept { return peers_; }
+  /// Whether the transport is ending: a connection made now is not handed to CAF.
+  bool stopping() const noexcept { return stopping_.load(); }
 
 private:
   caf::actor_system& system_;
@@ -57,6 +60,7 @@ private:
   mutable std::mutex mutex_;
   std::map<std::uint16_t, std::shared_ptr<listener>> prepared_;
   std::map<std::pair<std::string, std::uint16_t>, connect_intent> intents_;
+  std::atomic<bool> stopping_{false};
   caf::io::middleman_actor actor_;
 };
 

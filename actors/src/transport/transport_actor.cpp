@@ -82,6 +82,8 @@ public:
 protected:
   caf::expected<caf::io::scribe_ptr> connect(const std::string& host, std::uint16_t port) override {
     block_sigpipe_on_this_thread();
+    if (owner_->stopping())
+      return failure(caf::sec::cannot_connect_to_node, "the runtime is stopping");
     const auto intent = owner_->intent_for(host, port);
     if (!intent)
       return failure(caf::sec::cannot_connect_to_node,
@@ -97,6 +99,12 @@ protected:
         session = intent->tls->new_session(fd);
       auto peer = shake_hands(fd, session, link_side::joiner, intent->policy, intent->tls.get(),
                               host, deadline);
+      if (owner_->stopping()) { // the broker may be stopping: it is handed no connection
+        SSL_free(session);
+        ::close(fd);
+        return failure(caf::sec::cannot_connect_to_node,
+                       "the runtime stopped during the handshake");
+      }
       admitted_link link{fd, session, std::move(peer), intent->policy.max_message_bytes};
       return caf::make_counted<guarded_scribe>(mpx(), std::move(link), owner_->peers());
     } catch (const handshake_failure& e) {
