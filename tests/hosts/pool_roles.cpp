@@ -25,6 +25,12 @@ double net_namespace() {
   return static_cast<double>(about.st_ino);
 }
 
+} // namespace
+
+namespace troupe::hosts {
+
+/// A batch of rows for inbatch_parallel: outside the anonymous namespace, as a task's parameter
+/// type is part of the task's registration, which has external linkage.
 struct rows {
   std::vector<int> values{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
   std::size_t size() const { return values.size(); }
@@ -34,7 +40,9 @@ struct rows {
   }
 };
 
-} // namespace
+} // namespace troupe::hosts
+
+using troupe::hosts::rows;
 
 TROUPE_TASK(host_of_item, [](int) {
   std::this_thread::sleep_for(std::chrono::milliseconds{20}); // so every slot gets some
