@@ -30,6 +30,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -212,9 +213,20 @@ struct loopback_listener {
       return -1;
     return ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   }
+  /// What tells a role where this listens (TROUPE_TEST_PORT).
+  std::map<std::string, std::string> environment() const {
+    return {{"TROUPE_TEST_PORT", std::to_string(port)}};
+  }
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int port = 0;
 };
+
+/// Plays a troupe listener's side of the handshake on `fd`, with the roles' secret.
+void prove_as_listener(int fd) {
+  troupe::detail::shake_hands(fd, nullptr, troupe::detail::link_side::listener,
+                              {.secret = "quiet", .name = "listener"}, nullptr, "127.0.0.1",
+                              std::chrono::steady_clock::now() + 5s);
+}
 
 // A process whose connect was admitted by troupe's handshake and then never answered by CAF's
 // (a peer that froze or hung right after proving itself) gives up at its deadline, and its
@@ -222,13 +234,10 @@ struct loopback_listener {
 // is ended with the runtime instead of waited for.
 TEST(transport_security, a_runtime_ends_after_a_connect_a_silent_peer_never_answered) {
   loopback_listener silent;
-  member_process joiner{"connects_to_a_silent_peer",
-                        {{"TROUPE_TEST_PORT", std::to_string(silent.port)}}};
+  member_process joiner{"connects_to_a_silent_peer", silent.environment()};
   const int fd = silent.accept_within(10s);
   ASSERT_GE(fd, 0) << "the joiner did not connect";
-  EXPECT_NO_THROW(troupe::detail::shake_hands(fd, nullptr, troupe::detail::link_side::listener,
-                                              {.secret = "quiet", .name = "silent"}, nullptr,
-                                              "127.0.0.1", std::chrono::steady_clock::now() + 10s));
+  EXPECT_NO_THROW(prove_as_listener(fd));
   EXPECT_EQ(joiner.exit_code(30s), 0) << "its runtime did not end";
   ::close(fd);
 }
@@ -238,15 +247,12 @@ TEST(transport_security, a_runtime_ends_after_a_connect_a_silent_peer_never_answ
 // system's end, and hands the connection made meanwhile to nobody: it closes it.
 TEST(transport_security, a_runtime_ending_during_a_handshake_waits_for_it_and_closes_the_link) {
   loopback_listener slow;
-  member_process joiner{"stops_during_a_handshake",
-                        {{"TROUPE_TEST_PORT", std::to_string(slow.port)}}};
+  member_process joiner{"stops_during_a_handshake", slow.environment()};
   const int fd = slow.accept_within(10s);
   ASSERT_GE(fd, 0) << "the joiner did not connect";
   std::this_thread::sleep_for(1s); // its runtime is ending meanwhile
   EXPECT_EQ(::waitpid(joiner.pid(), nullptr, WNOHANG), 0) << "it ended before its handshake did";
-  EXPECT_NO_THROW(troupe::detail::shake_hands(fd, nullptr, troupe::detail::link_side::listener,
-                                              {.secret = "quiet", .name = "listener"}, nullptr,
-                                              "127.0.0.1", std::chrono::steady_clock::now() + 5s));
+  EXPECT_NO_THROW(prove_as_listener(fd));
   pollfd closed{fd, POLLIN, 0};
   char byte = 0;
   EXPECT_TRUE(::poll(&closed, 1, 10'000) == 1 && ::recv(fd, &byte, 1, 0) == 0)
