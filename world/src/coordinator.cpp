@@ -60,17 +60,6 @@ void coordinator::complete_if_whole(std::map<std::string, rendezvous>::iterator 
   waiting_.erase(at);
 }
 
-namespace {
-
-/// A key's owner, as a lookup's (and a holds') answer carries it.
-reply_result owner_reply(int owner) {
-  const auto bytes = serialize(owner);
-  return ok_reply(wire_bytes(reinterpret_cast<const char*>(bytes.data()),
-                             reinterpret_cast<const char*>(bytes.data()) + bytes.size()));
-}
-
-} // namespace
-
 reply_result coordinator::keys(key_operation op, key_table table, const std::string& group,
                                const std::string& key, int rank) {
   const auto what = key_what(table, key);
@@ -95,7 +84,7 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
   case key_operation::holds:
     if (at == owners_.end())
       return failed_reply(failure::of<key_error>(what + " not found" + where));
-    return owner_reply(at->second);
+    return ok_reply(to_wire(serialize(at->second))); // the owner
   case key_operation::lookup:
     if (auto orphan = orphaned_.find({table, group, key});
         at == owners_.end() && orphan != orphaned_.end())
@@ -103,7 +92,7 @@ reply_result coordinator::keys(key_operation op, key_table table, const std::str
         failure::of<peer_lost>(what + where + " went with its member: " + gone_[orphan->second]));
     if (at == owners_.end())
       return failed_reply(failure::of<key_error>(what + " not found" + where));
-    return owner_reply(at->second);
+    return ok_reply(to_wire(serialize(at->second))); // the owner
   }
   return failed_reply(failure::of<invalid_argument>("unknown key operation"));
 }

@@ -82,17 +82,16 @@ int find_owner(group_state& group, key_table table, const std::string& key) {
   return deserialize<int>(as_bytes(ask_keys(group, key_operation::lookup, table, key)));
 }
 
-int service_owner(group_state& group, const std::string& key) {
+namespace {
+
+/// find_owner, its answer remembered (unless a forgetting overtook the question).
+int looked_up_owner(group_state& group, key_table table, const std::string& key) {
   auto& owners = group.live_core().key_owners;
-  if (auto known = owners.find(key_table::services, group.name, key))
-    return *known;
   const auto asked_at = owners.generation();
-  const int owner = find_owner(group, key_table::services, key);
-  owners.remember(key_table::services, group.name, key, owner, asked_at);
+  const int owner = find_owner(group, table, key);
+  owners.remember(table, group.name, key, owner, asked_at);
   return owner;
 }
-
-namespace {
 
 /// Whether member `owner` holds `key` of `table` now, asked of it (this member looks at its own).
 /// A lost owner holds nothing; one that does not answer in time is not relied on.
@@ -141,14 +140,16 @@ std::optional<int> remembered_owner(group_state& group, key_table table, const s
 
 } // namespace
 
+int service_owner(group_state& group, const std::string& key) {
+  if (auto known = group.live_core().key_owners.find(key_table::services, group.name, key))
+    return *known;
+  return looked_up_owner(group, key_table::services, key);
+}
+
 int current_owner(group_state& group, key_table table, const std::string& key) {
   if (const auto known = remembered_owner(group, table, key))
     return *known;
-  auto& owners = group.live_core().key_owners;
-  const auto asked_at = owners.generation();
-  const int owner = find_owner(group, table, key);
-  owners.remember(table, group.name, key, owner, asked_at);
-  return owner;
+  return looked_up_owner(group, table, key);
 }
 
 bool has_key(group_state& group, key_table table, const std::string& key) {

@@ -51,11 +51,7 @@ etcd::registry_handlers news_to(const caf::actor& member) {
           }};
 }
 
-reply_bytes rank_reply(int rank) {
-  const auto bytes = serialize(rank);
-  return reply_bytes(reinterpret_cast<const char*>(bytes.data()),
-                     reinterpret_cast<const char*>(bytes.data()) + bytes.size());
-}
+reply_bytes rank_reply(int rank) { return to_wire(serialize(rank)); }
 
 } // namespace
 
