@@ -17,7 +17,7 @@ transport::transport(caf::actor_system& system, handshake_limits limits)
 // drained, held this actor, whose thread the actor system then waited for forever. A connect
 // that ends now hands nothing to CAF (transport_actor.cpp); it ends by its handshake's deadline.
 transport::~transport() {
-  stopping_ = true;
+  *stopping_ = true;
   caf::scoped_actor self{system_};
   self->monitor(actor_);
   caf::anon_send_exit(actor_, caf::exit_reason::kill);

@@ -48,8 +48,9 @@ public:
   std::optional<connect_intent> intent_for(const std::string& host, std::uint16_t port) const;
   const handshake_limits& limits() const noexcept { return limits_; }
   const std::shared_ptr<peer_registry>& peers() const noexcept { return peers_; }
-  /// Whether the transport is ending: a connection made now is not handed to CAF.
-  bool stopping() const noexcept { return stopping_.load(); }
+  /// Set once the transport is ending: a connection made then is not handed to CAF. Shared, so
+  /// that the actor may read it even if it outlives the transport (its end was not awaited).
+  std::shared_ptr<const std::atomic<bool>> stopping() const noexcept { return stopping_; }
 
 private:
   caf::actor_system& system_;
@@ -60,7 +61,7 @@ private:
   mutable std::mutex mutex_;
   std::map<std::uint16_t, std::shared_ptr<listener>> prepared_;
   std::map<std::pair<std::string, std::uint16_t>, connect_intent> intents_;
-  std::atomic<bool> stopping_{false};
+  std::shared_ptr<std::atomic<bool>> stopping_ = std::make_shared<std::atomic<bool>>(false);
   caf::io::middleman_actor actor_;
 };
 

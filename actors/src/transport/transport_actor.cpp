@@ -75,14 +75,15 @@ caf::error failure(caf::sec code, std::string why) { return caf::make_error(code
 class transport_actor : public caf::io::middleman_actor_impl {
 public:
   transport_actor(caf::actor_config& config, caf::actor broker, transport* owner)
-    : caf::io::middleman_actor_impl(config, std::move(broker)), owner_(owner) {}
+    : caf::io::middleman_actor_impl(config, std::move(broker)), owner_(owner),
+      stopping_(owner->stopping()) {}
 
   const char* name() const override { return "troupe.transport"; }
 
 protected:
   caf::expected<caf::io::scribe_ptr> connect(const std::string& host, std::uint16_t port) override {
     block_sigpipe_on_this_thread();
-    if (owner_->stopping())
+    if (*stopping_) // owner_ may be gone
       return failure(caf::sec::cannot_connect_to_node, "the runtime is stopping");
     const auto intent = owner_->intent_for(host, port);
     if (!intent)
@@ -99,7 +100,7 @@ protected:
         session = intent->tls->new_session(fd);
       auto peer = shake_hands(fd, session, link_side::joiner, intent->policy, intent->tls.get(),
                               host, deadline);
-      if (owner_->stopping()) { // the broker may be stopping: it is handed no connection
+      if (*stopping_) { // the broker may be stopping, and owner_ gone: nothing is handed on
         SSL_free(session);
         ::close(fd);
         return failure(caf::sec::cannot_connect_to_node,
@@ -122,6 +123,8 @@ protected:
   }
 
   caf::expected<caf::io::doorman_ptr> open(std::uint16_t port, const char*, bool) override {
+    if (*stopping_) // owner_ may be gone
+      return failure(caf::sec::cannot_open_port, "the runtime is stopping");
     auto prepared = owner_->take_prepared(port);
     if (!prepared)
       return failure(caf::sec::cannot_open_port,
@@ -134,7 +137,8 @@ private:
     return static_cast<network::default_multiplexer&>(system().middleman().backend());
   }
 
-  transport* owner_;
+  transport* owner_; // read only while *stopping_ is false: the transport waits for this actor
+  std::shared_ptr<const std::atomic<bool>> stopping_;
 };
 
 } // namespace
